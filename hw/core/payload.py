@@ -1,0 +1,41 @@
+"""Stream payloads whose fields carry a number format, so the manifest can describe them."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from amaranth.lib import data
+
+from pimforge.hw.fp.format import FloatFormat
+
+__all__ = ["Field", "fp", "uint", "sint", "flag", "payload_layout"]
+
+
+@dataclass(frozen=True)
+class Field:
+    """One payload field: its width and the name of its number format (fp16, fp32, uint, ...)."""
+
+    width: int
+    format: str
+
+
+def fp(fmt: FloatFormat) -> Field:
+    return Field(fmt.width, fmt.name)
+
+
+def uint(width: int) -> Field:
+    return Field(width, "uint")
+
+
+def sint(width: int) -> Field:
+    return Field(width, "sint")
+
+
+def flag() -> Field:
+    return Field(1, "bool")
+
+
+def payload_layout(**fields: Field) -> data.StructLayout:
+    """A StructLayout (first field least significant) that remembers each field's format."""
+    layout = data.StructLayout({name: f.width for name, f in fields.items()})
+    layout.pimforge_formats = {name: f.format for name, f in fields.items()}
+    return layout

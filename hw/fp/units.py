@@ -1,0 +1,33 @@
+"""Registration of the float units with their families."""
+from __future__ import annotations
+
+from pimforge.hw.fp.add import FpAdd
+from pimforge.hw.fp.configs import FpConfig
+from pimforge.registry import Unit, register
+
+FORMAT_PRESETS = {"fp16": {"fmt": "fp16"}, "bf16": {"fmt": "bf16"}, "fp32": {"fmt": "fp32"}}
+
+
+def streaming_cycles(cfg, n_ops: int) -> int:
+    """Cycle model of every one-op-per-cycle float unit: the first result leaves after
+    ``pipeline_depth`` cycles, then one per cycle."""
+    return n_ops + cfg.pipeline_depth
+
+
+def _add_bench(subtract):
+    def bench(cfg, rng, n_random=20000, seed=1):
+        from pimforge.sim.benches.fp import operand_job
+        from pimforge.sim.golden.fp_add import fp_add
+        return operand_job(cfg.fmt, lambda a, b: fp_add(cfg, a, b, subtract), ["a", "b"], "r",
+                           rng, n_random, seed)
+    return bench
+
+
+register(Unit("fp_add", "IEEE float adder, RNE, subnormals, pipelined (i: a, b -> o: r = a + b)",
+              FpConfig, lambda cfg: FpAdd(cfg), FORMAT_PRESETS, _add_bench(False), streaming_cycles))
+register(Unit("fp_sub", "IEEE float subtractor, RNE, subnormals, pipelined (i: a, b -> o: r = a - b)",
+              FpConfig, lambda cfg: FpAdd(cfg, subtract=True), FORMAT_PRESETS, _add_bench(True),
+              streaming_cycles))
+
+# Each group of units registers itself in its own module.
+from pimforge.hw.fp import units_muladd, units_cmpconv, units_func  # noqa: E402,F401

@@ -1,0 +1,1 @@
+"""Unit registrations (filled in by the unit group that owns this file)."""

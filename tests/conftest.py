@@ -1,0 +1,49 @@
+"""Shared pytest fixtures and helpers.
+
+* ``PIMFORGE_LONG=1`` enables the long sweeps (tests marked ``slow``).
+* Simulator choice: Verilator always; Icarus tests skip with a reason when iverilog is absent.
+"""
+import os
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("PIMFORGE_QUIET", "1")
+
+LONG = os.environ.get("PIMFORGE_LONG", "") not in ("", "0")
+
+
+def pytest_collection_modifyitems(config, items):
+    if LONG:
+        return
+    skip = pytest.mark.skip(reason="long sweep: set PIMFORGE_LONG=1 (or `make test-long`) to run")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
+def require_sim(sim: str):
+    from pimforge.sim.harness.runner import simulator_available
+    ok, why = simulator_available(sim)
+    if not ok:
+        pytest.skip(f"{sim} unavailable: {why}")
+
+
+def is_nan(fmt, x):
+    x = np.asarray(x, dtype=np.int64)
+    e = (x >> fmt.frac_bits) & fmt.exp_all_ones
+    return (e == fmt.exp_all_ones) & ((x & ((1 << fmt.frac_bits) - 1)) != 0)
+
+
+def assert_matches_reference(fmt, got, ref, operands, label):
+    """Bit-exact match, except that any reference NaN must be our canonical quiet NaN."""
+    got = np.asarray(got, dtype=np.int64)
+    ref = np.asarray(ref, dtype=np.int64)
+    ok = (got == ref) | (is_nan(fmt, ref) & (got == fmt.canonical_nan))
+    bad = np.nonzero(~ok)[0]
+    if len(bad):
+        k = bad[0]
+        ops = ", ".join(hex(int(o[k])) for o in operands)
+        raise AssertionError(f"{label}: {len(bad)} mismatches vs SoftFloat; first: ({ops}) -> "
+                             f"golden {int(got[k]):#x}, reference {int(ref[k]):#x}")
+    return 0
