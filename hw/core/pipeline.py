@@ -63,6 +63,9 @@ def build_pipeline(m, stages, inputs: dict, depth: int, i_stream, o_stream, outp
     m.d.comb += o_stream.payload.eq(output_fn(values))
     if not boundaries:
         m.d.comb += [o_stream.valid.eq(i_stream.valid), i_stream.ready.eq(o_stream.ready)]
+        # Keep the clock and reset ports so every unit integrates the same way, whatever its depth.
+        seen = Signal(name="pipe_any_transfer")
+        m.d.sync += seen.eq(seen | (i_stream.valid & i_stream.ready))
         return
     # Load enables, from the output backwards: a boundary loads when empty or when the next one loads.
     downstream_accept = o_stream.ready

@@ -107,7 +107,7 @@ def build(verilog: str, top: str, sim: str = "verilator") -> Path:
     t0 = time.perf_counter()
     log = bdir / "build.log"
     try:
-        runner.build(verilog_sources=[str(src)], hdl_toplevel=top, build_dir=str(bdir),
+        runner.build(sources=[str(src)], hdl_toplevel=top, build_dir=str(bdir),
                      waves=waves, log_file=str(log), **kwargs)
     except Exception as e:  # the tool failed: point at its log
         raise RuntimeError(f"{sim} build of {top} failed ({e}); see {log}") from None

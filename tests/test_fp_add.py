@@ -1,0 +1,44 @@
+"""fp_add / fp_sub: golden model vs Berkeley SoftFloat, RTL vs golden, cycle contract."""
+import pytest
+
+from fp_checks import golden_vs_reference, rtl_bench_and_cycles
+from pimforge.hw.fp.configs import FpConfig
+from pimforge.hw.fp.format import FORMATS
+from pimforge.sim.golden.fp_add import fp_add
+from pimforge.sim.reference import softfloat as ref
+
+
+@pytest.mark.parametrize("fmt_name", ["fp16", "bf16", "fp32"])
+@pytest.mark.parametrize("op", ["add", "sub"])
+def test_golden_vs_softfloat(fmt_name, op):
+    fmt = FORMATS[fmt_name]
+    cfg = FpConfig(fmt=fmt)
+    golden_vs_reference(fmt, lambda a, b: fp_add(cfg, a, b, op == "sub"),
+                        lambda a, b: ref.binary(op, fmt, a, b), 2, seed=11, label=f"{op} {fmt_name}")
+
+
+@pytest.mark.parametrize("fmt_name", ["fp16", "bf16", "fp32"])
+def test_golden_ftz_vs_flushed_softfloat(fmt_name):
+    fmt = FORMATS[fmt_name]
+    cfg = FpConfig(fmt=fmt, ftz=True)
+    golden_vs_reference(fmt, lambda a, b: fp_add(cfg, a, b), lambda a, b: ref.binary("add", fmt, a, b),
+                        2, seed=12, n_random=200_000, ftz=True, label=f"add ftz {fmt_name}")
+
+
+@pytest.mark.parametrize("fmt_name", ["fp16", "bf16", "fp32"])
+def test_rtl_add(fmt_name):
+    rtl_bench_and_cycles("fp_add", FpConfig(fmt=FORMATS[fmt_name]))
+
+
+@pytest.mark.parametrize("fmt_name", ["fp16", "fp32"])
+def test_rtl_sub(fmt_name):
+    rtl_bench_and_cycles("fp_sub", FpConfig(fmt=FORMATS[fmt_name]))
+
+
+@pytest.mark.parametrize("depth", [0, 4])
+def test_rtl_pipeline_depths(depth):
+    rtl_bench_and_cycles("fp_add", FpConfig(pipeline_depth=depth), n_random=4000)
+
+
+def test_rtl_ftz():
+    rtl_bench_and_cycles("fp_add", FpConfig(ftz=True), n_random=4000)
