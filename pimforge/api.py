@@ -28,7 +28,7 @@ def config(unit: str, preset: str | None = None, config_file=None, overrides=Non
     if overrides:
         layers.append(dict(overrides))
     if sets:
-        layers.append(parse_overrides(u.config_cls, sets))
+        layers.append(parse_overrides(u.config_cls, sets, unit=unit))
     src = "config file" if config_file is not None else "overrides"
     return u.config(preset, *layers, source=src)
 

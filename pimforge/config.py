@@ -172,7 +172,7 @@ def _parse_scalar(text: str, kind):
     return t
 
 
-def parse_overrides(config_cls, items) -> dict:
+def parse_overrides(config_cls, items, unit: str | None = None) -> dict:
     """Turn ``["key=value", ...]`` into a typed mapping using the config's field kinds."""
     out = {}
     kinds = {f.name: f.metadata.get("kind") for f in fields(config_cls) if f.metadata}
@@ -182,20 +182,21 @@ def parse_overrides(config_cls, items) -> dict:
         key, value = item.split("=", 1)
         key = key.strip()
         if key not in kinds:
-            raise UserError(f"{config_cls.UNIT}: unknown field '{key}' in --set; "
+            raise UserError(f"{unit or config_cls.UNIT}: unknown field '{key}' in --set; "
                             f"allowed: {', '.join(sorted(kinds))}")
         out[key] = _parse_scalar(value, kinds[key])
     return out
 
 
-def build_config(config_cls, base: dict | None = None, *layers: dict, source: str = "config"):
+def build_config(config_cls, base: dict | None = None, *layers: dict, source: str = "config",
+                 unit: str | None = None):
     """Make a config from defaults, then each mapping in turn (preset, YAML, --set)."""
     names = {f.name for f in fields(config_cls)}
     merged = dict(base or {})
     for layer in layers:
         for key in layer:
             if key not in names:
-                raise UserError(f"{config_cls.UNIT}: unknown field '{key}' in {source}; "
+                raise UserError(f"{unit or config_cls.UNIT}: unknown field '{key}' in {source}; "
                                 f"allowed: {', '.join(sorted(names))}")
         merged.update(layer)
     return config_cls(**merged)

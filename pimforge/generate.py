@@ -46,12 +46,13 @@ def write_outputs(out, files: dict) -> list:
     try:
         for name, text in files.items():
             fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=out)
+            temps.append((tmp, out / name))
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(text)
-            temps.append((tmp, out / name))
     except OSError as e:
         for tmp, _ in temps:
-            os.unlink(tmp)
+            if os.path.exists(tmp):
+                os.unlink(tmp)
         raise UserError(f"output directory '{out}' cannot be written: {e.strerror}") from None
     for tmp, final in temps:
         os.replace(tmp, final)

@@ -41,13 +41,17 @@ class Unit:
 
     def config(self, preset: str | None = None, *layers: dict, source: str = "config"):
         from pimforge.config import build_config
+        from pimforge.errors import ConfigError
         base = {}
         if preset is not None:
             if preset not in self.presets:
                 raise UserError(f"{self.name}: unknown preset '{preset}'; allowed: "
                                 f"{', '.join(self.presets) or '(none)'}")
             base = dict(self.presets[preset])
-        return build_config(self.config_cls, base, *layers, source=source)
+        try:
+            return build_config(self.config_cls, base, *layers, source=source, unit=self.name)
+        except ConfigError as e:  # configs are shared between units: name the unit asked for
+            raise ConfigError(self.name, e.field, e.value, e.allowed) from None
 
     def default_config(self):
         return self.config_cls()

@@ -1,1 +1,75 @@
-"""Unit registrations (filled in by the unit group that owns this file)."""
+"""Registration of ``fp_mul`` and ``fp_fma`` (imported at the bottom of :mod:`.units`)."""
+from __future__ import annotations
+
+import numpy as np
+
+from pimforge.hw.fp.configs import FpConfig
+from pimforge.hw.fp.fma import FpFma
+from pimforge.hw.fp.mul import FpMul
+# units.py imports this module only after defining these two names, so they exist whichever of
+# the two modules is imported first (a partially initialized units.py already holds them).
+from pimforge.hw.fp.units import FORMAT_PRESETS, streaming_cycles
+from pimforge.registry import Unit, register
+
+
+def fma_operands(fmt, rng, n: int) -> list:
+    """Three arrays of ``n`` FMA operand bit patterns, a third each of:
+
+    * :func:`~pimforge.sim.benches.fp.random_operands` triples (uniform, or nearby exponents);
+    * near-cancellations: ``c`` is ``-round(a*b)`` moved by at most 3 ulps, with ``a`` and ``b``
+      sometimes given short significands so that exact zero sums occur too;
+    * ``c`` of random significand with an exponent within 3 of the rounded product's.
+
+    In the last two parts the product exponent is drawn over the whole range, subnormal included.
+    """
+    from pimforge.sim.benches.fp import random_operands
+    from pimforge.sim.golden.fp_mul import fp_mul
+    a, b, c = random_operands(fmt, rng, n, 3)
+    third = n // 3
+    k = n - third
+    # a and b whose product exponent is uniform over [emin - precision, emax]
+    target = rng.integers(fmt.emin - fmt.precision, fmt.emax + 1, size=k)
+    ea = rng.integers(fmt.emin, fmt.emax + 1, size=k)
+    eb = np.clip(target - ea, fmt.emin, fmt.emax)
+    fa = rng.integers(0, 1 << fmt.frac_bits, size=k)
+    fb = rng.integers(0, 1 << fmt.frac_bits, size=k)
+    short = rng.random(k) < 0.25
+    keep = rng.integers(0, fmt.frac_bits + 1, size=k)  # fraction bits kept when short
+    low = (np.int64(1) << (fmt.frac_bits - keep)) - 1
+    fa = np.where(short, fa & ~low, fa)
+    fb = np.where(short, fb & ~low, fb)
+    sa = rng.integers(0, 2, size=k) << (fmt.width - 1)
+    sb = rng.integers(0, 2, size=k) << (fmt.width - 1)
+    a[third:] = sa | ((ea + fmt.bias) << fmt.frac_bits) | fa
+    b[third:] = sb | ((eb + fmt.bias) << fmt.frac_bits) | fb
+    prod = fp_mul(FpConfig(fmt=fmt), a[third:], b[third:])
+    mask = (1 << fmt.width) - 1
+    near = (prod ^ fmt.sign_bit) + rng.integers(-3, 4, size=k)
+    e_prod = (prod >> fmt.frac_bits) & fmt.exp_all_ones
+    e_c = np.clip(e_prod + rng.integers(-3, 4, size=k), 0, fmt.exp_all_ones - 1)
+    nearby = (rng.integers(0, 2, size=k) << (fmt.width - 1)) | (e_c << fmt.frac_bits) \
+        | rng.integers(0, 1 << fmt.frac_bits, size=k)
+    half = k // 2
+    c[third:third + half] = near[:half] & mask
+    c[third + half:] = nearby[half:]
+    return [a, b, c]
+
+
+def _mul_bench(cfg, rng, n_random=20000, seed=1):
+    from pimforge.sim.benches.fp import operand_job
+    from pimforge.sim.golden.fp_mul import fp_mul
+    return operand_job(cfg.fmt, lambda a, b: fp_mul(cfg, a, b), ["a", "b"], "r", rng, n_random, seed)
+
+
+def _fma_bench(cfg, rng, n_random=20000, seed=1):
+    from pimforge.sim.benches.fp import operand_job
+    from pimforge.sim.golden.fp_fma import fp_fma
+    return operand_job(cfg.fmt, lambda a, b, c: fp_fma(cfg, a, b, c), ["a", "b", "c"], "r", rng,
+                       n_random, seed, randoms=fma_operands(cfg.fmt, rng, n_random))
+
+
+register(Unit("fp_mul", "IEEE float multiplier, RNE, subnormals, pipelined (i: a, b -> o: r = a * b)",
+              FpConfig, lambda cfg: FpMul(cfg), FORMAT_PRESETS, _mul_bench, streaming_cycles))
+register(Unit("fp_fma", "IEEE fused multiply-add, single rounding, RNE, subnormals, pipelined "
+              "(i: a, b, c -> o: r = a * b + c)",
+              FpConfig, lambda cfg: FpFma(cfg), FORMAT_PRESETS, _fma_bench, streaming_cycles))

@@ -132,11 +132,13 @@ def run(verilog: str, top: str, manifest: dict, job, sim: str = "verilator", see
     kwargs = {"timescale": ("1ns", "1ps")} if sim == "icarus" else {}
     _progress(f"simulating {label or top} on {sim} ...")
     t0 = time.perf_counter()
-    xml = runner.test(test_module="pimforge.sim.harness.cocotb_entry", hdl_toplevel=top,
-                      hdl_toplevel_lang="verilog",
-                      build_dir=str(bdir), test_dir=str(work), seed=seed,
-                      extra_env={"PIMFORGE_JOB": str(job_path)}, waves=waves_requested(),
-                      log_file=str(log), **kwargs)
+    try:
+        xml = runner.test(test_module="pimforge.sim.harness.cocotb_entry", hdl_toplevel=top,
+                          hdl_toplevel_lang="verilog", build_dir=str(bdir), test_dir=str(work),
+                          seed=seed, extra_env={"PIMFORGE_JOB": str(job_path)},
+                          waves=waves_requested(), log_file=str(log), **kwargs)
+    except SystemExit:  # cocotb_tools exits non-zero when the cocotb test failed
+        xml = None
     result_path = Path(str(job_path) + ".result")
     if not result_path.exists():
         raise RuntimeError(f"simulation of {top} produced no result; see {log}")

@@ -1,0 +1,83 @@
+"""``fp_convert``: conversion between any two float formats, round to nearest even.
+
+The source is unpacked (its exponent is already unbiased, so rebasing onto the destination is
+only a matter of handing it to the destination's rounding), its significand is padded with zero
+bits on the right to at least the destination precision + 2 bits (round_pack's guard and sticky
+positions), and the shared :func:`~pimforge.hw.fp.core.round_pack` of the destination normalizes
+source subnormals, denormalizes into the destination's subnormal range, rounds and detects
+overflow (which gives Inf).  NaN gives the destination's canonical quiet NaN, Inf keeps its sign,
+and zeros keep their sign.  A significand wider than the padding target needs no sticky bit: the
+whole source value reaches round_pack unchanged.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Const, Module
+from amaranth.lib import stream
+from amaranth.lib.wiring import In, Out
+
+from pimforge.hw.core.component import PimComponent
+from pimforge.hw.core.payload import fp, payload_layout
+from pimforge.hw.core.pipeline import build_pipeline
+from pimforge.hw.fp import core
+from pimforge.hw.fp.configs import FpConvertConfig
+
+__all__ = ["FpConvert", "convert_stages", "sig_width"]
+
+
+def sig_width(src, dst) -> int:
+    """Width of the significand handed to the destination's round_pack."""
+    return max(src.precision, dst.precision + 2)
+
+
+def convert_stages(src, dst, ftz):
+    """The conversion datapath as pipeline stages over a dict with key ``a`` (src bits)."""
+    pad = sig_width(src, dst) - src.precision
+
+    def normalize(m, v):
+        a = core.unpack(m, src, v["a"], ftz, name="a")
+        # The source MSB (hidden-bit position) has weight 2**exp, which is round_pack's convention.
+        sig = Cat(Const(0, pad), a["sig"]) if pad else a["sig"]
+        r = core.round_shift(m, dst, a["exp"], sig, name="rp")
+        return {"sign": a["sign"], "nan": a["nan"], "inf": a["inf"], **r}
+
+    def finish(m, v):
+        rounded = core.round_finish(m, dst, v["sign"], v["e_out"], v["mag"], ftz=ftz, name="rp")
+        return {"r": core.special_result(dst, v["nan"], v["inf"], v["sign"], rounded)}
+
+    return [normalize, finish]
+
+
+class FpConvert(PimComponent):
+    """Pipelined float-to-float converter (``fp_convert``).
+
+    Input stream ``i`` carries field ``a`` in the ``src`` format; output stream ``o`` carries
+    ``r``, the value of ``a`` rounded to the ``dst`` format.  Latency is ``pipeline_depth`` cycles
+    and throughput one conversion per cycle.
+
+    Parameters
+    ----------
+    cfg : FpConvertConfig
+    """
+
+    UNIT = "fp_convert"
+
+    def __init__(self, cfg: FpConvertConfig):
+        super().__init__(cfg, {
+            "i": In(stream.Signature(payload_layout(a=fp(cfg.src)))),
+            "o": Out(stream.Signature(payload_layout(r=fp(cfg.dst)))),
+        })
+
+    @property
+    def latency(self) -> int:
+        return self.cfg.pipeline_depth
+
+    @property
+    def throughput(self) -> float:
+        return 1.0
+
+    def elaborate(self, platform):
+        m = Module()
+        stages = convert_stages(self.cfg.src, self.cfg.dst, self.cfg.ftz)
+        build_pipeline(m, stages, {"a": self.i.payload.a}, self.cfg.pipeline_depth,
+                       self.i, self.o, lambda v: v["r"])
+        return m

@@ -1,0 +1,77 @@
+"""``fp_exp``: ``r = exp(a)``.
+
+Range reduction ``x log2(e) = n + f`` (``n`` an integer, ``f`` in [0, 1)) in fixed point: the
+significand is multiplied by a ``log2e_frac``-bit constant and shifted to ``y_frac`` fraction
+bits, so the reduced argument is exact to about 2**-y_frac for every input that does not saturate.
+``2**f`` comes from a piecewise-quadratic table (:mod:`~pimforge.hw.fp.func_tables`) and
+:func:`~pimforge.hw.fp.core.round_pack` applies ``2**n``, which gives Inf on overflow and correctly
+rounded subnormals (or zero) on underflow.  exp(NaN) = NaN, exp(+Inf) = +Inf, exp(-Inf) = +0,
+exp(±0) = 1 exactly.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Const, Mux, Signal, signed
+
+from pimforge.hw.fp import core
+from pimforge.hw.fp.func_common import FpFuncUnit, quad_eval
+from pimforge.hw.fp.func_tables import exp_params
+
+__all__ = ["FpExp", "exp_stages"]
+
+
+def exp_stages(fmt, ftz):
+    """The exp datapath as pipeline stages over a dict with key ``a`` (bit pattern)."""
+    par = exp_params(fmt)
+    tab = par.table
+
+    def reduce(m, v):
+        u = core.unpack(m, fmt, v["a"], ftz, name="a")
+        prod = Signal(fmt.precision + par.log2e.bit_length(), name="x_log2e")
+        m.d.comb += prod.eq(u["sig"] * par.log2e)
+        # right shift taking |x| log2(e) to y_frac fraction bits; saturating inputs may ask for a
+        # left shift, but their result is replaced below, so clamping to 0 is harmless
+        sh_raw = Signal(signed(len(u["exp"]) + 2), name="y_shift_raw")
+        m.d.comb += sh_raw.eq(fmt.frac_bits + par.log2e_frac - par.y_frac - u["exp"])
+        sh = Signal(range(63), name="y_shift")
+        m.d.comb += sh.eq(Mux(sh_raw < 0, 0, Mux(sh_raw > 62, 62, sh_raw)))
+        y = Signal(len(prod), name="y")
+        m.d.comb += y.eq(prod >> sh)
+        t = Signal(signed(len(y) + 1), name="y_signed")
+        m.d.comb += t.eq(Mux(u["sign"], -y, y))
+        big = u["exp"] >= par.sat_exp   # includes Inf and NaN
+        return {"n": t[par.y_frac:].as_signed(), "f": t[:par.y_frac],
+                "nan": u["nan"], "overflow": big & ~u["sign"] & ~u["nan"],
+                "underflow": big & u["sign"] & ~u["nan"]}
+
+    def kernel(m, v):
+        g = quad_eval(m, tab, v["f"], name="pow2")   # 2**f, in [1, 2]
+        return {"n": v["n"], "g": g[:tab.out_frac + 2],
+                **{k: v[k] for k in ("nan", "overflow", "underflow")}}
+
+    def normalize(m, v):
+        exp = Signal(signed(len(v["n"]) + 1), name="r_exp")
+        m.d.comb += exp.eq(v["n"] + 1)
+        r = core.round_shift(m, fmt, exp, v["g"], name="rp")
+        return {**r, **{k: v[k] for k in ("nan", "overflow", "underflow")}}
+
+    def finish(m, v):
+        rounded = core.round_finish(m, fmt, Const(0, 1), v["e_out"], v["mag"], ftz=ftz, name="rp")
+        rounded = Mux(v["underflow"], 0, rounded)
+        return {"r": core.special_result(fmt, v["nan"], v["overflow"], Const(0, 1), rounded)}
+
+    return [reduce, kernel, normalize, finish]
+
+
+class FpExp(FpFuncUnit):
+    """Pipelined exponential (``fp_exp``): stream ``i`` field ``a`` -> stream ``o`` field
+    ``r = exp(a)``.  Latency ``pipeline_depth`` cycles, one operation per cycle.
+
+    Parameters
+    ----------
+    cfg : FpFuncConfig
+    """
+
+    UNIT = "fp_exp"
+
+    def stages(self):
+        return exp_stages(self.cfg.fmt, self.cfg.ftz)

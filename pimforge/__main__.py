@@ -1,0 +1,3 @@
+from pimforge.cli import main
+
+raise SystemExit(main())

