@@ -62,7 +62,8 @@ def _specials(fmt):
     return {
         "exp": [(nan, nan), (nan | neg | 1, nan), (inf, inf), (inf | neg, 0), (0, fmt.one),
                 (neg, fmt.one), (1, fmt.one), (1 | neg, fmt.one), (mx, inf), (mx | neg, 0),
-                (_b(fmt, 1000.0 if fmt is FP32 else 12.0), inf), (_b(fmt, -200.0 if fmt is FP32 else -20.0), 0)],
+                (_b(fmt, 1000.0 if fmt is FP32 else 12.0), inf),
+                (_b(fmt, -200.0 if fmt is FP32 else -20.0), 0)],
         "log": [(nan, nan), (inf | neg, nan), (fmt.one | neg, nan), (1 | neg, nan), (0, inf | neg),
                 (neg, inf | neg), (inf, inf), (fmt.one, 0), (_b(fmt, 2.0), _b(fmt, np.log(2.0)))],
         "recip": [(nan, nan), (0, inf), (neg, inf | neg), (inf, 0), (inf | neg, neg),
@@ -98,7 +99,8 @@ def test_golden_ftz(func, fmt_name):
     bad = np.nonzero(got != want)[0]
     assert not len(bad), f"{len(bad)} mismatches; first input {int(x[bad[0]]):#x}"
     sub_in = ((x >> fmt.frac_bits) & fmt.exp_all_ones) == 0
-    sub_out = (((got >> fmt.frac_bits) & fmt.exp_all_ones) == 0) & ((got & ((1 << fmt.frac_bits) - 1)) != 0)
+    frac_out = got & ((1 << fmt.frac_bits) - 1)
+    sub_out = (((got >> fmt.frac_bits) & fmt.exp_all_ones) == 0) & (frac_out != 0)
     assert not sub_out.any() and sub_in.any()
 
 
@@ -117,9 +119,23 @@ def test_fp16_bench_is_exhaustive():
 @pytest.mark.parametrize("func", FUNCS)
 def test_rtl(func, fmt_name):
     """fp16: every input pattern; fp32: corners, range edges and 20,000 samples."""
+    from pimforge.registry import get_unit
+    fmt = FORMATS[fmt_name]
+    cfg = FpFuncConfig(fmt=fmt)
     n_random = (1 << 16) if fmt_name == "fp16" else 20_000
-    rtl_bench_and_cycles(f"fp_{func}", FpFuncConfig(fmt=FORMATS[fmt_name]), n_random=n_random)
+    res = rtl_bench_and_cycles(f"fp_{func}", cfg, n_random=n_random)
+    # the RTL's own outputs (bit-exact with the golden model) against float64 math
+    job = get_unit(f"fp_{func}").bench(cfg, np.random.default_rng(1), n_random=n_random, seed=1)
+    x = np.asarray(job.phases[0].inputs["i"]["a"], dtype=np.int64)
+    got = np.asarray(res.phases[0].received["o"], dtype=np.int64)
+    assert len(got) == len(x)
+    _check_ulp(func, fmt, x, got, MAX_ULP[fmt_name], f"{func} {fmt_name} RTL")
 
 
 def test_rtl_ftz():
     rtl_bench_and_cycles("fp_recip", FpFuncConfig(fmt=FP16, ftz=True), n_random=1 << 16)
+
+
+def test_rtl_pipeline_depth():
+    """Registers at other stage boundaries (depth 1) keep the data aligned."""
+    rtl_bench_and_cycles("fp_log", FpFuncConfig(fmt=FP32, pipeline_depth=1), n_random=4000)

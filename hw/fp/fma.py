@@ -91,7 +91,8 @@ def fma_stages(fmt, ftz):
 
     def addsub(m, v):
         width = w + 4
-        total = Mux(v["s_big"] == v["s_small"], v["big"] + v["small"], v["big"] - v["small"])[:width]
+        same = v["s_big"] == v["s_small"]
+        total = Mux(same, v["big"] + v["small"], v["big"] - v["small"])[:width]
         sign = Mux(total == 0, v["s_prod"] & v["s_c"], v["s_big"])
         return {**{k: v[k] for k in ("nan", "inf", "inf_sign")},
                 "sign": sign, "exp": v["e_big"] + 1, "sum": total}

@@ -18,8 +18,8 @@ __all__ = ["rom", "quad_eval", "normalize", "FpFuncUnit"]
 
 
 def rom(m, name: str, values, shape):
-    """A combinational-read ROM holding ``values``; returns its data for address ``addr``
-    (the caller drives the returned port's ``addr``).  Returns ``(addr, data)``."""
+    """A ROM holding ``values`` with a combinational read port; returns ``(addr, data)``, the
+    caller drives ``addr``."""
     mem = Memory(shape=shape, depth=len(values), init=list(values))
     m.submodules[name] = mem
     port = mem.read_port(domain="comb")

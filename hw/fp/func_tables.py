@@ -141,7 +141,7 @@ def exp_params(fmt: FloatFormat) -> ExpParams:
     # fp32: |x| >= 128 is beyond 88.72 and -103.97.  The products sig * log2e stay below 2**62.
     sat_exp, fl, yf, k, r, s1, s2, pre, post = {
         "fp16": (5, 26, 24, 6, 22, 22, 16, 4, 4),
-        "fp32": (7, 37, 32, 8, 30, 30, 22, 10, 8),
+        "fp32": (7, 37, 32, 8, 34, 34, 26, 10, 8),
     }[_name(fmt)]
     tab = build_quad_table(lambda x: 2.0 ** x, yf, k, 1 << k, r, s1, s2, pre, post)
     return ExpParams(sat_exp, fl, int(round(math.log2(math.e) * 2.0 ** fl)), yf, tab)
@@ -157,11 +157,13 @@ class LogParams:
     """``log(x) = e * ln2 + t * g(t)`` with ``x = 2**e * (1 + t)``, ``1 + t`` in [0.75, 1.5).
 
     ``t`` has ``frac_bits + 1`` fraction bits; the kernel ``g(t) = log1p(t) / t`` is a
-    :class:`QuadTable` of ``u = 1 + t - 0.75``.  The sum has ``sum_frac`` fraction bits and fits
-    ``sum_bits`` bits of magnitude (most significant bit weight ``2**(sum_bits - sum_frac - 1)``).
+    :class:`QuadTable` of ``u = 1 + t - 0.75``.  The product ``t g`` is shifted right by
+    ``tg_shift``; the sum has ``sum_frac`` fraction bits and fits ``sum_bits`` bits of magnitude
+    (most significant bit weight ``2**(sum_bits - sum_frac - 1)``).
     """
 
     table: QuadTable
+    tg_shift: int
     sum_frac: int
     sum_bits: int
     ln2: int
@@ -169,17 +171,19 @@ class LogParams:
 
 @lru_cache(maxsize=None)
 def log_params(fmt: FloatFormat) -> LogParams:
-    k, r, s1, s2, pre, post = {
-        "fp16": (5, 22, 22, 20, 0, 0),
-        "fp32": (8, 30, 30, 26, 0, 8),
+    # fp32: e * ln2 reaches 103 * 2**sum_frac, so sum_frac stays at 54 (t g is shifted by 4)
+    k, r, s1, s2, pre, post, tg_shift = {
+        "fp16": (5, 22, 22, 20, 0, 0, 0),
+        "fp32": (8, 34, 34, 30, 0, 8, 4),
     }[_name(fmt)]
     w = fmt.frac_bits + 1
     depth = 3 << (k - 2)  # u < 0.75
     tab = build_quad_table(lambda v: _log1p_over_t(v - 0.25), w, k, depth, r, s1, s2, pre, post)
-    sum_frac = w + r
+    sum_frac = w + r - tg_shift
     e_max = max(fmt.frac_bits - fmt.emin, fmt.emax + 1)   # largest |exponent| after renormalizing
     int_bits = math.ceil(math.log2(e_max * math.log(2.0) + 0.5))
-    return LogParams(tab, sum_frac, int_bits + sum_frac, int(round(math.log(2.0) * 2.0 ** sum_frac)))
+    ln2 = int(round(math.log(2.0) * 2.0 ** sum_frac))
+    return LogParams(tab, tg_shift, sum_frac, int_bits + sum_frac, ln2)
 
 
 # ---- reciprocal --------------------------------------------------------------------------------
@@ -195,7 +199,7 @@ class RecipParams:
 def recip_params(fmt: FloatFormat) -> RecipParams:
     k, r, s1, s2, pre, post = {
         "fp16": (6, 22, 22, 20, 0, 0),
-        "fp32": (9, 32, 32, 28, 0, 8),
+        "fp32": (9, 36, 36, 32, 0, 8),
     }[_name(fmt)]
     return RecipParams(build_quad_table(lambda v: 1.0 / (1.0 + v), fmt.frac_bits, k, 1 << k,
                                         r, s1, s2, pre, post))

@@ -44,8 +44,8 @@ def log_stages(fmt, ftz):
         g = quad_eval(m, tab, uu, name="g")      # log1p(t) / t, in (0.8, 1.16)
         t = Signal(signed(w + 1), name="t")
         m.d.comb += t.eq(v["mant"] - (1 << w))
-        tg = Signal(signed(len(t) + len(g)), name="t_g")
-        m.d.comb += tg.eq(t * g)
+        tg = Signal(signed(len(t) + len(g) - par.tg_shift), name="t_g")
+        m.d.comb += tg.eq((t * g) >> par.tg_shift)
         return {"e": v["e"], "tg": tg, **{k: v[k] for k in ("nan", "inf", "inf_sign")}}
 
     def normalize_sum(m, v):

@@ -4,6 +4,8 @@ Imported at the bottom of :mod:`pimforge.hw.fp.units`; nothing here imports that
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from pimforge.hw.fp.configs import FpFuncConfig
@@ -22,23 +24,22 @@ def _cycles(cfg, n_ops: int) -> int:
     return n_ops + cfg.pipeline_depth
 
 
-def _bits32(values) -> np.ndarray:
-    return np.asarray(values, dtype=np.float32).view(np.uint32).astype(np.int64)
+def _float_bits(fmt, values) -> np.ndarray:
+    """Bit patterns of ``values`` rounded to ``fmt`` (fp16 or fp32) by NumPy."""
+    ftype, itype = (np.float16, np.uint16) if fmt.width == 16 else (np.float32, np.uint32)
+    return np.asarray(values, dtype=np.float64).astype(ftype).view(itype).astype(np.int64)
 
 
 def edge_values(fmt) -> np.ndarray:
     """Inputs where the special functions change behaviour: the exp overflow / normal-range /
     total-underflow thresholds and the last subnormal step, 1 for log, min-normal and huge
     inputs for the reciprocal, and every power of two (both signs, subnormal ones included)."""
-    if fmt.name == "fp32":
-        pivots = _bits32([88.72283935546875, -87.33654475, -103.97207708, -103.27892990,
-                          1.0, 2.0 ** -126, 2.0 ** 126, 0.5, 2.0])
-        reach = 48
-    else:
-        pivots = np.asarray(np.array([11.0898, -9.7041, -17.3287, -16.6355, 1.0, 2.0 ** -14,
-                                      2.0 ** 14, 0.5, 2.0], dtype=np.float16).view(np.uint16),
-                            dtype=np.int64)
-        reach = 16
+    # ln(max finite), ln(min normal), ln(min subnormal / 2), ln(min subnormal)
+    ln_edges = [math.log(fmt.to_float(fmt.max_finite)), fmt.emin * math.log(2.0),
+                (fmt.emin - fmt.frac_bits - 1) * math.log(2.0),
+                (fmt.emin - fmt.frac_bits) * math.log(2.0)]
+    pivots = _float_bits(fmt, ln_edges + [1.0, 0.5, 2.0, 2.0 ** fmt.emin, 2.0 ** (fmt.emax - 1)])
+    reach = 48 if fmt.width > 16 else 16
     near = (pivots[:, None] + np.arange(-reach, reach + 1)[None, :]).ravel()
     pow2_mag = np.concatenate([np.arange(1, fmt.exp_all_ones) << fmt.frac_bits,
                                1 << np.arange(fmt.frac_bits)])
@@ -58,16 +59,14 @@ def func_operands(fmt, rng, n: int) -> np.ndarray:
     parts = np.array_split(np.arange(rest), 6)
     w, fb = fmt.width, fmt.frac_bits
     uniform = rng.integers(0, 1 << w, size=len(parts[0]), dtype=np.int64)
-    lo, hi = (-110.0, 95.0) if fmt.name == "fp32" else (-18.0, 12.0)
-    exp_range = np.asarray(rng.uniform(lo, hi, size=len(parts[1])).astype(
-        np.float32 if fmt.name == "fp32" else np.float16).view(
-        np.uint32 if fmt.name == "fp32" else np.uint16), dtype=np.int64)
+    lo, hi = (-110.0, 95.0) if fmt.width > 16 else (-18.0, 12.0)
+    exp_range = _float_bits(fmt, rng.uniform(lo, hi, size=len(parts[1])))
     near_one = fmt.one + rng.integers(-(1 << (fb - 2)), 1 << (fb - 2), size=len(parts[2]))
     subnormal = rng.integers(1, 1 << fb, size=len(parts[3]), dtype=np.int64)
     huge_tiny_exp = rng.choice(np.array([0, 1, 2, fmt.exp_all_ones - 3, fmt.exp_all_ones - 2,
                                          fmt.exp_all_ones - 1]), size=len(parts[4]))
     huge_tiny = (huge_tiny_exp << fb) | rng.integers(0, 1 << fb, size=len(parts[4]))
-    mid_range = rng.integers(fmt.one - (2 << fb) * 8, fmt.one + (2 << fb) * 8, size=len(parts[5]))
+    mid_range = rng.integers(fmt.one - (8 << fb), fmt.one + (8 << fb), size=len(parts[5]))
     signs = rng.integers(0, 2, size=rest, dtype=np.int64) * fmt.sign_bit
     sampled = np.concatenate([uniform, exp_range, near_one, subnormal | signs[parts[3]],
                               huge_tiny | signs[parts[4]], mid_range])

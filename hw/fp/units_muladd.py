@@ -58,7 +58,8 @@ def fma_operands(fmt, rng, n: int) -> list:
 def _mul_bench(cfg, rng, n_random=20000, seed=1):
     from pimforge.sim.benches.fp import operand_job
     from pimforge.sim.golden.fp_mul import fp_mul
-    return operand_job(cfg.fmt, lambda a, b: fp_mul(cfg, a, b), ["a", "b"], "r", rng, n_random, seed)
+    return operand_job(cfg.fmt, lambda a, b: fp_mul(cfg, a, b), ["a", "b"], "r", rng, n_random,
+                       seed)
 
 
 def _fma_bench(cfg, rng, n_random=20000, seed=1):
@@ -68,7 +69,8 @@ def _fma_bench(cfg, rng, n_random=20000, seed=1):
                        n_random, seed, randoms=fma_operands(cfg.fmt, rng, n_random))
 
 
-register(Unit("fp_mul", "IEEE float multiplier, RNE, subnormals, pipelined (i: a, b -> o: r = a * b)",
+register(Unit("fp_mul", "IEEE float multiplier, RNE, subnormals, pipelined "
+              "(i: a, b -> o: r = a * b)",
               FpConfig, lambda cfg: FpMul(cfg), FORMAT_PRESETS, _mul_bench, streaming_cycles))
 register(Unit("fp_fma", "IEEE fused multiply-add, single rounding, RNE, subnormals, pipelined "
               "(i: a, b, c -> o: r = a * b + c)",

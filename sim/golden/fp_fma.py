@@ -1,6 +1,7 @@
 """Bit-exact golden model of ``fp_fma`` (mirrors hw/fp/fma.py step by step).
 
-The widest intermediate is the ``2p + 4``-bit sum: 52 bits for fp32, inside int64.
+The widest intermediate is the ``2p + 4``-bit sum (``p`` = precision): 52 bits for fp32, so
+formats up to ``p = 29`` fit the int64 arrays.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ def _normalize(sig, exp, width):
 
 
 def fp_fma(cfg, a, b, c) -> np.ndarray:
-    """Return the bit patterns of the fused ``a * b + c`` (one rounding) for arrays of bit patterns."""
+    """Return the bit patterns of the fused ``a * b + c`` (one rounding) for bit-pattern arrays."""
     fmt, ftz = cfg.fmt, cfg.ftz
     p = fmt.precision
     w = 2 * p

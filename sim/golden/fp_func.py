@@ -70,7 +70,7 @@ def fp_log(cfg, a) -> np.ndarray:
     t = m - (1 << w)
     # w-bit wrap as in the RTL (only zero inputs wrap, and their result is replaced)
     g = quad_eval(tab, (m - (3 << (w - 2))) & ((1 << w) - 1))   # log1p(t) / t
-    s = e * par.ln2 + t * g
+    s = e * par.ln2 + ((t * g) >> par.tg_shift)
     sign = (s < 0).astype(np.int64)
     rounded = fc.round_pack(fmt, sign, par.sum_bits - par.sum_frac - 1, np.abs(s), par.sum_bits,
                             ftz)

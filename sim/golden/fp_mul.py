@@ -1,4 +1,7 @@
-"""Bit-exact golden model of ``fp_mul`` (mirrors hw/fp/mul.py step by step)."""
+"""Bit-exact golden model of ``fp_mul`` (mirrors hw/fp/mul.py step by step).
+
+The exact product has ``2p`` bits (``p`` = precision), so formats up to ``p = 31`` fit int64.
+"""
 from __future__ import annotations
 
 import numpy as np

@@ -1,0 +1,58 @@
+"""fp_fma: golden model vs Berkeley SoftFloat (including near-cancellations), RTL vs golden,
+cycle contract."""
+import numpy as np
+import pytest
+
+from conftest import assert_matches_reference
+from fp_checks import N_SOFTFLOAT_RANDOM, golden_vs_reference, rtl_bench_and_cycles
+from pimforge.hw.fp.configs import FpConfig
+from pimforge.hw.fp.format import FORMATS
+from pimforge.hw.fp.units_muladd import fma_operands
+from pimforge.sim.golden.fp_fma import fp_fma
+from pimforge.sim.reference import softfloat as ref
+
+
+@pytest.mark.parametrize("fmt_name", ["fp16", "bf16", "fp32"])
+def test_golden_vs_softfloat(fmt_name):
+    fmt = FORMATS[fmt_name]
+    cfg = FpConfig(fmt=fmt)
+    golden_vs_reference(fmt, lambda a, b, c: fp_fma(cfg, a, b, c),
+                        lambda a, b, c: ref.fma(fmt, a, b, c), 3, seed=31, label=f"fma {fmt_name}")
+
+
+@pytest.mark.parametrize("fmt_name", ["fp16", "bf16", "fp32"])
+def test_golden_near_cancellation_vs_softfloat(fmt_name):
+    """The bench's FMA stimulus: c close to -a*b (massive cancellation, exact zeros), c near the
+    product's exponent, products over the whole exponent range."""
+    fmt = FORMATS[fmt_name]
+    ops = fma_operands(fmt, np.random.default_rng(32), N_SOFTFLOAT_RANDOM)
+    got = fp_fma(FpConfig(fmt=fmt), *ops)
+    assert_matches_reference(fmt, got, ref.fma(fmt, *ops), ops, f"fma near-cancellation {fmt_name}")
+
+
+def test_fused_single_rounding():
+    """a*b + c where rounding the product first would change the result (fp16)."""
+    fmt = FORMATS["fp16"]
+    x = 0x3C01                      # 1 + 2**-10
+    # x*x = 1 + 2**-9 + 2**-20: rounding first loses 2**-20; fused keeps it.
+    got = fp_fma(FpConfig(fmt=fmt), [x], [x], [0xBC02])   # - (1 + 2**-9)
+    assert int(got[0]) == 0x0010                          # 2**-20, a subnormal
+
+
+@pytest.mark.parametrize("fmt_name", ["fp16", "bf16", "fp32"])
+def test_golden_ftz_vs_flushed_softfloat(fmt_name):
+    fmt = FORMATS[fmt_name]
+    cfg = FpConfig(fmt=fmt, ftz=True)
+    golden_vs_reference(fmt, lambda a, b, c: fp_fma(cfg, a, b, c),
+                        lambda a, b, c: ref.fma(fmt, a, b, c), 3, seed=33, n_random=200_000,
+                        ftz=True, label=f"fma ftz {fmt_name}")
+
+
+@pytest.mark.parametrize("fmt_name", ["fp16", "bf16", "fp32"])
+def test_rtl_fma(fmt_name):
+    rtl_bench_and_cycles("fp_fma", FpConfig(fmt=FORMATS[fmt_name]))
+
+
+def test_rtl_ftz_deep():
+    # One design covers both FTZ and a register after every datapath stage.
+    rtl_bench_and_cycles("fp_fma", FpConfig(ftz=True, pipeline_depth=4), n_random=4000)
