@@ -1,7 +1,7 @@
 """fp_cmp: golden model vs Berkeley SoftFloat quiet comparisons, RTL vs golden, cycle contract.
 
 SoftFloat has no IEEE 754-2019 maximum/minimum, so their reference is built here from SoftFloat's
-``lt`` plus the NaN and signed-zero rules, written independently of the golden model.
+``less`` plus the NaN and signed-zero rules, written independently of the golden model.
 """
 import numpy as np
 import pytest
@@ -14,7 +14,7 @@ from pimforge.sim.benches.fp import corner_tuples, random_operands
 from pimforge.sim.golden.fp_cmp import fp_cmp
 from pimforge.sim.reference import softfloat as ref
 
-FIELDS = ("lt", "eq", "gt", "unordered", "max", "min")
+FIELDS = ("less", "equal", "greater", "unordered", "max", "min")
 
 
 def _operand_pairs(fmt, seed, n_random):
@@ -34,7 +34,7 @@ def reference_cmp(fmt, a, b) -> dict:
     eq_max = np.where(a_neg, b, a)
     eq_min = np.where(a_neg, a, b)
     return {
-        "lt": lt.astype(np.int64), "eq": eq.astype(np.int64), "gt": gt.astype(np.int64),
+        "less": lt.astype(np.int64), "equal": eq.astype(np.int64), "greater": gt.astype(np.int64),
         "unordered": (~(lt | eq | gt)).astype(np.int64),
         "max": np.where(nan, fmt.canonical_nan, np.where(lt, b, np.where(gt, a, eq_max))),
         "min": np.where(nan, fmt.canonical_nan, np.where(lt, a, np.where(gt, b, eq_min))),
@@ -67,12 +67,12 @@ def test_golden_signed_zero_and_nan_rules():
     a = np.array([0x0000, 0x8000, 0x7C01, 0xFC00])
     b = np.array([0x8000, 0x0000, 0x3C00, 0x0001])
     got = fp_cmp(FpConfig(), a, b)
-    assert got["eq"].tolist() == [1, 1, 0, 0] and got["lt"].tolist() == [0, 0, 0, 1]
-    assert got["unordered"].tolist() == [0, 0, 1, 0] and got["gt"].tolist() == [0, 0, 0, 0]
+    assert got["equal"].tolist() == [1, 1, 0, 0] and got["less"].tolist() == [0, 0, 0, 1]
+    assert got["unordered"].tolist() == [0, 0, 1, 0] and got["greater"].tolist() == [0, 0, 0, 0]
     assert got["max"].tolist() == [0x0000, 0x0000, 0x7E00, 0x0001]
     assert got["min"].tolist() == [0x8000, 0x8000, 0x7E00, 0xFC00]
     ftz = fp_cmp(FpConfig(ftz=True), np.array([0x0001, 0x8001]), np.array([0x8000, 0x0000]))
-    assert ftz["eq"].tolist() == [1, 1] and ftz["max"].tolist() == [0x0000, 0x0000]
+    assert ftz["equal"].tolist() == [1, 1] and ftz["max"].tolist() == [0x0000, 0x0000]
     assert ftz["min"].tolist() == [0x8000, 0x8000]
 
 

@@ -1,11 +1,13 @@
 """Base class for pimforge units: stream ports, timing properties and the JSON manifest."""
 from __future__ import annotations
 
+from amaranth.hdl import Cat, Module, Value
 from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
 
 from pimforge.config import UnitConfig, config_to_dict
 
-__all__ = ["PimComponent", "MANIFEST_VERSION"]
+__all__ = ["PimComponent", "PipelinedUnit", "MANIFEST_VERSION"]
 
 MANIFEST_VERSION = 1
 
@@ -69,6 +71,55 @@ class PimComponent(wiring.Component):
             "latency": self.latency,
             "throughput": self.throughput,
         }
+
+
+class PipelinedUnit(PimComponent):
+    """A unit with one input stream ``i``, one output stream ``o`` and a datapath written as
+    pipeline stages (see :mod:`pimforge.hw.core.pipeline`).
+
+    Latency is ``cfg.pipeline_depth`` cycles and throughput one transfer per cycle.  Subclasses
+    pass the payload fields (name -> :class:`~pimforge.hw.core.payload.Field`) and implement
+    :meth:`stages`; the first stage receives the input fields by name, the last returns every
+    output field by name.
+    """
+
+    def __init__(self, cfg: UnitConfig, inputs: dict, outputs: dict):
+        from pimforge.hw.core.payload import payload_layout
+        self._inputs = dict(inputs)
+        self._outputs = dict(outputs)
+        super().__init__(cfg, {
+            "i": In(stream.Signature(payload_layout(**inputs))),
+            "o": Out(stream.Signature(payload_layout(**outputs))),
+        })
+
+    @property
+    def latency(self) -> int:
+        return self.cfg.pipeline_depth
+
+    @property
+    def throughput(self) -> float:
+        return 1.0
+
+    def stages(self) -> list:
+        raise NotImplementedError
+
+    def _pack_outputs(self, values: dict):
+        parts = []
+        for name, field in self._outputs.items():
+            v = Value.cast(values[name])
+            if len(v) != field.width:
+                raise ValueError(f"{self.UNIT}: stage output '{name}' is {len(v)} bits wide, "
+                                 f"the payload field is {field.width}")
+            parts.append(v)
+        return Cat(*parts)
+
+    def elaborate(self, platform):
+        from pimforge.hw.core.pipeline import build_pipeline
+        m = Module()
+        inputs = {name: self.i.payload[name] for name in self._inputs}
+        build_pipeline(m, self.stages(), inputs, self.cfg.pipeline_depth, self.i, self.o,
+                       self._pack_outputs)
+        return m
 
 
 def _shape_width(shape) -> int:

@@ -7,13 +7,10 @@ normalizes and rounds.  ``x - x`` gives +0; ``-0 + -0`` gives -0.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module, Mux
-from amaranth.lib import stream
-from amaranth.lib.wiring import In, Out
+from amaranth.hdl import Mux
 
-from pimforge.hw.core.component import PimComponent
-from pimforge.hw.core.payload import fp, payload_layout
-from pimforge.hw.core.pipeline import build_pipeline
+from pimforge.hw.core.component import PipelinedUnit
+from pimforge.hw.core.payload import fp
 from pimforge.hw.fp import core
 from pimforge.hw.fp.configs import FpConfig
 
@@ -60,7 +57,7 @@ def add_stages(fmt, ftz, subtract):
     return [align, addsub, normalize, finish]
 
 
-class FpAdd(PimComponent):
+class FpAdd(PipelinedUnit):
     """Pipelined float adder (``fp_add``) or subtractor (``fp_sub``).
 
     Input stream ``i`` carries fields ``a`` and ``b``; output stream ``o`` carries ``r = a + b``
@@ -80,22 +77,7 @@ class FpAdd(PimComponent):
         if subtract:
             self.UNIT = "fp_sub"
         fmt = cfg.fmt
-        super().__init__(cfg, {
-            "i": In(stream.Signature(payload_layout(a=fp(fmt), b=fp(fmt)))),
-            "o": Out(stream.Signature(payload_layout(r=fp(fmt)))),
-        })
+        super().__init__(cfg, {"a": fp(fmt), "b": fp(fmt)}, {"r": fp(fmt)})
 
-    @property
-    def latency(self) -> int:
-        return self.cfg.pipeline_depth
-
-    @property
-    def throughput(self) -> float:
-        return 1.0
-
-    def elaborate(self, platform):
-        m = Module()
-        stages = add_stages(self.cfg.fmt, self.cfg.ftz, self.subtract)
-        build_pipeline(m, stages, {"a": self.i.payload.a, "b": self.i.payload.b},
-                       self.cfg.pipeline_depth, self.i, self.o, lambda v: v["r"])
-        return m
+    def stages(self):
+        return add_stages(self.cfg.fmt, self.cfg.ftz, self.subtract)

@@ -4,28 +4,24 @@ The order of two non-NaN operands is decided on sign and magnitude bits alone (t
 of an IEEE float sort like its absolute value).  One strict total order with ``-0 < +0`` serves
 both outputs: the comparison flags treat the two zeros as equal, while ``maximum``/``minimum``
 (IEEE 754-2019, NaN-propagating) use the order as is, so ``max(+0, -0) = +0``.  Any NaN operand
-makes the pair unordered: ``lt = eq = gt = 0``, ``unordered = 1``, and ``max``/``min`` give the
+makes the pair unordered: ``less = equal = greater = 0``, ``unordered = 1``, and ``max``/``min`` give the
 canonical quiet NaN.  With ``ftz`` a subnormal operand compares as a zero of its sign and is
 returned flushed by ``max``/``min``.
 """
 from __future__ import annotations
 
-import warnings
 
-from amaranth.hdl import Cat, Const, Module, Mux
-from amaranth.lib import stream
-from amaranth.lib.wiring import In, Out
+from amaranth.hdl import Cat, Const, Mux
 
-from pimforge.hw.core.component import PimComponent
-from pimforge.hw.core.payload import flag, fp, payload_layout
-from pimforge.hw.core.pipeline import build_pipeline
+from pimforge.hw.core.component import PipelinedUnit
+from pimforge.hw.core.payload import flag, fp
 from pimforge.hw.fp import core
 from pimforge.hw.fp.configs import FpConfig
 
 __all__ = ["FpCmp", "cmp_stages", "OUTPUT_FIELDS"]
 
 # Payload field order of the output stream, least significant first.
-OUTPUT_FIELDS = ("lt", "eq", "gt", "unordered", "max", "min")
+OUTPUT_FIELDS = ("less", "equal", "greater", "unordered", "max", "min")
 
 
 def cmp_stages(fmt, ftz):
@@ -49,24 +45,24 @@ def cmp_stages(fmt, ftz):
         eq = ~unordered & (same | both_zero)
         lt = ~unordered & ~both_zero & a_below
         gt = ~unordered & ~eq & ~lt
-        return {"lt": lt, "eq": eq, "gt": gt, "unordered": unordered, "a_below": a_below,
+        return {"less": lt, "equal": eq, "greater": gt, "unordered": unordered, "a_below": a_below,
                 "a": Cat(mag_a, a["sign"]), "b": Cat(mag_b, b["sign"])}
 
     def select(m, v):
         nan = Const(fmt.canonical_nan, fmt.width)
         hi = Mux(v["a_below"], v["b"], v["a"])
         lo = Mux(v["a_below"], v["a"], v["b"])
-        return {**{k: v[k] for k in ("lt", "eq", "gt", "unordered")},
+        return {**{k: v[k] for k in ("less", "equal", "greater", "unordered")},
                 "max": Mux(v["unordered"], nan, hi), "min": Mux(v["unordered"], nan, lo)}
 
     return [order, select]
 
 
-class FpCmp(PimComponent):
+class FpCmp(PipelinedUnit):
     """Pipelined float comparator with IEEE maximum/minimum (``fp_cmp``).
 
     Input stream ``i`` carries fields ``a`` and ``b``; output stream ``o`` carries the flags
-    ``lt``, ``eq``, ``gt``, ``unordered`` (of ``a`` against ``b``, quiet predicates) and the
+    ``less``, ``equal``, ``greater``, ``unordered`` (of ``a`` against ``b``, quiet predicates) and the
     floats ``max`` and ``min``.  Latency is ``pipeline_depth`` cycles and throughput one
     comparison per cycle.
 
@@ -79,31 +75,9 @@ class FpCmp(PimComponent):
 
     def __init__(self, cfg: FpConfig):
         fmt = cfg.fmt
-        out = {"lt": flag(), "eq": flag(), "gt": flag(), "unordered": flag(),
-               "max": fp(fmt), "min": fp(fmt)}
-        with warnings.catch_warnings():
-            # The interface names a field ``eq``; on the payload view it is reached as
-            # ``payload["eq"]`` because the attribute is View.eq; Amaranth warns about exactly that
-            # (with its own SyntaxWarning class, hence the broad category).
-            warnings.filterwarnings("ignore", message=".*field 'eq' that will be shadowed",
-                                    category=Warning)
-            super().__init__(cfg, {
-                "i": In(stream.Signature(payload_layout(a=fp(fmt), b=fp(fmt)))),
-                "o": Out(stream.Signature(payload_layout(**{k: out[k] for k in OUTPUT_FIELDS}))),
-            })
+        fields = {"less": flag(), "equal": flag(), "greater": flag(), "unordered": flag(),
+                  "max": fp(fmt), "min": fp(fmt)}
+        super().__init__(cfg, {"a": fp(fmt), "b": fp(fmt)}, {k: fields[k] for k in OUTPUT_FIELDS})
 
-    @property
-    def latency(self) -> int:
-        return self.cfg.pipeline_depth
-
-    @property
-    def throughput(self) -> float:
-        return 1.0
-
-    def elaborate(self, platform):
-        m = Module()
-        stages = cmp_stages(self.cfg.fmt, self.cfg.ftz)
-        build_pipeline(m, stages, {"a": self.i.payload.a, "b": self.i.payload.b},
-                       self.cfg.pipeline_depth, self.i, self.o,
-                       lambda v: Cat(*(v[k] for k in OUTPUT_FIELDS)))
-        return m
+    def stages(self):
+        return cmp_stages(self.cfg.fmt, self.cfg.ftz)

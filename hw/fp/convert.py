@@ -11,13 +11,10 @@ whole source value reaches round_pack unchanged.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Module
-from amaranth.lib import stream
-from amaranth.lib.wiring import In, Out
+from amaranth.hdl import Cat, Const
 
-from pimforge.hw.core.component import PimComponent
-from pimforge.hw.core.payload import fp, payload_layout
-from pimforge.hw.core.pipeline import build_pipeline
+from pimforge.hw.core.component import PipelinedUnit
+from pimforge.hw.core.payload import fp
 from pimforge.hw.fp import core
 from pimforge.hw.fp.configs import FpConvertConfig
 
@@ -47,7 +44,7 @@ def convert_stages(src, dst, ftz):
     return [normalize, finish]
 
 
-class FpConvert(PimComponent):
+class FpConvert(PipelinedUnit):
     """Pipelined float-to-float converter (``fp_convert``).
 
     Input stream ``i`` carries field ``a`` in the ``src`` format; output stream ``o`` carries
@@ -62,22 +59,7 @@ class FpConvert(PimComponent):
     UNIT = "fp_convert"
 
     def __init__(self, cfg: FpConvertConfig):
-        super().__init__(cfg, {
-            "i": In(stream.Signature(payload_layout(a=fp(cfg.src)))),
-            "o": Out(stream.Signature(payload_layout(r=fp(cfg.dst)))),
-        })
+        super().__init__(cfg, {"a": fp(cfg.src)}, {"r": fp(cfg.dst)})
 
-    @property
-    def latency(self) -> int:
-        return self.cfg.pipeline_depth
-
-    @property
-    def throughput(self) -> float:
-        return 1.0
-
-    def elaborate(self, platform):
-        m = Module()
-        stages = convert_stages(self.cfg.src, self.cfg.dst, self.cfg.ftz)
-        build_pipeline(m, stages, {"a": self.i.payload.a}, self.cfg.pipeline_depth,
-                       self.i, self.o, lambda v: v["r"])
-        return m
+    def stages(self):
+        return convert_stages(self.cfg.src, self.cfg.dst, self.cfg.ftz)

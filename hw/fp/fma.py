@@ -12,13 +12,10 @@ An exact zero sum is ``+0`` unless both the product and ``c`` are negative, so
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module, Mux, Signal
-from amaranth.lib import stream
-from amaranth.lib.wiring import In, Out
+from amaranth.hdl import Mux, Signal
 
-from pimforge.hw.core.component import PimComponent
-from pimforge.hw.core.payload import fp, payload_layout
-from pimforge.hw.core.pipeline import build_pipeline
+from pimforge.hw.core.component import PipelinedUnit
+from pimforge.hw.core.payload import fp
 from pimforge.hw.fp import core
 from pimforge.hw.fp.configs import FpConfig
 
@@ -108,7 +105,7 @@ def fma_stages(fmt, ftz):
     return [multiply, align, addsub, normalize, finish]
 
 
-class FpFma(PimComponent):
+class FpFma(PipelinedUnit):
     """Pipelined fused multiply-add (``fp_fma``).
 
     Input stream ``i`` carries fields ``a``, ``b`` and ``c``; output stream ``o`` carries
@@ -125,22 +122,7 @@ class FpFma(PimComponent):
 
     def __init__(self, cfg: FpConfig):
         fmt = cfg.fmt
-        super().__init__(cfg, {
-            "i": In(stream.Signature(payload_layout(a=fp(fmt), b=fp(fmt), c=fp(fmt)))),
-            "o": Out(stream.Signature(payload_layout(r=fp(fmt)))),
-        })
+        super().__init__(cfg, {"a": fp(fmt), "b": fp(fmt), "c": fp(fmt)}, {"r": fp(fmt)})
 
-    @property
-    def latency(self) -> int:
-        return self.cfg.pipeline_depth
-
-    @property
-    def throughput(self) -> float:
-        return 1.0
-
-    def elaborate(self, platform):
-        m = Module()
-        stages = fma_stages(self.cfg.fmt, self.cfg.ftz)
-        inputs = {"a": self.i.payload.a, "b": self.i.payload.b, "c": self.i.payload.c}
-        build_pipeline(m, stages, inputs, self.cfg.pipeline_depth, self.i, self.o, lambda v: v["r"])
-        return m
+    def stages(self):
+        return fma_stages(self.cfg.fmt, self.cfg.ftz)

@@ -4,14 +4,11 @@ component shell.  :mod:`pimforge.sim.golden.fp_func` mirrors them.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module, Signal, signed, unsigned
-from amaranth.lib import stream
+from amaranth.hdl import Signal, signed, unsigned
 from amaranth.lib.memory import Memory
-from amaranth.lib.wiring import In, Out
 
-from pimforge.hw.core.component import PimComponent
-from pimforge.hw.core.payload import fp, payload_layout
-from pimforge.hw.core.pipeline import build_pipeline
+from pimforge.hw.core.component import PipelinedUnit
+from pimforge.hw.core.payload import fp
 from pimforge.hw.fp import core
 
 __all__ = ["rom", "quad_eval", "normalize", "FpFuncUnit"]
@@ -61,7 +58,7 @@ def normalize(m, fmt, unpacked: dict, name: str = "norm"):
     return exp, sig
 
 
-class FpFuncUnit(PimComponent):
+class FpFuncUnit(PipelinedUnit):
     """Shell of a one-input special-function unit: stream ``i`` with field ``a``, stream ``o``
     with field ``r``; latency ``pipeline_depth``, one operation per cycle.
 
@@ -70,25 +67,4 @@ class FpFuncUnit(PimComponent):
     """
 
     def __init__(self, cfg):
-        fmt = cfg.fmt
-        super().__init__(cfg, {
-            "i": In(stream.Signature(payload_layout(a=fp(fmt)))),
-            "o": Out(stream.Signature(payload_layout(r=fp(fmt)))),
-        })
-
-    @property
-    def latency(self) -> int:
-        return self.cfg.pipeline_depth
-
-    @property
-    def throughput(self) -> float:
-        return 1.0
-
-    def stages(self) -> list:
-        raise NotImplementedError
-
-    def elaborate(self, platform):
-        m = Module()
-        build_pipeline(m, self.stages(), {"a": self.i.payload.a}, self.cfg.pipeline_depth,
-                       self.i, self.o, lambda v: v["r"])
-        return m
+        super().__init__(cfg, {"a": fp(cfg.fmt)}, {"r": fp(cfg.fmt)})

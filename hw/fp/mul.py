@@ -6,13 +6,9 @@ The two significands (hidden bit explicit, subnormals included) are multiplied e
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module
-from amaranth.lib import stream
-from amaranth.lib.wiring import In, Out
 
-from pimforge.hw.core.component import PimComponent
-from pimforge.hw.core.payload import fp, payload_layout
-from pimforge.hw.core.pipeline import build_pipeline
+from pimforge.hw.core.component import PipelinedUnit
+from pimforge.hw.core.payload import fp
 from pimforge.hw.fp import core
 from pimforge.hw.fp.configs import FpConfig
 
@@ -44,7 +40,7 @@ def mul_stages(fmt, ftz):
     return [multiply, normalize, finish]
 
 
-class FpMul(PimComponent):
+class FpMul(PipelinedUnit):
     """Pipelined float multiplier (``fp_mul``).
 
     Input stream ``i`` carries fields ``a`` and ``b``; output stream ``o`` carries ``r = a * b``,
@@ -60,22 +56,7 @@ class FpMul(PimComponent):
 
     def __init__(self, cfg: FpConfig):
         fmt = cfg.fmt
-        super().__init__(cfg, {
-            "i": In(stream.Signature(payload_layout(a=fp(fmt), b=fp(fmt)))),
-            "o": Out(stream.Signature(payload_layout(r=fp(fmt)))),
-        })
+        super().__init__(cfg, {"a": fp(fmt), "b": fp(fmt)}, {"r": fp(fmt)})
 
-    @property
-    def latency(self) -> int:
-        return self.cfg.pipeline_depth
-
-    @property
-    def throughput(self) -> float:
-        return 1.0
-
-    def elaborate(self, platform):
-        m = Module()
-        stages = mul_stages(self.cfg.fmt, self.cfg.ftz)
-        build_pipeline(m, stages, {"a": self.i.payload.a, "b": self.i.payload.b},
-                       self.cfg.pipeline_depth, self.i, self.o, lambda v: v["r"])
-        return m
+    def stages(self):
+        return mul_stages(self.cfg.fmt, self.cfg.ftz)

@@ -8,7 +8,7 @@ subnormals (or zero), tiny ones Inf.  recip(±0) = ±Inf, recip(±Inf) = ±0, re
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Mux, Signal
+from amaranth.hdl import Cat, Const, Mux
 
 from pimforge.hw.fp import core
 from pimforge.hw.fp.func_common import FpFuncUnit, normalize, quad_eval

@@ -30,4 +30,4 @@ register(Unit("fp_sub", "IEEE float subtractor, RNE, subnormals, pipelined (i: a
               streaming_cycles))
 
 # Each group of units registers itself in its own module.
-from pimforge.hw.fp import units_muladd, units_cmpconv, units_func  # noqa: E402,F401
+from pimforge.hw.fp import units_cmpconv, units_func, units_muladd  # noqa: E402,F401  (they register)

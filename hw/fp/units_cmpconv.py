@@ -36,7 +36,7 @@ def _convert_bench(cfg, rng, n_random=20000, seed=1):
 
 
 register(Unit("fp_cmp", "IEEE quiet compare with maximum/minimum, pipelined "
-                        "(i: a, b -> o: lt, eq, gt, unordered, max, min)",
+                        "(i: a, b -> o: less, equal, greater, unordered, max, min)",
               FpConfig, lambda cfg: FpCmp(cfg), CMP_PRESETS, _cmp_bench, _streaming_cycles))
 register(Unit("fp_convert", "float-to-float format conversion, RNE, subnormals, pipelined "
                             "(i: a -> o: r = a in dst format)",

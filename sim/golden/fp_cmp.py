@@ -9,7 +9,7 @@ __all__ = ["fp_cmp"]
 
 
 def fp_cmp(cfg, a, b) -> dict:
-    """Return ``{"lt", "eq", "gt", "unordered", "max", "min"}`` int64 arrays for bit arrays
+    """Return ``{"less", "equal", "greater", "unordered", "max", "min"}`` int64 arrays for bit arrays
     ``a`` and ``b`` (flags are 0/1, ``max``/``min`` are bit patterns)."""
     fmt, ftz = cfg.fmt, cfg.ftz
     a = fc.as_bits(a, fmt)
@@ -33,7 +33,7 @@ def fp_cmp(cfg, a, b) -> dict:
     hi = np.where(a_below, eff_b, eff_a)
     lo = np.where(a_below, eff_a, eff_b)
     return {
-        "lt": lt.astype(np.int64), "eq": eq.astype(np.int64), "gt": gt.astype(np.int64),
+        "less": lt.astype(np.int64), "equal": eq.astype(np.int64), "greater": gt.astype(np.int64),
         "unordered": unordered.astype(np.int64),
         "max": np.where(unordered, fmt.canonical_nan, hi).astype(np.int64),
         "min": np.where(unordered, fmt.canonical_nan, lo).astype(np.int64),

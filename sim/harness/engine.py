@@ -8,7 +8,6 @@ without looking at ``ready`` and holds it and the payload until the transfer.
 """
 from __future__ import annotations
 
-import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge
 
