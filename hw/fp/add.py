@@ -38,23 +38,7 @@ def add_stages(fmt, ftz, subtract):
             "inf": a["inf"] | b["inf"], "inf_sign": Mux(a["inf"], a["sign"], sb),
         }
 
-    def addsub(m, v):
-        width = p + 4
-        total = Mux(v["s_big"] == v["s_small"], v["big"] + v["small"], v["big"] - v["small"])[:width]
-        zero = total == 0
-        sign = Mux(zero, v["s_big"] & v["s_small"], v["s_big"])
-        return {**{k: v[k] for k in ("nan", "inf", "inf_sign")},
-                "sign": sign, "exp": v["e_big"] + 1, "sum": total}
-
-    def normalize(m, v):
-        r = core.round_shift(m, fmt, v["exp"], v["sum"], name="rp")
-        return {**{k: v[k] for k in ("nan", "inf", "inf_sign", "sign")}, **r}
-
-    def finish(m, v):
-        rounded = core.round_finish(m, fmt, v["sign"], v["e_out"], v["mag"], ftz=ftz, name="rp")
-        return {"r": core.special_result(fmt, v["nan"], v["inf"], v["inf_sign"], rounded)}
-
-    return [align, addsub, normalize, finish]
+    return [align] + core.aligned_add_stages(fmt, ftz, p + 4)
 
 
 class FpAdd(PipelinedUnit):

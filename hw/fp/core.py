@@ -18,7 +18,7 @@ from amaranth.hdl import Cat, Const, Mux, Signal, signed, unsigned
 from pimforge.hw.fp.format import FloatFormat
 
 __all__ = ["exp_shape", "unpack", "lzc", "shift_right_sticky", "round_shift", "round_finish",
-           "round_pack", "special_result"]
+           "round_pack", "special_result", "aligned_add_stages"]
 
 
 def exp_shape(fmt: FloatFormat, extra: int = 0):
@@ -136,3 +136,32 @@ def special_result(fmt: FloatFormat, is_nan, is_inf, inf_sign, rounded):
     nan = Const(fmt.canonical_nan, fmt.width)
     inf = Cat(Const(fmt.inf, fmt.width - 1), inf_sign)
     return Mux(is_nan, nan, Mux(is_inf, inf, rounded))
+
+
+def aligned_add_stages(fmt: FloatFormat, ftz: bool, width: int) -> list:
+    """The shared tail of ``fp_add`` and ``fp_fma`` as pipeline stages: exact add or subtract of
+    two aligned significands, normalize, round and pack.
+
+    Expects keys ``big``/``small`` (aligned significands, ``|big| >= |small|``, sticky already in
+    the LSB of ``small``), their signs ``s_big``/``s_small``, ``e_big`` (exponent of ``big``'s
+    MSB), and the special-case flags ``nan``, ``inf``, ``inf_sign``.  ``width`` is the width of
+    the sum (one carry bit above the operands).  An exact-zero sum is +0 unless both addends
+    are negative (IEEE 754 round-to-nearest rule).
+    """
+    keep = ("nan", "inf", "inf_sign")
+
+    def addsub(m, v):
+        same = v["s_big"] == v["s_small"]
+        total = Mux(same, v["big"] + v["small"], v["big"] - v["small"])[:width]
+        sign = Mux(total == 0, v["s_big"] & v["s_small"], v["s_big"])
+        return {**{k: v[k] for k in keep}, "sign": sign, "exp": v["e_big"] + 1, "sum": total}
+
+    def normalize(m, v):
+        r = round_shift(m, fmt, v["exp"], v["sum"], name="rp")
+        return {**{k: v[k] for k in keep + ("sign",)}, **r}
+
+    def finish(m, v):
+        rounded = round_finish(m, fmt, v["sign"], v["e_out"], v["mag"], ftz=ftz, name="rp")
+        return {"r": special_result(fmt, v["nan"], v["inf"], v["inf_sign"], rounded)}
+
+    return [addsub, normalize, finish]

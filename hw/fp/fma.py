@@ -86,23 +86,7 @@ def fma_stages(fmt, ftz):
                 "s_small": Mux(p_big, v["s_c"], v["s_prod"]),
                 "e_big": e_big, "big": big, "small": small}
 
-    def addsub(m, v):
-        width = w + 4
-        same = v["s_big"] == v["s_small"]
-        total = Mux(same, v["big"] + v["small"], v["big"] - v["small"])[:width]
-        sign = Mux(total == 0, v["s_prod"] & v["s_c"], v["s_big"])
-        return {**{k: v[k] for k in ("nan", "inf", "inf_sign")},
-                "sign": sign, "exp": v["e_big"] + 1, "sum": total}
-
-    def normalize(m, v):
-        r = core.round_shift(m, fmt, v["exp"], v["sum"], name="rp")
-        return {**{k: v[k] for k in ("nan", "inf", "inf_sign", "sign")}, **r}
-
-    def finish(m, v):
-        rounded = core.round_finish(m, fmt, v["sign"], v["e_out"], v["mag"], ftz=ftz, name="rp")
-        return {"r": core.special_result(fmt, v["nan"], v["inf"], v["inf_sign"], rounded)}
-
-    return [multiply, align, addsub, normalize, finish]
+    return [multiply, align] + core.aligned_add_stages(fmt, ftz, w + 4)
 
 
 class FpFma(PipelinedUnit):
