@@ -106,8 +106,9 @@ def test_rtl_fault_is_detected_by_bench():
     assert "transfer #0" in res["phases"][0].errors[0]
 
 
-@pytest.mark.parametrize("sim", ["icarus"])
-def test_icarus(sim):
-    require_sim(sim)
-    res = api.run_bench("fp_add", CFG, sim=sim, n_random=2000)
+@pytest.mark.parametrize("unit", sorted(__import__("pimforge.registry", fromlist=["units"]).units()))
+def test_icarus(unit):
+    """Every unit on Icarus too (when installed): same bench, same golden checks."""
+    require_sim("icarus")
+    res = api.run_bench(unit, api.config(unit), sim="icarus", n_random=2000)
     assert res.passed, res.summary()

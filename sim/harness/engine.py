@@ -96,7 +96,15 @@ async def run_phase(dut, manifest, phase, drain_cycles, timeout_factor) -> Phase
                 last_transfer = cyc
         for k in sinks:
             if k.ready_now and k.valid.value:
-                value = int(k.payload.value)
+                raw = k.payload.value
+                if not raw.is_resolvable:  # X or Z on a valid payload is a design bug
+                    if len(errors) < MAX_REPORTED_ERRORS:
+                        errors.append(f"stream '{k.name}': transfer #{len(k.received)} at cycle "
+                                      f"{cyc} carries unresolved bits: {raw}")
+                    k.received.append(-1)
+                    k.stamps.append(cyc)
+                    continue
+                value = int(raw)
                 n = len(k.received)
                 k.received.append(value)
                 k.stamps.append(cyc)

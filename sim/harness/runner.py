@@ -24,7 +24,7 @@ from pimforge.errors import UserError
 __all__ = ["SIMULATORS", "simulator_available", "build", "run", "build_root", "waves_requested"]
 
 SIMULATORS = ("verilator", "icarus")
-HARNESS_VERSION = "4"
+HARNESS_VERSION = "5"
 _BUILT: dict = {}
 
 
@@ -160,6 +160,10 @@ def _build_locked(verilog, top, sim, bdir, key, waves):
         _seed_runtime(bdir, waves)
     else:
         kwargs["timescale"] = ("1ns", "1ps")
+        # cocotb passes -g2012, under which a declaration initializer creates no time-0 event, so
+        # Amaranth's `always @*` blocks whose inputs never change (e.g. an all-zero operand) are
+        # never evaluated and read X.  A later -g2005 wins and restores Verilog-2005 semantics.
+        kwargs["build_args"] = ["-g2005"]
     _progress(f"building {sim} model of {top} ({key}) ...")
     t0 = time.perf_counter()
     log = bdir / "build.log"
