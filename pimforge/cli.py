@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pimforge.errors import UserError
+from pimforge.errors import ToolError, UserError
 
 EXIT_USAGE = 2
 EXIT_FAIL = 1
@@ -150,6 +150,9 @@ def main(argv=None) -> int:
     except UserError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
+    except ToolError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_FAIL
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130

@@ -11,3 +11,7 @@ class ConfigError(UserError):
     def __init__(self, unit: str, field: str, value, allowed: str):
         self.unit, self.field, self.value, self.allowed = unit, field, value, allowed
         super().__init__(f"{unit}: field '{field}': got {value!r}; allowed: {allowed}")
+
+
+class ToolError(Exception):
+    """An external tool (Verilator, Icarus, Yosys) failed; the message names its log file."""

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from pimforge.errors import ToolError
+
 __all__ = ["generic_stats"]
 
 
@@ -35,7 +37,7 @@ def generic_stats(verilog: str, top: str, workdir) -> dict:
     proc = subprocess.run(_yosys_cmd() + ["-q", "-l", log.name, "-p", script], cwd=work,
                           capture_output=True, text=True)
     if proc.returncode != 0 or not stat.exists():
-        raise RuntimeError(f"yosys failed for {top} (exit {proc.returncode}); see {log}")
+        raise ToolError(f"yosys failed for {top} (exit {proc.returncode}); see {log}")
     text = stat.read_text()
     cells = {}
     for m in re.finditer(r"^\s+(\d+)\s+(?:[\d.]+\s+)?(\$[\w$]+)\s*$", text, re.M):

@@ -1,4 +1,6 @@
 """Checks shared by the float-unit tests: golden vs SoftFloat, RTL vs golden, cycle behaviour."""
+import os
+
 import numpy as np
 
 from conftest import assert_matches_reference, require_sim
@@ -6,7 +8,10 @@ from pimforge import api
 from pimforge.sim.benches.fp import corner_tuples, random_operands
 
 N_SOFTFLOAT_RANDOM = 1_000_000
-N_RTL_RANDOM = 20_000
+# RTL random operations per unit and format: 20,000 by default; PIMFORGE_LONG=1 raises it to
+# 500,000 and PIMFORGE_RTL_RANDOM=N sets it explicitly (each unit's builds are reused).
+N_RTL_RANDOM = int(os.environ.get("PIMFORGE_RTL_RANDOM",
+                                  500_000 if os.environ.get("PIMFORGE_LONG", "") not in ("", "0") else 20_000))
 
 
 def golden_vs_reference(fmt, golden, reference, arity, seed, n_random=N_SOFTFLOAT_RANDOM, ftz=False,
@@ -29,8 +34,8 @@ def golden_vs_reference(fmt, golden, reference, arity, seed, n_random=N_SOFTFLOA
 
 def rtl_bench_and_cycles(unit, cfg, seed=1, n_random=N_RTL_RANDOM):
     """Run the unit's bench (corners + random, then with random stalls) and assert the cycle
-    contract: N back-to-back ops finish within N + latency + 2 cycles, and the measured latency
-    equals the manifest's."""
+    contract: N back-to-back ops finish within N + latency + 2 cycles, the measured latency
+    equals the manifest's, and the unit's cycle model predicts the measured cycle count exactly."""
     require_sim("verilator")
     res = api.run_bench(unit, cfg, seed=seed, n_random=n_random)
     assert res.passed, f"{unit} RTL does not match the golden model:\n{res.summary()}\nlog: {res.log}"
@@ -43,4 +48,7 @@ def rtl_bench_and_cycles(unit, cfg, seed=1, n_random=N_RTL_RANDOM):
     assert nostall.cycles <= n + latency + 2, f"{n} ops took {nostall.cycles} cycles"
     # every cycle after the pipeline fills moves one operation
     assert nostall.in_stamps["i"] == list(range(n)), "input stream stalled with no back-pressure"
+    from pimforge.registry import get_unit
+    predicted = get_unit(unit).cycle_model(cfg, n)
+    assert predicted == nostall.cycles, f"cycle model {predicted} != RTL {nostall.cycles} cycles"
     return res

@@ -117,3 +117,20 @@ def test_write_failure_leaves_no_partial_files(tmp_path, monkeypatch):
     with pytest.raises(UserError, match="cannot be written: No space left on device"):
         gen.write_outputs(tmp_path / "o", {"a.v": "x", "a.json": "y"})
     assert list((tmp_path / "o").iterdir()) == []
+
+
+def test_tool_failure_is_one_line_naming_the_log(tmp_path, capsys, monkeypatch):
+    """A simulator that fails to build gives one line naming its log, exit 1, no traceback."""
+    from pimforge import generate as gen
+    real = gen.elaborate
+
+    def broken(unit, cfg):
+        text, manifest, comp = real(unit, cfg)
+        return text.replace("endmodule", "syntax error here\nendmodule", 1), manifest, comp
+
+    monkeypatch.setattr(gen, "elaborate", broken)
+    monkeypatch.setenv("PIMFORGE_BUILD", str(tmp_path))
+    code = main(["test", "fp_add", "--n-random", "10"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and len(err) == 1
+    assert err[0].startswith("error: verilator build of fp_add failed; see ") and err[0].endswith("build.log")

@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pimforge.errors import UserError
+from pimforge.errors import ToolError, UserError
 
 __all__ = ["SIMULATORS", "simulator_available", "build", "run", "build_root", "waves_requested"]
 
@@ -171,7 +171,7 @@ def _build_locked(verilog, top, sim, bdir, key, waves):
         runner.build(sources=[str(src)], hdl_toplevel=top, build_dir=str(bdir),
                      waves=waves, log_file=str(log), **kwargs)
     except (Exception, SystemExit) as e:  # the tool failed: point at its log
-        raise RuntimeError(f"{sim} build of {top} failed ({e}); see {log}") from None
+        raise ToolError(f"{sim} build of {top} failed; see {log}") from None
     if sim == "verilator":
         _save_runtime(bdir, waves)
     (bdir / "pimforge.built").write_text(f"{time.perf_counter() - t0:.1f}\n")
@@ -202,7 +202,7 @@ def run(verilog: str, top: str, manifest: dict, job, sim: str = "verilator", see
         xml = None
     result_path = Path(str(job_path) + ".result")
     if not result_path.exists():
-        raise RuntimeError(f"simulation of {top} produced no result; see {log}")
+        raise ToolError(f"simulation of {top} produced no result; see {log}")
     with open(result_path, "rb") as fh:
         result = pickle.load(fh)
     result["passed"] = all(not p.errors for p in result["phases"])
