@@ -11,9 +11,47 @@ import numpy as np
 
 from pimforge.errors import UserError
 
-__all__ = ["harness_benchmark", "TARGET_CYCLES_PER_SECOND"]
+__all__ = ["harness_benchmark", "accuracy_benchmark", "TARGET_CYCLES_PER_SECOND"]
 
 TARGET_CYCLES_PER_SECOND = 50_000
+
+
+def _write_json(out: Path, report: dict):
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_suffix(out.suffix + ".tmp")
+        tmp.write_text(json.dumps(report, indent=2) + "\n")
+        os.replace(tmp, out)
+    except OSError as e:
+        raise UserError(f"benchmark output '{out}' cannot be written: {e.strerror}") from None
+
+
+def accuracy_benchmark(out, n_fp32: int = 1_000_000) -> dict:
+    """Maximum ULP error of the special-function golden models (bit-exact with the RTL) against
+    float64 maths: all 65,536 fp16 inputs, and ``n_fp32`` fp32 inputs from the bench sampler
+    (range edges included)."""
+    from pimforge.hw.fp.configs import FpFuncConfig
+    from pimforge.hw.fp.format import FP16, FP32
+    from pimforge.hw.fp.units_func import func_operands
+    from pimforge.sim.golden import fp_func
+    from pimforge.sim.reference.ulp import reference_values, ulp_errors
+
+    rows = []
+    for func in ("exp", "log", "recip"):
+        golden = getattr(fp_func, f"fp_{func}")
+        for fmt, x, how in ((FP16, np.arange(1 << 16, dtype=np.int64), "all inputs"),
+                            (FP32, func_operands(FP32, np.random.default_rng(21), n_fp32),
+                             f"{n_fp32} samples incl. range edges")):
+            got = golden(FpFuncConfig(fmt=fmt), x)
+            err = ulp_errors(fmt, got, reference_values(func, fmt, x))
+            rows.append({"function": func, "format": fmt.name, "inputs": how,
+                         "max_ulp": round(float(err.max()), 4),
+                         "not_correctly_rounded": int(np.count_nonzero(err > 0.5)),
+                         "limit_ulp": 1 if fmt == FP16 else 4})
+    report = {"benchmark": "special_function_accuracy", "reference": "float64 numpy",
+              "results": rows, "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    _write_json(Path(out), report)
+    return report
 
 
 def harness_benchmark(out, n_ops: int = 200_000, unit: str = "fp_add", preset: str = "fp16") -> dict:
@@ -26,10 +64,6 @@ def harness_benchmark(out, n_ops: int = 200_000, unit: str = "fp_add", preset: s
     from pimforge.sim.golden.fp_add import fp_add
 
     out = Path(out)
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UserError(f"benchmark output '{out}' cannot be written: {e.strerror}") from None
     cfg = api.config(unit, preset=preset)
     rng = np.random.default_rng(7)
     a = rng.integers(0, 1 << cfg.fmt.width, n_ops)
@@ -63,7 +97,5 @@ def harness_benchmark(out, n_ops: int = 200_000, unit: str = "fp_add", preset: s
         "note": "wall_s counts the cocotb bench loop (pack, drive, monitor, check); process_wall_s "
                 "adds simulator start-up and result transfer",
     }
-    tmp = out.with_suffix(out.suffix + ".tmp")
-    tmp.write_text(json.dumps(report, indent=2) + "\n")
-    os.replace(tmp, out)
+    _write_json(out, report)
     return report

@@ -4,7 +4,7 @@
     pimforge config UNIT [--preset P]        print a unit's config as YAML (a starting point)
     pimforge generate UNIT [--preset P] [--config F.yaml] [--set k=v ...] --out DIR
     pimforge test UNIT [--preset P] [--config F.yaml] [--set k=v ...] [--sim verilator|icarus] [--seed N]
-    pimforge bench [--out FILE.json]         simulated cycles/s of a streaming float bench
+    pimforge bench [--out DIR]               simulated cycles/s and special-function accuracy (JSON)
     pimforge demo                            generate every unit, run one bench, print a summary
 
 User errors end with one line, ``error: ...``, and exit status 2; a failing bench exits 1.
@@ -55,9 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--seed", type=int, default=1, help="random seed for stimulus and stalls (default 1)")
     q.add_argument("--n-random", type=int, default=20000, help="random operations (default 20000)")
 
-    q = sub.add_parser("bench", help="measure simulated cycles per second; writes a JSON file")
-    q.add_argument("--out", default="build/bench/harness.json", metavar="FILE.json",
-                   help="where to write the JSON (default build/bench/harness.json)")
+    q = sub.add_parser("bench", help="measure simulation speed and special-function accuracy; "
+                       "writes JSON files")
+    q.add_argument("--out", default="build/bench", metavar="DIR",
+                   help="directory for harness.json and accuracy.json (default build/bench)")
     q.add_argument("--cycles", type=int, default=200000, help="operations to stream (default 200000)")
 
     q = sub.add_parser("demo", help="generate every unit into build/demo, run one bench, summarize")
@@ -126,11 +127,22 @@ def _cmd_bench(args):
     from pimforge.bench import harness_benchmark
     if args.cycles < 1000:
         raise UserError(f"--cycles must be at least 1000, not {args.cycles}")
-    report = harness_benchmark(args.out, n_ops=args.cycles)
-    print(f"{report['unit']} {report['config']}: {report['simulated_cycles']} cycles in "
-          f"{report['wall_s']:.2f} s = {report['cycles_per_second']:,.0f} cycles/s "
-          f"(target {report['target_cycles_per_second']:,})")
-    print(f"wrote {args.out}")
+    from pathlib import Path
+
+    from pimforge.bench import accuracy_benchmark
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UserError(f"output directory '{out}' is a file; give a directory path")
+    report = harness_benchmark(out / "harness.json", n_ops=args.cycles)
+    print(f"simulation speed: {report['unit']} {report['config']} on Verilator, "
+          f"{report['simulated_cycles']} cycles in {report['wall_s']:.2f} s = "
+          f"{report['cycles_per_second']:,.0f} cycles/s (target {report['target_cycles_per_second']:,})")
+    print("special-function accuracy (golden = RTL, vs float64):")
+    acc = accuracy_benchmark(out / "accuracy.json")
+    for r in acc["results"]:
+        print(f"  {r['function']:<6} {r['format']}  max {r['max_ulp']:.4f} ulp (limit {r['limit_ulp']})  "
+              f"over {r['inputs']}")
+    print(f"wrote {out / 'harness.json'} and {out / 'accuracy.json'}")
     return 0
 
 

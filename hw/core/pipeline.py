@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from amaranth.hdl import Signal, Value
 
-__all__ = ["build_pipeline", "register_positions"]
+__all__ = ["build_pipeline", "register_positions", "streaming_cycles"]
 
 
 def register_positions(n_stages: int, depth: int) -> list:
@@ -73,3 +73,9 @@ def build_pipeline(m, stages, inputs: dict, depth: int, i_stream, o_stream, outp
         m.d.comb += load.eq(~valid | downstream_accept)
         downstream_accept = load
     m.d.comb += [i_stream.ready.eq(downstream_accept), o_stream.valid.eq(boundaries[-1][0])]
+
+
+def streaming_cycles(cfg, n_ops: int) -> int:
+    """Cycle model of a pipeline built here: ``n_ops`` back-to-back operations with no stalls
+    finish ``pipeline_depth`` cycles after the last one enters (one enters per cycle)."""
+    return n_ops + cfg.pipeline_depth

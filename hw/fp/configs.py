@@ -6,7 +6,10 @@ from dataclasses import dataclass
 from pimforge.config import UnitConfig, param
 from pimforge.hw.fp.format import FP16, FloatFormat
 
-__all__ = ["FpConfig", "FpConvertConfig", "FpFuncConfig"]
+__all__ = ["FpConfig", "FpConvertConfig", "FpFuncConfig", "FORMAT_PRESETS"]
+
+# Presets shared by the one-format units: the format alone, every other field at its default.
+FORMAT_PRESETS = {"fp16": {"fmt": "fp16"}, "bf16": {"fmt": "bf16"}, "fp32": {"fmt": "fp32"}}
 
 
 @dataclass(frozen=True)

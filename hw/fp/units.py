@@ -1,17 +1,13 @@
 """Registration of the float units with their families."""
 from __future__ import annotations
 
+from pimforge.hw.core.pipeline import streaming_cycles
 from pimforge.hw.fp.add import FpAdd
-from pimforge.hw.fp.configs import FpConfig
+from pimforge.hw.fp.configs import FORMAT_PRESETS, FpConfig
 from pimforge.registry import Unit, register
 
-FORMAT_PRESETS = {"fp16": {"fmt": "fp16"}, "bf16": {"fmt": "bf16"}, "fp32": {"fmt": "fp32"}}
 
 
-def streaming_cycles(cfg, n_ops: int) -> int:
-    """Cycle model of every one-op-per-cycle float unit: the first result leaves after
-    ``pipeline_depth`` cycles, then one per cycle."""
-    return n_ops + cfg.pipeline_depth
 
 
 def _add_bench(subtract):

@@ -10,6 +10,7 @@ import itertools
 from pimforge.hw.fp.cmp import FpCmp
 from pimforge.hw.fp.configs import FpConfig, FpConvertConfig
 from pimforge.hw.fp.convert import FpConvert
+from pimforge.hw.core.pipeline import streaming_cycles
 from pimforge.registry import Unit, register
 
 # A compare is two magnitude comparisons and a select: one register stage is plenty.
@@ -18,9 +19,6 @@ CONVERT_PRESETS = {f"{s}_to_{d}": {"src": s, "dst": d}
                    for s, d in itertools.permutations(("fp16", "bf16", "fp32"), 2)}
 
 
-def _streaming_cycles(cfg, n_ops: int) -> int:
-    from pimforge.hw.fp.units import streaming_cycles
-    return streaming_cycles(cfg, n_ops)
 
 
 def _cmp_bench(cfg, rng, n_random=20000, seed=1):
@@ -37,8 +35,8 @@ def _convert_bench(cfg, rng, n_random=20000, seed=1):
 
 register(Unit("fp_cmp", "IEEE quiet compare with maximum/minimum, pipelined "
                         "(i: a, b -> o: less, equal, greater, unordered, max, min)",
-              FpConfig, lambda cfg: FpCmp(cfg), CMP_PRESETS, _cmp_bench, _streaming_cycles))
+              FpConfig, lambda cfg: FpCmp(cfg), CMP_PRESETS, _cmp_bench, streaming_cycles))
 register(Unit("fp_convert", "float-to-float format conversion, RNE, subnormals, pipelined "
                             "(i: a -> o: r = a in dst format)",
               FpConvertConfig, lambda cfg: FpConvert(cfg), CONVERT_PRESETS, _convert_bench,
-              _streaming_cycles))
+              streaming_cycles))

@@ -12,6 +12,7 @@ from pimforge.hw.fp.configs import FpFuncConfig
 from pimforge.hw.fp.exp import FpExp
 from pimforge.hw.fp.log import FpLog
 from pimforge.hw.fp.recip import FpRecip
+from pimforge.hw.core.pipeline import streaming_cycles
 from pimforge.registry import Unit, register
 
 __all__ = ["FUNC_PRESETS", "func_operands", "edge_values"]
@@ -19,9 +20,6 @@ __all__ = ["FUNC_PRESETS", "func_operands", "edge_values"]
 FUNC_PRESETS = {"fp16": {"fmt": "fp16"}, "fp32": {"fmt": "fp32"}}
 
 
-def _cycles(cfg, n_ops: int) -> int:
-    """One operation per cycle after a fill of ``pipeline_depth`` cycles."""
-    return n_ops + cfg.pipeline_depth
 
 
 def _float_bits(fmt, values) -> np.ndarray:
@@ -95,8 +93,8 @@ def _bench(golden_name):
 
 
 register(Unit("fp_exp", "float exponential exp(a), table + quadratic, <= 1 ulp (i: a -> o: r)",
-              FpFuncConfig, lambda cfg: FpExp(cfg), FUNC_PRESETS, _bench("fp_exp"), _cycles))
+              FpFuncConfig, lambda cfg: FpExp(cfg), FUNC_PRESETS, _bench("fp_exp"), streaming_cycles))
 register(Unit("fp_log", "float natural logarithm log(a), table + quadratic, <= 1 ulp (i: a -> o: r)",
-              FpFuncConfig, lambda cfg: FpLog(cfg), FUNC_PRESETS, _bench("fp_log"), _cycles))
+              FpFuncConfig, lambda cfg: FpLog(cfg), FUNC_PRESETS, _bench("fp_log"), streaming_cycles))
 register(Unit("fp_recip", "float reciprocal 1/a, table + quadratic, <= 1 ulp (i: a -> o: r)",
-              FpFuncConfig, lambda cfg: FpRecip(cfg), FUNC_PRESETS, _bench("fp_recip"), _cycles))
+              FpFuncConfig, lambda cfg: FpRecip(cfg), FUNC_PRESETS, _bench("fp_recip"), streaming_cycles))

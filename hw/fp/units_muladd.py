@@ -3,12 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from pimforge.hw.fp.configs import FpConfig
+from pimforge.hw.core.pipeline import streaming_cycles
+from pimforge.hw.fp.configs import FORMAT_PRESETS, FpConfig
 from pimforge.hw.fp.fma import FpFma
 from pimforge.hw.fp.mul import FpMul
-# units.py imports this module only after defining these two names, so they exist whichever of
-# the two modules is imported first (a partially initialized units.py already holds them).
-from pimforge.hw.fp.units import FORMAT_PRESETS, streaming_cycles
 from pimforge.registry import Unit, register
 
 

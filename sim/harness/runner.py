@@ -170,7 +170,7 @@ def _build_locked(verilog, top, sim, bdir, key, waves):
     try:
         runner.build(sources=[str(src)], hdl_toplevel=top, build_dir=str(bdir),
                      waves=waves, log_file=str(log), **kwargs)
-    except (Exception, SystemExit) as e:  # the tool failed: point at its log
+    except (Exception, SystemExit):  # the tool failed: point at its log
         raise ToolError(f"{sim} build of {top} failed; see {log}") from None
     if sim == "verilator":
         _save_runtime(bdir, waves)

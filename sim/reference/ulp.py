@@ -7,7 +7,17 @@ beyond the largest finite value.
 """
 import numpy as np
 
-__all__ = ["bits_to_float", "ulp_errors", "max_ulp", "is_nan_bits"]
+__all__ = ["bits_to_float", "ulp_errors", "max_ulp", "is_nan_bits", "FLOAT64_REFERENCE",
+           "reference_values"]
+
+# The true functions, in float64, that the special-function units are measured against.
+FLOAT64_REFERENCE = {"exp": np.exp, "log": np.log, "recip": lambda x: 1.0 / x}
+
+
+def reference_values(func: str, fmt, x) -> np.ndarray:
+    """float64 value of ``func`` at the (exactly converted) inputs ``x`` (bit patterns)."""
+    with np.errstate(all="ignore"):
+        return FLOAT64_REFERENCE[func](bits_to_float(fmt, x))
 
 
 def is_nan_bits(fmt, x) -> np.ndarray:
