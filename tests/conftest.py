@@ -14,12 +14,14 @@ LONG = os.environ.get("PIMFORGE_LONG", "") not in ("", "0")
 
 
 def pytest_collection_modifyitems(config, items):
-    if LONG:
-        return
-    skip = pytest.mark.skip(reason="long sweep: set PIMFORGE_LONG=1 (or `make test-long`) to run")
+    from pimforge.sim.reference import softfloat
+    skip_long = pytest.mark.skip(reason="long sweep: set PIMFORGE_LONG=1 (or `make test-long`) to run")
+    skip_sf = pytest.mark.skip(reason=softfloat.UNAVAILABLE_REASON)
     for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip)
+        if "slow" in item.keywords and not LONG:
+            item.add_marker(skip_long)
+        if "softfloat" in item.keywords and not softfloat.available():
+            item.add_marker(skip_sf)
 
 
 def require_sim(sim: str):

@@ -8,6 +8,7 @@ from pimforge.sim.golden.fp_add import fp_add
 from pimforge.sim.reference import softfloat as ref
 
 
+@pytest.mark.softfloat
 @pytest.mark.parametrize("fmt_name", ["fp16", "bf16", "fp32"])
 @pytest.mark.parametrize("op", ["add", "sub"])
 def test_golden_vs_softfloat(fmt_name, op):
@@ -17,6 +18,7 @@ def test_golden_vs_softfloat(fmt_name, op):
                         lambda a, b: ref.binary(op, fmt, a, b), 2, seed=11, label=f"{op} {fmt_name}")
 
 
+@pytest.mark.softfloat
 @pytest.mark.parametrize("fmt_name", ["fp16", "bf16", "fp32"])
 def test_golden_ftz_vs_flushed_softfloat(fmt_name):
     fmt = FORMATS[fmt_name]

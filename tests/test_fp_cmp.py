@@ -52,11 +52,13 @@ def _check(fmt, ftz, seed, n_random, label):
         assert_matches_reference(fmt, got[name], want[name], [a, b], f"{label} {name}")
 
 
+@pytest.mark.softfloat
 @pytest.mark.parametrize("fmt_name", ["fp16", "bf16", "fp32"])
 def test_golden_vs_softfloat(fmt_name):
     _check(FORMATS[fmt_name], False, 21, N_SOFTFLOAT_RANDOM, f"cmp {fmt_name}")
 
 
+@pytest.mark.softfloat
 @pytest.mark.parametrize("fmt_name", ["fp16", "bf16", "fp32"])
 def test_golden_ftz_vs_flushed_softfloat(fmt_name):
     _check(FORMATS[fmt_name], True, 22, 200_000, f"cmp ftz {fmt_name}")

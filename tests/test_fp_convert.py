@@ -26,6 +26,7 @@ def _sources(fmt, seed, n_random):
     return np.concatenate([corners, rand])
 
 
+@pytest.mark.softfloat
 @pytest.mark.parametrize("src_name,dst_name", PAIRS)
 def test_golden_vs_softfloat(src_name, dst_name):
     src, dst = FORMATS[src_name], FORMATS[dst_name]
@@ -34,6 +35,7 @@ def test_golden_vs_softfloat(src_name, dst_name):
     assert_matches_reference(dst, got, ref.convert(src, dst, a), [a], f"{src_name}->{dst_name}")
 
 
+@pytest.mark.softfloat
 @pytest.mark.parametrize("src_name,dst_name", PAIRS)
 def test_golden_ftz_vs_flushed_softfloat(src_name, dst_name):
     src, dst = FORMATS[src_name], FORMATS[dst_name]
@@ -103,6 +105,7 @@ def test_golden_custom_formats_vs_exact(src_name, dst_name):
     assert_matches_reference(dst, got, exact_convert(src, dst, a), [a], f"{src_name}->{dst_name}")
 
 
+@pytest.mark.softfloat
 def test_exact_reference_agrees_with_softfloat():
     """The rational reference itself, checked once against SoftFloat (fp32 -> fp16)."""
     a = _sources(FORMATS["fp32"], 34, 20_000)

@@ -12,6 +12,7 @@ from pimforge.sim.golden.fp_fma import fp_fma
 from pimforge.sim.reference import softfloat as ref
 
 
+@pytest.mark.softfloat
 @pytest.mark.parametrize("fmt_name", ["fp16", "bf16", "fp32"])
 def test_golden_vs_softfloat(fmt_name):
     fmt = FORMATS[fmt_name]
@@ -20,6 +21,7 @@ def test_golden_vs_softfloat(fmt_name):
                         lambda a, b, c: ref.fma(fmt, a, b, c), 3, seed=31, label=f"fma {fmt_name}")
 
 
+@pytest.mark.softfloat
 @pytest.mark.parametrize("fmt_name", ["fp16", "bf16", "fp32"])
 def test_golden_near_cancellation_vs_softfloat(fmt_name):
     """The bench's FMA stimulus: c close to -a*b (massive cancellation, exact zeros), c near the
@@ -39,6 +41,7 @@ def test_fused_single_rounding():
     assert int(got[0]) == 0x0010                          # 2**-20, a subnormal
 
 
+@pytest.mark.softfloat
 @pytest.mark.parametrize("fmt_name", ["fp16", "bf16", "fp32"])
 def test_golden_ftz_vs_flushed_softfloat(fmt_name):
     fmt = FORMATS[fmt_name]

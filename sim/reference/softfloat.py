@@ -12,13 +12,30 @@ Round-to-odd is emulated as round-toward-zero with the LSB forced to 1 when Soft
 from __future__ import annotations
 
 import numpy as np
-import softfloatpy as sf
 
 from pimforge.hw.fp.format import BF16, FP16, FP32, FloatFormat
 
-__all__ = ["binary", "fma", "compare", "convert", "supported", "flush_subnormals"]
+try:
+    import softfloatpy as sf
+except ImportError:  # softfloatpy publishes no release for Python < 3.11
+    sf = None
 
-_CLS = {FP16: sf.Float16, FP32: sf.Float32, BF16: sf.BFloat16}
+__all__ = ["binary", "fma", "compare", "convert", "supported", "flush_subnormals", "available",
+           "UNAVAILABLE_REASON"]
+
+UNAVAILABLE_REASON = "softfloatpy (Berkeley SoftFloat) is not installed; it needs Python >= 3.11"
+
+
+def available() -> bool:
+    return sf is not None
+
+
+def _require():
+    if sf is None:
+        raise RuntimeError(UNAVAILABLE_REASON)
+
+
+_CLS = {FP16: sf.Float16, FP32: sf.Float32, BF16: sf.BFloat16} if sf is not None else {}
 _PREFIX = {FP16: "f16", FP32: "f32"}
 
 
@@ -61,6 +78,7 @@ def _odd_f32(fn, *args):
 
 def _run(fmt, name, *operands) -> np.ndarray:
     """Apply SoftFloat op ``name`` (add, sub, mul, mul_add) elementwise to bit arrays."""
+    _require()
     sf.set_rounding_mode(sf.RoundingMode.NEAR_EVEN)
     ops = [np.asarray(o, dtype=np.int64).ravel().tolist() for o in operands]
     out = np.empty(len(ops[0]), dtype=np.int64)
@@ -92,6 +110,7 @@ def fma(fmt: FloatFormat, a, b, c) -> np.ndarray:
 
 def compare(fmt: FloatFormat, a, b):
     """Quiet comparisons: returns (lt, eq) boolean arrays (both False when unordered)."""
+    _require()
     a = np.asarray(a, dtype=np.int64).ravel().tolist()
     b = np.asarray(b, dtype=np.int64).ravel().tolist()
     lt = np.empty(len(a), dtype=bool)
@@ -124,6 +143,7 @@ def _convert_one(src, dst, x):
 
 
 def convert(src: FloatFormat, dst: FloatFormat, a) -> np.ndarray:
+    _require()
     sf.set_rounding_mode(sf.RoundingMode.NEAR_EVEN)
     flat = np.asarray(a, dtype=np.int64).ravel().tolist()
     return np.array([_convert_one(src, dst, x) for x in flat], dtype=np.int64).reshape(np.shape(a))
