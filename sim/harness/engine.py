@@ -27,6 +27,7 @@ class _Source:
         self.plen = len(pattern)
         self.idx = 0
         self.active = False
+        self.driven_valid = 0     # last value written to `valid`: writes only on change
         self.stamps = []
 
 
@@ -40,6 +41,7 @@ class _Sink:
         self.pattern = pattern
         self.plen = len(pattern)
         self.ready_now = self.ready is None
+        self.driven_ready = None  # last value written to `ready`: writes only on change
         self.received = []
         self.stamps = []
 
@@ -75,17 +77,23 @@ async def run_phase(dut, manifest, phase, drain_cycles, timeout_factor) -> Phase
     last_transfer = 0
     while True:
         # ---- drive for the cycle that ends at the next edge
+        # (cocotb writes are the costly part of a cycle, so a signal is written only on change)
         for s in sources:
-            if not s.active and s.idx < len(s.payloads) and s.pattern[cyc % s.plen]:
+            if s.active:
+                continue  # hold valid and payload until the transfer
+            if s.idx < len(s.payloads) and s.pattern[cyc % s.plen]:
                 s.payload.value = s.payloads[s.idx]
-                s.valid.value = 1
                 s.active = True
-            elif not s.active:
-                s.valid.value = 0
+                if not s.driven_valid:
+                    s.valid.value = s.driven_valid = 1
+            elif s.driven_valid:
+                s.valid.value = s.driven_valid = 0
         for k in sinks:
             if k.ready is not None:
                 k.ready_now = k.pattern[cyc % k.plen]
-                k.ready.value = 1 if k.ready_now else 0
+                if k.ready_now is not k.driven_ready:
+                    k.ready.value = 1 if k.ready_now else 0
+                    k.driven_ready = k.ready_now
         await rise
         # ---- observe what that edge transferred
         for s in sources:
@@ -134,7 +142,7 @@ async def run_phase(dut, manifest, phase, drain_cycles, timeout_factor) -> Phase
                                   f"{len(k.expected)} within {budget} cycles")
             break
     for s in sources:
-        s.valid.value = 0
+        s.valid.value = s.driven_valid = 0
     return PhaseResult(
         name=phase.name, cycles=last_transfer + 1,
         in_stamps={s.name: s.stamps for s in sources},
