@@ -7,7 +7,7 @@ from amaranth.lib import data
 
 from pimforge.hw.fp.format import FloatFormat
 
-__all__ = ["Field", "fp", "uint", "sint", "flag", "payload_layout"]
+__all__ = ["Field", "fp", "vec", "uint", "sint", "flag", "payload_layout"]
 
 
 @dataclass(frozen=True)
@@ -20,6 +20,11 @@ class Field:
 
 def fp(fmt: FloatFormat) -> Field:
     return Field(fmt.width, fmt.name)
+
+
+def vec(fmt: FloatFormat, n: int) -> Field:
+    """``n`` floats packed side by side, element 0 in the least significant bits (``fp16x16``)."""
+    return Field(fmt.width * n, f"{fmt.name}x{n}")
 
 
 def uint(width: int) -> Field:

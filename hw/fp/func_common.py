@@ -18,7 +18,14 @@ def rom(m, name: str, values, shape):
     """A ROM holding ``values`` with a combinational read port; returns ``(addr, data)``, the
     caller drives ``addr``."""
     mem = Memory(shape=shape, depth=len(values), init=list(values))
-    m.submodules[name] = mem
+    base, k = name, 1
+    while True:  # several function units may share one module: keep ROM names unique
+        try:
+            m.submodules[name] = mem
+            break
+        except NameError:
+            k += 1
+            name = f"{base}_{k}"
     port = mem.read_port(domain="comb")
     return port.addr, port.data
 

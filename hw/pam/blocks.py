@@ -1,0 +1,124 @@
+"""Building blocks shared by the PAM units: free-running float operations and small stores.
+
+Inside a PAM unit the datapaths never stall: flow control happens once, at the unit's input
+(a credit check guarantees that everything admitted can be absorbed).  A *free-running* float
+operation is therefore a pipeline whose registers load every cycle, with a valid bit travelling
+alongside the data.  :func:`float_op` builds one from the foundation float library's stage
+functions, so each operation is bit-identical to the standalone ``fp_*`` unit (and to its golden
+model).  Extra keys in ``side`` travel through the same registers unchanged, so tags (beat index,
+token flags) stay aligned with their data.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Signal, Value
+
+from pimforge.hw.core.pipeline import register_positions
+
+__all__ = ["OPS", "float_op", "comb_op", "op_latency", "delay", "delay_valid"]
+
+
+def _stages(kind: str, fmt, src=None):
+    from pimforge.hw.fp.add import add_stages
+    from pimforge.hw.fp.cmp import cmp_stages
+    from pimforge.hw.fp.convert import convert_stages
+    from pimforge.hw.fp.exp import exp_stages
+    from pimforge.hw.fp.fma import fma_stages
+    from pimforge.hw.fp.log import log_stages
+    from pimforge.hw.fp.mul import mul_stages
+    from pimforge.hw.fp.recip import recip_stages
+    table = {
+        "add": lambda: add_stages(fmt, False, False),
+        "sub": lambda: add_stages(fmt, False, True),
+        "mul": lambda: mul_stages(fmt, False),
+        "fma": lambda: fma_stages(fmt, False),
+        "cmp": lambda: cmp_stages(fmt, False),
+        "exp": lambda: exp_stages(fmt, False),
+        "log": lambda: log_stages(fmt, False),
+        "recip": lambda: recip_stages(fmt, False),
+        "convert": lambda: convert_stages(src, fmt, False),
+    }
+    return table[kind]()
+
+
+# operand names of each kind (the stage functions' input keys)
+OPS = {"add": ("a", "b"), "sub": ("a", "b"), "mul": ("a", "b"), "fma": ("a", "b", "c"),
+       "cmp": ("a", "b"), "exp": ("a",), "log": ("a",), "recip": ("a",), "convert": ("a",)}
+
+_FUNCS = ("exp", "log", "recip")
+
+
+def op_latency(kind: str, op_depth: int) -> int:
+    """Register stages of a float operation inside a PAM unit: ``op_depth``, one more for the
+    table-based functions (exp, log, recip)."""
+    return op_depth + (1 if kind in _FUNCS else 0)
+
+
+def comb_op(m, kind: str, fmt, operands: dict, src=None) -> dict:
+    """A float operation with no registers (for decisions that must take effect in one cycle,
+    such as the running-maximum compare)."""
+    values = dict(operands)
+    for stage in _stages(kind, fmt, src):
+        values = stage(m, values)
+    return values
+
+
+def float_op(m, kind: str, fmt, op_depth: int, operands: dict, valid=None, side=None, src=None,
+             name: str = "op"):
+    """Build one free-running float operation.
+
+    Parameters
+    ----------
+    m : the Module.
+    kind : one of :data:`OPS` (``convert`` converts ``src`` to ``fmt``).
+    operands : operand name -> Amaranth value (bit patterns).
+    valid : optional 1-bit value travelling with the data (returned delayed).
+    side : optional dict of extra values delayed alongside.
+    Returns ``(outputs, valid_out, side_out)``; ``outputs`` is the last stage's dict (``r`` for
+    arithmetic, the comparator's flags and ``max``/``min`` for ``cmp``).
+    """
+    stages = _stages(kind, fmt, src)
+    depth = op_latency(kind, op_depth)
+    counts = register_positions(len(stages), depth)
+    side = dict(side or {})
+    if valid is not None:
+        side["_valid"] = valid
+    values = dict(operands)
+    carry = dict(side)
+    idx = 0
+    for k, stage in enumerate(stages):
+        values = stage(m, values)
+        for _ in range(counts[k]):
+            values = _register(m, values, f"{name}_p{idx}")
+            carry = _register(m, carry, f"{name}_p{idx}")
+            idx += 1
+    valid_out = carry.pop("_valid", None)
+    return values, valid_out, carry
+
+
+def _register(m, values: dict, prefix: str) -> dict:
+    out = {}
+    for key, v in values.items():
+        v = Value.cast(v)
+        r = Signal(v.shape(), name=f"{prefix}_{key.lstrip('_')}")
+        m.d.sync += r.eq(v)
+        out[key] = r
+    return out
+
+
+def delay(m, values: dict, cycles: int, name: str = "dly") -> dict:
+    """``values`` delayed by ``cycles`` register stages (no reset: data, not control).
+
+    Give valid bits their own call with :func:`delay_valid` so that they reset."""
+    for i in range(cycles):
+        values = _register(m, values, f"{name}{i}")
+    return values
+
+
+def delay_valid(m, valid, cycles: int, name: str = "dlyv"):
+    """A valid bit delayed by ``cycles`` stages (these registers reset to 0)."""
+    v = valid
+    for i in range(cycles):
+        r = Signal(name=f"{name}{i}")
+        m.d.sync += r.eq(v)
+        v = r
+    return v

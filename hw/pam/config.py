@@ -1,0 +1,212 @@
+"""Configs of the PAM units (PAM §5.2, Table 1, §7.1).
+
+Numerics shared by every PAM unit: K, V and Q are stored as fp16; dot products, scores, the
+online-softmax statistics (m, l) and the O accumulator use the accumulator format ``acc``
+(fp16 as in the paper, or fp32).  Every float operation is an IEEE round-to-nearest-even operation
+of the foundation float library, so the golden model in :mod:`pimforge.sim.golden.pam` reproduces
+the RTL bit for bit.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from pimforge.config import UnitConfig, param
+from pimforge.errors import ConfigError
+from pimforge.hw.fp.format import FP16, FP32
+
+__all__ = ["OnlineSoftmaxConfig", "PamPuConfig", "PamRuConfig", "PamDeviceConfig",
+           "PamSystemConfig", "PU_TIER_PRESETS", "TIERS", "acc_check", "pow2_check"]
+
+TIERS = ("hbm", "ddr", "ssd")
+
+
+def acc_check(v, cfg):
+    return None if v.name in ("fp16", "fp32") else "fp16, fp32"
+
+
+def pow2_check(v, cfg):
+    return None if v > 0 and v & (v - 1) == 0 else "a power of two"
+
+
+def _acc_field():
+    return param(FP16, "accumulator format of scores, m, l and O (fp16 as in PAM, or fp32)",
+                 kind="format", check=acc_check)
+
+
+def _op_depth_field():
+    return param(2, "pipeline registers inside each float operation (mul, add, fma, compare, "
+                 "convert); exp/log/recip use one more", lo=1, hi=3)
+
+
+def _head_dim_field():
+    return param(128, "head dimension d", choices=(64, 128, 256))
+
+
+@dataclass(frozen=True)
+class OnlineSoftmaxConfig(UnitConfig):
+    """``online_softmax``: merges (m_in, l_in) pairs into a running (m, l) (PAM eqs. 3-5)."""
+
+    UNIT = "online_softmax"
+    acc: object = _acc_field()
+    op_depth: int = _op_depth_field()
+
+
+@dataclass(frozen=True)
+class PamPuConfig(UnitConfig):
+    """``pam_pu``: the local-attention processing unit (PAM Alg. 1 Local_Attention, §5.2.1)."""
+
+    UNIT = "pam_pu"
+    lanes: int = param(16, "vector width: fp16 elements per K/V beat (16 = a 256-bit HBM burst)",
+                       lo=2, hi=64, check=pow2_check)
+    head_dim: int = _head_dim_field()
+    acc: object = _acc_field()
+    tile_tokens: int = param(16, "tokens per tile of PAM Alg. 1 (K rows of a tile, then its V "
+                             "rows); two accumulation levels keep fp16 accurate", lo=1, hi=64)
+    buffer_bytes: int = param(512, "the paper's local buffer per PU in bytes (Q and O staging); "
+                              "the manifest reports the storage actually needed", lo=16, hi=65536)
+    score_scale: float = param(0.0, "score scale applied to Q.K; 0 means 1/sqrt(head_dim)",
+                               lo=0.0, hi=65504.0)
+    clock_mhz: float = param(666.0, "clock of the tier, used for tokens per second", lo=1.0,
+                             hi=5000.0)
+    op_depth: int = _op_depth_field()
+
+    def validate(self):
+        if self.head_dim // self.lanes < 4:
+            raise ConfigError(self.UNIT, "lanes", self.lanes,
+                              f"at most head_dim/4 = {self.head_dim // 4} (a row needs four or "
+                              f"more beats so that the O update keeps pace)")
+
+    @property
+    def beats(self) -> int:
+        """Beats per K (or V) row: ceil(d / lanes)."""
+        return self.head_dim // self.lanes
+
+    @property
+    def scale(self) -> float:
+        return self.score_scale if self.score_scale > 0 else 1.0 / math.sqrt(self.head_dim)
+
+    @property
+    def storage_bytes(self) -> int:
+        """Bytes of Q (fp16) and O (acc) the PU holds."""
+        return self.head_dim * 2 + self.head_dim * self.acc.width // 8
+
+
+# PAM §5.2.1 and Table 1 / §7.1: HBM3 5.2 Gbps PUs at 666 MHz, DDR4-3200 near-bank PUs at
+# 500 MHz, SSD-controller PUs at 1 GHz.
+PU_TIER_PRESETS = {
+    "hbm": {"lanes": 16, "buffer_bytes": 512, "clock_mhz": 666.0},
+    "ddr": {"lanes": 4, "buffer_bytes": 128, "clock_mhz": 500.0},
+    "ssd": {"lanes": 16, "buffer_bytes": 512, "clock_mhz": 1000.0},
+}
+
+
+@dataclass(frozen=True)
+class PamRuConfig(UnitConfig):
+    """``pam_ru``: the reduction unit (PAM Alg. 1 Reduction, §5.2.2)."""
+
+    UNIT = "pam_ru"
+    vector_width: int = param(16, "elements of O per partial beat (the vector-scalar multiplier "
+                              "width)", lo=2, hi=64, check=pow2_check)
+    head_dim: int = _head_dim_field()
+    acc: object = _acc_field()
+    scratch_bytes: int = param(512, "scratch buffer holding the O accumulator, in bytes",
+                               lo=16, hi=65536)
+    final: bool = param(False, "final-stage mode: also output O/l normalized to fp16 and the "
+                        "log-sum-exp m + log(l) (PAM Alg. 1 line 21)")
+    clock_mhz: float = param(666.0, "clock, used for merge time", lo=1.0, hi=5000.0)
+    op_depth: int = _op_depth_field()
+
+    def validate(self):
+        if self.head_dim // self.vector_width < 4:
+            raise ConfigError(self.UNIT, "vector_width", self.vector_width,
+                              f"at most head_dim/4 = {self.head_dim // 4} (a partial needs four "
+                              f"or more beats so that the O update keeps pace)")
+        need = self.head_dim * self.acc.width // 8
+        if self.scratch_bytes < need:
+            raise ConfigError(self.UNIT, "scratch_bytes", self.scratch_bytes,
+                              f">= {need} (O accumulator: head_dim {self.head_dim} x "
+                              f"{self.acc.name})")
+
+    @property
+    def beats(self) -> int:
+        return self.head_dim // self.vector_width
+
+
+@dataclass(frozen=True)
+class PamDeviceConfig(UnitConfig):
+    """``pam_device``: ``pus`` PUs of one tier and the intra-device reduction (one RU)."""
+
+    UNIT = "pam_device"
+    pus: int = param(4, "processing units in the device", lo=1, hi=16)
+    lanes: int = param(16, "PU vector width (fp16 elements per beat)", lo=2, hi=64,
+                       check=pow2_check)
+    ru_vector_width: int = param(16, "RU vector width; a multiple of lanes", lo=2, hi=64,
+                                 check=pow2_check)
+    head_dim: int = _head_dim_field()
+    acc: object = _acc_field()
+    tile_tokens: int = param(16, "tokens per tile of PAM Alg. 1 (K rows of a tile, then its V "
+                             "rows); two accumulation levels keep fp16 accurate", lo=1, hi=64)
+    score_scale: float = param(0.0, "score scale; 0 means 1/sqrt(head_dim)", lo=0.0, hi=65504.0)
+    clock_mhz: float = param(666.0, "clock of the tier", lo=1.0, hi=5000.0)
+    op_depth: int = _op_depth_field()
+
+    def validate(self):
+        if self.ru_vector_width % self.lanes:
+            raise ConfigError(self.UNIT, "ru_vector_width", self.ru_vector_width,
+                              f"a multiple of lanes ({self.lanes})")
+        if self.head_dim // self.ru_vector_width < 4:
+            raise ConfigError(self.UNIT, "ru_vector_width", self.ru_vector_width,
+                              f"at most head_dim/4 = {self.head_dim // 4}")
+        PamPuConfig(lanes=self.lanes, head_dim=self.head_dim)  # same lanes limits
+
+    def pu_config(self) -> PamPuConfig:
+        return PamPuConfig(lanes=self.lanes, head_dim=self.head_dim, acc=self.acc,
+                           tile_tokens=self.tile_tokens, score_scale=self.score_scale, clock_mhz=self.clock_mhz,
+                           op_depth=self.op_depth)
+
+    def ru_config(self, final: bool = False) -> PamRuConfig:
+        return PamRuConfig(vector_width=self.ru_vector_width, head_dim=self.head_dim,
+                           acc=self.acc, final=final, clock_mhz=self.clock_mhz,
+                           scratch_bytes=max(512, self.head_dim * self.acc.width // 8),
+                           op_depth=self.op_depth)
+
+
+@dataclass(frozen=True)
+class PamSystemConfig(UnitConfig):
+    """``pam_system``: HBM, DDR and SSD devices joined by an inter-device reduction in an HBM RU."""
+
+    UNIT = "pam_system"
+    hbm_pus: int = param(4, "PUs in the HBM-PIM device", lo=1, hi=16)
+    ddr_pus: int = param(4, "PUs in the DDR-PIM device", lo=1, hi=16)
+    ssd_pus: int = param(4, "PUs in the SSD-PIM device", lo=1, hi=16)
+    hbm_lanes: int = param(16, "HBM PU vector width", lo=2, hi=64, check=pow2_check)
+    ddr_lanes: int = param(4, "DDR PU vector width", lo=2, hi=64, check=pow2_check)
+    ssd_lanes: int = param(16, "SSD PU vector width", lo=2, hi=64, check=pow2_check)
+    ru_vector_width: int = param(16, "RU vector width in every tier; a multiple of each lanes",
+                                 lo=2, hi=64, check=pow2_check)
+    head_dim: int = _head_dim_field()
+    acc: object = _acc_field()
+    tile_tokens: int = param(16, "tokens per tile of PAM Alg. 1 (K rows of a tile, then its V "
+                             "rows); two accumulation levels keep fp16 accurate", lo=1, hi=64)
+    score_scale: float = param(0.0, "score scale; 0 means 1/sqrt(head_dim)", lo=0.0, hi=65504.0)
+    op_depth: int = _op_depth_field()
+
+    def validate(self):
+        for t in TIERS:
+            self.device_config(t)
+
+    def pus(self, tier: str) -> int:
+        return getattr(self, f"{tier}_pus")
+
+    def device_config(self, tier: str) -> PamDeviceConfig:
+        try:
+            return PamDeviceConfig(pus=self.pus(tier), lanes=getattr(self, f"{tier}_lanes"),
+                                   ru_vector_width=self.ru_vector_width, head_dim=self.head_dim,
+                                   acc=self.acc, score_scale=self.score_scale,
+                                   tile_tokens=self.tile_tokens,
+                                   clock_mhz=PU_TIER_PRESETS[tier]["clock_mhz"],
+                                   op_depth=self.op_depth)
+        except ConfigError as e:
+            field = {"lanes": f"{tier}_lanes", "pus": f"{tier}_pus"}.get(e.field, e.field)
+            raise ConfigError(self.UNIT, field, e.value, e.allowed) from None

@@ -1,0 +1,399 @@
+"""``pam_pu``: the local-attention processing unit (PAM Alg. 1 ``Local_Attention``, §5.2.1).
+
+Microarchitecture (tile form of Alg. 1, lines 9-12; the numerics are spelled out in
+:mod:`pimforge.sim.golden.pam`)::
+
+    i_q ──► Q buffer (B x L fp16)
+                 │ Q[kb]
+    i_kv ─┬─ K ──► L multipliers ─► lane adder tree ─► beat tree ─► x scale ─► s_j
+          │                                                                   │
+          │                       Row-wise Max Unit (running compare) ◄───────┘  score buffer
+          │                                                                       (2 x T)
+          │        tile end ─► P sequencer: p_j = exp(s_j - m_t)  (sub + exponential unit)
+          │                                         │ P FIFO
+          └─ V ──► V FIFO ──► V processor: O_t[b] = fma(p_j, v, O_t[b]), l_t += p_j
+                                            │ (L fused multiply-adds, shared)
+                      tile merge (online_softmax merge_stats + the same L fmas) ─► O, m, l
+                                                                                  │
+                                                                      o ◄── drain ┘
+
+* A K beat enters the dot-product pipeline the cycle it is accepted; every internal pipeline is
+  free-running, and the input's ready signal is the only flow control: a new token is admitted
+  while fewer than 2T tokens are in flight (the score buffer holds two tiles) and a V beat while
+  the V FIFO has room.  So the PU consumes one beat per cycle at steady state, K and V alike.
+* The V FIFO hides the score latency: the V rows of a tile wait there until the tile's row max
+  and exponentials are known.
+* The tile merge rescales O with the same fused multiply-add array as the V update; it runs while
+  the next tile's K rows stream in, so the rescaling is hidden for tiles of more than a few tokens.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
+from amaranth.lib import fifo, stream
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from pimforge.hw.core.component import PimComponent
+from pimforge.hw.core.payload import flag, fp, payload_layout, vec
+from pimforge.hw.fp.format import FP16
+from pimforge.hw.pam.blocks import comb_op, float_op, op_latency
+from pimforge.hw.pam.config import PamPuConfig
+
+__all__ = ["PamPu", "pu_timing"]
+
+
+def _log2(n: int) -> int:
+    return n.bit_length() - 1
+
+
+def pu_timing(cfg: PamPuConfig) -> dict:
+    """Fixed latencies of the PU's pipelines, in cycles (used by the RTL and the cycle model)."""
+    from pimforge.hw.pam.softmax import merge_latency
+    od = cfg.op_depth
+    conv = op_latency("convert", od) if cfg.acc.width != 16 else 0
+    add = op_latency("add", od)
+    score = (conv + op_latency("mul", od) + _log2(cfg.lanes) * add + _log2(cfg.beats) * add
+             + op_latency("mul", od))
+    p_path = op_latency("sub", od) + op_latency("exp", od)
+    fma = op_latency("fma", od)
+    return {"conv": conv, "score": score, "p_path": p_path, "fma": fma,
+            "merge": merge_latency(od), "v_conv": conv}
+
+
+def _fifo_depth(cfg: PamPuConfig) -> int:
+    t = pu_timing(cfg)
+    need = t["score"] + t["p_path"] + 2 * cfg.beats + 8
+    d = 16
+    while d < need:
+        d *= 2
+    return d
+
+
+class PamPu(PimComponent):
+    """The local-attention PU.  Streams ``i_q`` and ``i_kv`` in, ``o`` out (see README, "PAM
+    units", for the beat formats).
+
+    A token costs ``2 * ceil(d / lanes)`` input beats and the PU takes one beat per cycle, so a set
+    of N tokens streams in ``2 N B`` cycles; the partial (O, m, l) leaves ``latency`` cycles after
+    the last V beat, at one beat per cycle.
+
+    Parameters
+    ----------
+    cfg : PamPuConfig
+    """
+
+    UNIT = "pam_pu"
+
+    def __init__(self, cfg: PamPuConfig):
+        lanes, acc = cfg.lanes, cfg.acc
+        super().__init__(cfg, {
+            "i_q": In(stream.Signature(payload_layout(data=vec(FP16, lanes)))),
+            "i_kv": In(stream.Signature(payload_layout(data=vec(FP16, lanes), is_v=flag(),
+                                                       last=flag()))),
+            "o": Out(stream.Signature(payload_layout(data=vec(acc, lanes), m=fp(acc), l=fp(acc)))),
+        })
+
+    @property
+    def timing(self) -> dict:
+        return pu_timing(self.cfg)
+
+    @property
+    def latency(self) -> int:
+        """Cycles from the last V beat of a set to its first output beat (no stalls)."""
+        from pimforge.hw.pam.units_pu import pu_tail_cycles
+        return pu_tail_cycles(self.cfg)
+
+    @property
+    def throughput(self) -> float:
+        """Input beats per cycle at steady state."""
+        return 1.0
+
+    def manifest(self) -> dict:
+        man = super().manifest()
+        man["storage_bytes"] = self.cfg.storage_bytes
+        man["buffer_fits"] = self.cfg.storage_bytes <= self.cfg.buffer_bytes
+        man["v_fifo_beats"] = _fifo_depth(self.cfg)
+        man["timing"] = self.timing
+        return man
+
+    # ------------------------------------------------------------------------------------------
+    def elaborate(self, platform):
+        from pimforge.hw.pam.softmax import merge_stats
+        from pimforge.sim.golden.pam import scale_bits
+        cfg = self.cfg
+        m = Module()
+        L, B, T, acc, od = cfg.lanes, cfg.beats, cfg.tile_tokens, cfg.acc, cfg.op_depth
+        aw = acc.width
+        tm = self.timing
+        conv32 = acc.width != 16
+
+        def lane(value, i, w):
+            return value[i * w:(i + 1) * w]
+
+        def to_acc(values, valid, name, side=None):
+            """fp16 lanes -> acc lanes (a free-running convert when acc is fp32)."""
+            if not conv32:
+                return values, valid, dict(side or {})
+            outs, v_out, s_out = [], None, None
+            for i, x in enumerate(values):
+                r, v, s = float_op(m, "convert", acc, od, {"a": x}, valid=valid if i == 0 else None,
+                                   side=side if i == 0 else None, src=FP16, name=f"{name}{i}")
+                outs.append(r["r"])
+                if i == 0:
+                    v_out, s_out = v, s
+            return outs, v_out, s_out
+
+        # ---------------- Q buffer ----------------
+        q_mem = Memory(shape=16 * L, depth=B, init=[])
+        m.submodules.q_buffer = q_mem
+        q_wr = q_mem.write_port()
+        q_rd = q_mem.read_port(domain="comb")
+        q_idx = Signal(range(B), name="q_idx")
+        q_loaded = Signal(name="q_loaded")
+        m.d.comb += [self.i_q.ready.eq(~q_loaded), q_wr.addr.eq(q_idx),
+                     q_wr.data.eq(self.i_q.payload.data),
+                     q_wr.en.eq(self.i_q.valid & self.i_q.ready)]
+        with m.If(self.i_q.valid & self.i_q.ready):
+            m.d.sync += q_idx.eq(Mux(q_idx == B - 1, 0, q_idx + 1))
+            with m.If(q_idx == B - 1):
+                m.d.sync += q_loaded.eq(1)
+
+        # ---------------- input acceptance ----------------
+        kv = self.i_kv
+        kb = Signal(range(B), name="k_beat")           # beat within the K row
+        in_flight = Signal(range(2 * T + 1), name="tokens_in_flight")
+        drain_pending = Signal(name="drain_pending")
+        v_fifo = fifo.SyncFIFO(width=16 * L + 1, depth=_fifo_depth(cfg))
+        m.submodules.v_fifo = v_fifo
+        token_start = ~kv.payload.is_v & (kb == 0)
+        can_accept = Mux(kv.payload.is_v, v_fifo.w_rdy, ~token_start | (in_flight < 2 * T))
+        m.d.comb += kv.ready.eq(q_loaded & ~drain_pending & can_accept)
+        k_fire = Signal(name="k_fire")
+        v_fire = Signal(name="v_fire")
+        m.d.comb += [k_fire.eq(kv.valid & kv.ready & ~kv.payload.is_v),
+                     v_fire.eq(kv.valid & kv.ready & kv.payload.is_v)]
+        with m.If(k_fire):
+            m.d.sync += kb.eq(Mux(kb == B - 1, 0, kb + 1))
+        m.d.comb += q_rd.addr.eq(kb)
+        last_fire = v_fire & kv.payload.last
+        with m.If(last_fire):
+            m.d.sync += [q_loaded.eq(0), drain_pending.eq(1)]
+        m.d.comb += [v_fifo.w_data.eq(Cat(kv.payload.data, kv.payload.last)),
+                     v_fifo.w_en.eq(v_fire)]
+        # a tile's K phase ends at the first V beat after K beats
+        prev_is_v = Signal(init=1, name="prev_is_v")
+        with m.If(kv.valid & kv.ready):
+            m.d.sync += prev_is_v.eq(kv.payload.is_v)
+        tile_end = v_fire & ~prev_is_v
+
+        # ---------------- score path: Q.K, lane tree, beat tree, scale ----------------
+        qs, v0, _ = to_acc([lane(q_rd.data, i, 16) for i in range(L)], k_fire, "qc")
+        ks, _, _ = to_acc([lane(kv.payload.data, i, 16) for i in range(L)], None, "kc")
+        prods, valid = [], None
+        for i in range(L):
+            r, v, _ = float_op(m, "mul", acc, od, {"a": qs[i], "b": ks[i]},
+                               valid=v0 if i == 0 else None, name=f"qk{i}")
+            prods.append(r["r"])
+            if i == 0:
+                valid = v
+        level = 0
+        while len(prods) > 1:
+            nxt = []
+            for i in range(0, len(prods), 2):
+                r, v, _ = float_op(m, "add", acc, od, {"a": prods[i], "b": prods[i + 1]},
+                                   valid=valid if i == 0 else None, name=f"lt{level}_{i // 2}")
+                nxt.append(r["r"])
+                if i == 0:
+                    nv = v
+            prods, valid, level = nxt, nv, level + 1
+        x = prods[0]
+        for lvl in range(_log2(B)):                    # streaming pairwise tree over the beats
+            held = Signal(aw, name=f"bt{lvl}_held")
+            have = Signal(name=f"bt{lvl}_have")
+            with m.If(valid):
+                m.d.sync += have.eq(~have)
+                with m.If(~have):
+                    m.d.sync += held.eq(x)
+            r, v, _ = float_op(m, "add", acc, od, {"a": held, "b": x}, valid=valid & have,
+                               name=f"bt{lvl}")
+            x, valid = r["r"], v
+        r, s_valid, _ = float_op(m, "mul", acc, od, {"a": x, "b": Const(scale_bits(acc, cfg.scale), aw)},
+                                 valid=valid, name="scale")
+        s = r["r"]
+
+        # ---------------- Row-wise Max Unit and score buffer ----------------
+        s_mem = Memory(shape=aw, depth=2 * T, init=[])
+        m.submodules.score_buffer = s_mem
+        s_wr = s_mem.write_port()
+        s_rd = s_mem.read_port(domain="comb")
+        s_cnt = Signal(range(T + 1), name="tile_count")
+        s_par = Signal(name="tile_parity")
+        m_t = Signal(aw, name="row_max")
+        gt = comb_op(m, "cmp", acc, {"a": s, "b": m_t})["greater"]
+        m.d.comb += [s_wr.addr.eq(s_par * T + s_cnt), s_wr.data.eq(s),
+                     s_wr.en.eq(s_valid & (s_cnt < T))]
+        with m.If(s_valid & (s_cnt < T)):
+            m.d.sync += s_cnt.eq(s_cnt + 1)
+            with m.If((s_cnt == 0) | gt):
+                m.d.sync += m_t.eq(s)
+        # the tile-end marker travels as long as the score path, so it arrives after the last score
+        marker = tile_end
+        for i in range(tm["score"]):
+            r_ = Signal(name=f"tile_end_d{i}")
+            m.d.sync += r_.eq(marker)
+            marker = r_
+        desc = fifo.SyncFIFO(width=aw + (T).bit_length() + 1, depth=2)
+        m.submodules.tile_fifo = desc
+        m.d.comb += [desc.w_data.eq(Cat(m_t, s_cnt, s_par)), desc.w_en.eq(marker)]
+        with m.If(marker):
+            m.d.sync += [s_cnt.eq(0), s_par.eq(~s_par)]
+
+        # ---------------- P sequencer: p_j = exp(s_j - m_t) ----------------
+        seq_busy = Signal(name="pseq_busy")
+        seq_j = Signal(range(T + 1), name="pseq_j")
+        seq_n = Signal(range(T + 1), name="pseq_n")
+        seq_m = Signal(aw, name="pseq_m")
+        seq_par = Signal(name="pseq_par")
+        with m.If(~seq_busy & desc.r_rdy):
+            m.d.comb += desc.r_en.eq(1)
+            m.d.sync += [seq_busy.eq(1), seq_j.eq(0), seq_m.eq(desc.r_data[:aw]),
+                         seq_n.eq(desc.r_data[aw:aw + (T).bit_length()]),
+                         seq_par.eq(desc.r_data[-1])]
+        seq_fire = Signal(name="pseq_fire")
+        m.d.comb += [seq_fire.eq(seq_busy), s_rd.addr.eq(seq_par * T + seq_j)]
+        with m.If(seq_busy):
+            m.d.sync += seq_j.eq(seq_j + 1)
+            with m.If(seq_j == seq_n - 1):
+                m.d.sync += seq_busy.eq(0)
+        tags = {"first": seq_j == 0, "last": seq_j == seq_n - 1, "mt": seq_m}
+        r, v, tg = float_op(m, "sub", acc, od, {"a": s_rd.data, "b": seq_m}, valid=seq_fire,
+                            side=tags, name="psub")
+        r, p_valid, tg = float_op(m, "exp", acc, od, {"a": r["r"]}, valid=v, side=tg, name="pexp")
+        p_fifo = fifo.SyncFIFO(width=2 * aw + 2, depth=2 * T)
+        m.submodules.p_fifo = p_fifo
+        m.d.comb += [p_fifo.w_data.eq(Cat(r["r"], tg["mt"], tg["first"], tg["last"])),
+                     p_fifo.w_en.eq(p_valid)]
+        p_j = p_fifo.r_data[:aw]
+        p_mt = p_fifo.r_data[aw:2 * aw]
+        p_first = p_fifo.r_data[2 * aw]
+        p_last = p_fifo.r_data[2 * aw + 1]
+
+        # ---------------- V processor and tile merge (shared fma array) ----------------
+        ot_mem = Memory(shape=aw * L, depth=B, init=[])
+        o_mem = Memory(shape=aw * L, depth=B, init=[])
+        m.submodules.o_tile = ot_mem
+        m.submodules.o_accum = o_mem
+        ot_wr, ot_rd = ot_mem.write_port(), ot_mem.read_port(domain="comb")
+        o_wr, o_rd = o_mem.write_port(), o_mem.read_port(domain="comb")
+        vb = Signal(range(B), name="v_beat")
+        merge_busy = Signal(name="merge_busy")
+        v_issue = Signal(name="v_issue")
+        v_data = v_fifo.r_data[:16 * L]
+        v_last = v_fifo.r_data[16 * L]
+        first_tile_beat = p_first & (vb == 0)
+        m.d.comb += v_issue.eq(v_fifo.r_rdy & p_fifo.r_rdy & ~merge_busy)
+        m.d.comb += v_fifo.r_en.eq(v_issue)
+        with m.If(v_issue):
+            m.d.sync += vb.eq(Mux(vb == B - 1, 0, vb + 1))
+            with m.If(vb == B - 1):
+                m.d.comb += p_fifo.r_en.eq(1)
+        with m.If(k_fire & (kb == 0)):
+            with m.If(~(v_issue & (vb == B - 1))):
+                m.d.sync += in_flight.eq(in_flight + 1)
+        with m.Elif(v_issue & (vb == B - 1)):
+            m.d.sync += in_flight.eq(in_flight - 1)
+        # merge sequencer state
+        mseq_busy = Signal(name="mseq_busy")
+        mseq_b = Signal(range(B), name="mseq_beat")
+        g_hold = Signal(aw, name="merge_g")
+        swap_hold = Signal(name="merge_swap")
+        first_hold = Signal(name="merge_first")
+        last_hold = Signal(name="merge_last")
+        # V-beat conversion happens before the fma: delay the other operands to match
+        vconv, _, _ = to_acc([lane(v_data, i, 16) for i in range(L)], None, "vc")
+        issue_d = {"vb": vb, "p": p_j, "tfirst": p_first, "tlast": p_last & (vb == B - 1),
+                   "slast": v_last, "mt": p_mt, "valid": v_issue}
+        for i in range(tm["v_conv"]):
+            nxt = {}
+            for k_, val in issue_d.items():
+                r_ = Signal(len(Value.cast(val)), name=f"vi{i}_{k_}")
+                m.d.sync += r_.eq(val)
+                nxt[k_] = r_
+            issue_d = nxt
+        v_go = issue_d["valid"]
+        m.d.comb += ot_rd.addr.eq(Mux(mseq_busy, mseq_b, issue_d["vb"]))
+        drain_b = Signal(range(B), name="drain_beat")
+        m.d.comb += o_rd.addr.eq(Mux(mseq_busy, mseq_b, drain_b))
+        zero = Const(0, aw)
+        one = Const(acc.one, aw)
+        outs, fma_valid, fma_tag = [], None, None
+        for i in range(L):
+            o_t_i = lane(ot_rd.data, i, aw)
+            o_i = lane(o_rd.data, i, aw)
+            v_i = vconv[i]
+            # V mode: fma(p, v, first_token ? +0 : O_t); merge mode: swap form of the merge
+            a = Mux(mseq_busy, Mux(first_hold, o_t_i, Mux(swap_hold, o_i, o_t_i)), issue_d["p"])
+            b = Mux(mseq_busy, Mux(first_hold, one, g_hold), v_i)
+            c = Mux(mseq_busy, Mux(first_hold, zero, Mux(swap_hold, o_t_i, o_i)),
+                    Mux(issue_d["tfirst"], zero, o_t_i))
+            side = None
+            if i == 0:
+                side = {"merge": mseq_busy, "b": Mux(mseq_busy, mseq_b, issue_d["vb"]),
+                        "tlast": issue_d["tlast"], "slast": issue_d["slast"],
+                        "mt": issue_d["mt"], "mlast": mseq_b == B - 1}
+            r, fv, ft = float_op(m, "fma", acc, od, {"a": a, "b": b, "c": c},
+                                 valid=(v_go | mseq_busy) if i == 0 else None, side=side,
+                                 name=f"vfma{i}")
+            outs.append(r["r"])
+            if i == 0:
+                fma_valid, fma_tag = fv, ft
+        result = Cat(*outs)
+        m.d.comb += [ot_wr.addr.eq(fma_tag["b"]), ot_wr.data.eq(result),
+                     ot_wr.en.eq(fma_valid & ~fma_tag["merge"]),
+                     o_wr.addr.eq(fma_tag["b"]), o_wr.data.eq(result),
+                     o_wr.en.eq(fma_valid & fma_tag["merge"])]
+        # l_t = l_t + p_j, once per token (at its first V beat)
+        l_t = Signal(aw, name="tile_l")
+        r, lv, _ = float_op(m, "add", acc, od,
+                            {"a": Mux(issue_d["tfirst"], zero, l_t), "b": issue_d["p"]},
+                            valid=v_go & (issue_d["vb"] == 0), name="tile_l_add")
+        with m.If(lv):
+            m.d.sync += l_t.eq(r["r"])
+        # tile merge: when the tile's last V beat is written back
+        new_set = Signal(init=1, name="new_set")
+        tile_done = fma_valid & ~fma_tag["merge"] & fma_tag["tlast"]
+        ms = merge_stats(m, acc, od, valid=tile_done, first=new_set, m_in=fma_tag["mt"], l_in=l_t,
+                         name="tile_merge")
+        set_done_tag = Signal(name="merge_set_last")
+        with m.If(tile_done):
+            m.d.sync += new_set.eq(fma_tag["slast"])
+        # V issue stops after a tile's last beat until the merge has read O_t
+        with m.If(v_issue & p_last & (vb == B - 1)):
+            m.d.sync += merge_busy.eq(1)
+        # remember whether the tile in the merge pipeline ends the set
+        slast_pipe = fma_tag["slast"] & tile_done
+        for i in range(tm["merge"]):
+            r_ = Signal(name=f"slast_d{i}")
+            m.d.sync += r_.eq(slast_pipe)
+            slast_pipe = r_
+        m_out = Signal(aw, name="out_m")
+        l_out = Signal(aw, name="out_l")
+        with m.If(ms["valid"]):
+            m.d.sync += [mseq_busy.eq(1), mseq_b.eq(0), g_hold.eq(ms["g"]),
+                         swap_hold.eq(ms["swap"]), first_hold.eq(ms["first"]),
+                         last_hold.eq(slast_pipe), m_out.eq(ms["m"]), l_out.eq(ms["l"])]
+        with m.If(mseq_busy):
+            m.d.sync += mseq_b.eq(mseq_b + 1)
+            with m.If(mseq_b == B - 1):
+                m.d.sync += [mseq_busy.eq(0), merge_busy.eq(0)]
+        # ---------------- drain ----------------
+        draining = Signal(name="draining")
+        with m.If(fma_valid & fma_tag["merge"] & fma_tag["mlast"] & last_hold):
+            m.d.sync += draining.eq(1)
+        m.d.comb += [self.o.valid.eq(draining), self.o.payload.data.eq(o_rd.data),
+                     self.o.payload.m.eq(m_out), self.o.payload.l.eq(l_out)]
+        with m.If(self.o.valid & self.o.ready):
+            m.d.sync += drain_b.eq(Mux(drain_b == B - 1, 0, drain_b + 1))
+            with m.If(drain_b == B - 1):
+                m.d.sync += [draining.eq(0), drain_pending.eq(0)]
+        return m
