@@ -112,3 +112,14 @@ def test_icarus(unit):
     require_sim("icarus")
     res = api.run_bench(unit, api.config(unit), sim="icarus", n_random=2000)
     assert res.passed, res.summary()
+
+
+def test_pack_fields_keeps_64_bit_fields_exact():
+    """A list of 64-bit payload values that straddles 2**63 must not pass through float64."""
+    from pimforge.sim.harness.job import pack_fields, unpack_payloads
+    man = {"streams": {"i": {"fields": [{"name": "data", "offset": 0, "width": 64},
+                                        {"name": "last", "offset": 64, "width": 1}]}}}
+    vals = [0x1234_5678_9ABC_DEF1, 0xBFAC_C000_3F30_E001]
+    packed = pack_fields(man, "i", {"data": vals, "last": [0, 1]})
+    assert packed == [vals[0], vals[1] | (1 << 64)]
+    assert unpack_payloads(man, "i", packed)["data"].tolist() == vals

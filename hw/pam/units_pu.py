@@ -60,7 +60,8 @@ def pu_cycles(cfg: PamPuConfig, n_tokens: int) -> int:
     return pu_schedule(cfg, [n_tokens])[0][1] + 1
 
 
-def _bench(cfg, rng, seed=1, **kw):
+def _bench(cfg, rng, seed=1, n_random=None, **kw):
+    """The default PU bench; ``n_random`` (the float units' operand count) does not apply."""
     from pimforge.sim.benches.pam_pu import pu_job
     return pu_job(cfg, rng, seed=seed, **kw)
 

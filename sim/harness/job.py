@@ -58,14 +58,18 @@ def pack_fields(manifest: dict, stream: str, values: dict) -> list:
     missing = names - set(values)
     if extra or missing:
         raise ValueError(f"stream '{stream}': fields {sorted(missing)} missing, {sorted(extra)} unknown")
-    lengths = {len(np.atleast_1d(v)) for v in values.values()}
+    # Python lists stay as they are: NumPy would turn a list of ints that straddles 2**63 into
+    # float64 and lose the low bits of 64-bit payload fields.
+    values = {k: (list(v) if isinstance(v, (list, tuple)) else np.atleast_1d(v).tolist())
+              for k, v in values.items()}
+    lengths = {len(v) for v in values.values()}
     if len(lengths) != 1:
         raise ValueError(f"stream '{stream}': field arrays differ in length: {sorted(lengths)}")
     (n,) = lengths
     total = [0] * n
     for f in fields:
         mask = (1 << f["width"]) - 1
-        col = np.atleast_1d(values[f["name"]]).tolist()
+        col = values[f["name"]]
         off = f["offset"]
         for k in range(n):
             total[k] |= (int(col[k]) & mask) << off
@@ -73,9 +77,11 @@ def pack_fields(manifest: dict, stream: str, values: dict) -> list:
 
 
 def unpack_payloads(manifest: dict, stream: str, payloads) -> dict:
-    """Inverse of :func:`pack_fields`: payload ints to per-field int64 arrays."""
+    """Inverse of :func:`pack_fields`: payload ints to per-field arrays (int64, or Python ints
+    in an object array for fields wider than 62 bits, such as packed vectors)."""
     out = {}
     for f in _stream_fields(manifest, stream):
         mask = (1 << f["width"]) - 1
-        out[f["name"]] = np.array([(int(p) >> f["offset"]) & mask for p in payloads], dtype=np.int64)
+        dtype = np.int64 if f["width"] <= 62 else object
+        out[f["name"]] = np.array([(int(p) >> f["offset"]) & mask for p in payloads], dtype=dtype)
     return out

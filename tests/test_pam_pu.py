@@ -1,0 +1,138 @@
+"""pam_pu: golden model vs float64, RTL vs golden (bit-exact, with and without stalls), the cycle
+model vs RTL cycle counts, utilization, and config errors."""
+import numpy as np
+import pytest
+
+from conftest import require_sim
+from pimforge import api
+from pimforge.errors import ConfigError
+from pimforge.hw.fp.format import FP16, FP32
+from pimforge.hw.pam.config import PamPuConfig
+from pimforge.hw.pam.units_pu import pu_cycles, pu_schedule
+from pimforge.registry import get_unit
+from pimforge.sim.benches.pam_pu import DEFAULT_SETS, pu_job, random_set
+from pimforge.sim.golden import pam as g
+
+UNIT = get_unit("pam_pu")
+
+
+def _rel_err(acc, r, q16, k16, v16, scale):
+    o = g.bits_float(acc, r["O"]) / g.bits_float(acc, [r["l"]])[0]
+    ref = g.attention_f64(*(g.bits_float(FP16, x) for x in (q16, k16, v16)), scale)
+    return np.abs(o - ref).max() / np.abs(ref).max()
+
+
+@pytest.mark.parametrize("acc, tol", [(FP16, 4e-3), (FP32, 1e-3)])
+def test_golden_partial_against_float64(acc, tol):
+    """One PU's normalized partial O/l against float64 attention over its 1000 tokens."""
+    cfg = PamPuConfig(acc=acc)
+    rng = np.random.default_rng(3)
+    q16, k16, v16 = random_set(cfg, rng, 1000)
+    r = g.pu_local_attention(acc, cfg.scale, q16, k16, v16, cfg.tile_tokens)
+    assert _rel_err(acc, r, q16, k16, v16, cfg.scale) <= tol
+
+
+def test_golden_tile_size_does_not_change_the_answer_beyond_rounding():
+    cfg = PamPuConfig(acc=FP32)
+    rng = np.random.default_rng(4)
+    q16, k16, v16 = random_set(cfg, rng, 100)
+    outs = [g.pu_local_attention(FP32, cfg.scale, q16, k16, v16, t) for t in (1, 7, 16, 64)]
+    norm = [g.bits_float(FP32, r["O"]) / g.bits_float(FP32, [r["l"]])[0] for r in outs]
+    for o in norm[1:]:
+        assert np.abs(o - norm[0]).max() <= 1e-5 * np.abs(norm[0]).max()
+
+
+def _run(cfg, job):
+    require_sim("verilator")
+    res = api.run_bench("pam_pu", cfg, job=job)
+    assert res.passed, f"pam_pu RTL does not match the golden model:\n{res.summary()}\nlog: {res.log}"
+    return res
+
+
+@pytest.fixture(scope="module")
+def hbm_run():
+    """The hbm tier preset (16 lanes, d = 128, fp16): default sets, no stalls then random stalls."""
+    cfg = UNIT.preset_config("hbm")
+    return cfg, _run(cfg, pu_job(cfg, np.random.default_rng(1), seed=1))
+
+
+def test_rtl_hbm_matches_golden_with_and_without_stalls(hbm_run):
+    cfg, res = hbm_run
+    assert [p.name for p in res.phases] == ["no stalls", "random stalls p=0.3"]
+    assert len(res.phases[0].received["o"]) == len(DEFAULT_SETS) * cfg.beats
+
+
+def test_rtl_hbm_cycle_model_is_exact(hbm_run):
+    """The no-stall phase runs the default sets back to back; the model predicts its length."""
+    cfg, res = hbm_run
+    ph = res.phases[0]
+    sched = pu_schedule(cfg, DEFAULT_SETS)
+    assert ph.cycles == sched[-1][1] + 1
+    outs = ph.out_stamps["o"]
+    assert [outs[i * cfg.beats] for i in range(len(DEFAULT_SETS))] == [s[0] for s in sched]
+
+
+def test_rtl_hbm_utilization_at_1024_tokens(hbm_run):
+    """One beat per cycle at steady state: >= 0.97 of the cycles move a K or V beat for N = 1024,
+    including the tile merges (rescaling of O), and the cycle model agrees exactly."""
+    cfg, _ = hbm_run
+    n = 1024
+    job = pu_job(cfg, np.random.default_rng(7), sets=(n,), stalls=False)
+    res = _run(cfg, job)
+    ph = res.phases[0]
+    kv = ph.in_stamps["i_kv"]
+    busy = len(kv)
+    assert busy == 2 * n * cfg.beats
+    elapsed = ph.out_stamps["o"][-1] + 1 - kv[0]
+    assert busy / elapsed >= 0.97
+    assert kv == list(range(kv[0], kv[0] + busy)), "the PU stalled its input"
+    assert ph.cycles == pu_cycles(cfg, n)
+
+
+def test_checker_catches_a_one_bit_error(hbm_run):
+    cfg, _ = hbm_run
+    job = pu_job(cfg, np.random.default_rng(1), seed=1, sets=(5,), stalls=False)
+    exp = job.phases[0].expected["o"]
+    exp["data"][1] ^= 1 << 37
+    require_sim("verilator")
+    res = api.run_bench("pam_pu", cfg, job=job)
+    assert not res.passed
+    assert "transfer #1" in res.summary() or any("transfer #1" in e for e in res.phases[0].errors)
+
+
+@pytest.mark.parametrize("overrides, sets", [
+    ({"lanes": 4, "head_dim": 64, "acc": "fp32", "tile_tokens": 8}, (1, 3, 8, 9, 30)),
+])
+def test_rtl_other_configs(overrides, sets):
+    """A 4-lane (DDR-like) PU with fp32 accumulation and short tiles: bit-exact, stalls, and the
+    exact cycle model (including the tile-merge interlock of one-token tiles)."""
+    cfg = UNIT.config(None, overrides)
+    res = _run(cfg, pu_job(cfg, np.random.default_rng(2), seed=2, sets=sets))
+    assert res.phases[0].cycles == pu_schedule(cfg, sets)[-1][1] + 1
+
+
+def test_presets_and_manifest():
+    for name, clock in (("hbm", 666.0), ("ddr", 500.0), ("ssd", 1000.0)):
+        cfg = UNIT.preset_config(name)
+        assert cfg.clock_mhz == clock
+    ddr = UNIT.preset_config("ddr")
+    assert (ddr.lanes, ddr.buffer_bytes, ddr.beats) == (4, 128, 32)
+    man = api.elaborate("pam_pu", ddr)[1]
+    assert set(man["streams"]) == {"i_q", "i_kv", "o"}
+    assert man["streams"]["i_kv"]["fields"][0]["format"] == "fp16x4"
+    # Q (256 B) and O (256 B) at d = 128 do not fit the paper's 128 B DDR buffer: reported
+    assert man["storage_bytes"] == 512 and man["buffer_fits"] is False
+
+
+@pytest.mark.parametrize("overrides, field", [
+    ({"lanes": 64, "head_dim": 128}, "lanes"),
+    ({"lanes": 12}, "lanes"),
+    ({"head_dim": 96}, "head_dim"),
+    ({"acc": "bf16"}, "acc"),
+    ({"tile_tokens": 0}, "tile_tokens"),
+    ({"op_depth": 4}, "op_depth"),
+])
+def test_bad_config_names_the_field(overrides, field):
+    with pytest.raises(ConfigError) as e:
+        UNIT.config(None, overrides)
+    assert e.value.field == field and "pam_pu" in str(e.value)
