@@ -99,3 +99,47 @@ def harness_benchmark(out, n_ops: int = 200_000, unit: str = "fp_add", preset: s
     }
     _write_json(out, report)
     return report
+
+
+def pam_benchmark(out, n_tokens: int = 1024, progress=print) -> dict:
+    """Run a set of ``n_tokens`` tokens (d = 128, fp16) through the ``pam_pu`` RTL for each tier
+    preset and report cycles per token, tokens per second at the preset clock, utilization
+    (K/V beats over elapsed cycles), the cycle model's error and simulated cycles per second."""
+    from pimforge import api
+    from pimforge.hw.pam.units_pu import pu_cycles
+    from pimforge.registry import get_unit
+    from pimforge.sim.benches.pam_pu import pu_job
+
+    unit = get_unit("pam_pu")
+    tiers = {}
+    for tier in ("hbm", "ddr", "ssd"):
+        cfg = unit.preset_config(tier)
+        progress(f"pam_pu {tier}: {n_tokens} tokens, d={cfg.head_dim}, {cfg.lanes} lanes")
+        job = pu_job(cfg, np.random.default_rng(11), sets=(n_tokens,), stalls=False)
+        api.elaborate("pam_pu", cfg)
+        res = api.run_bench("pam_pu", cfg, job=job)
+        if not res.passed:
+            raise RuntimeError(f"pam_pu {tier} bench failed:\n{res.summary()}")
+        ph = res.phases[0]
+        kv = ph.in_stamps["i_kv"]
+        elapsed = ph.out_stamps["o"][-1] + 1 - kv[0]
+        model = pu_cycles(cfg, n_tokens)
+        cpt = ph.cycles / n_tokens
+        tiers[tier] = {
+            "lanes": cfg.lanes, "head_dim": cfg.head_dim, "acc": cfg.acc.name,
+            "clock_mhz": cfg.clock_mhz, "tokens": n_tokens,
+            "rtl_cycles": ph.cycles, "model_cycles": model,
+            "model_error": round(abs(model - ph.cycles) / ph.cycles, 6),
+            "cycles_per_token": round(cpt, 4),
+            "beats_per_token": 2 * cfg.beats,
+            "tokens_per_second": round(cfg.clock_mhz * 1e6 / cpt),
+            "utilization": round(len(kv) / elapsed, 5),
+            "simulated_cycles_per_second": round(res.cycles_per_second),
+        }
+    report = {"benchmark": "pam_pu_tiers", "tiers": tiers,
+              "note": "cycles include the Q load and the partial's output; utilization counts "
+                      "K/V beats over the cycles from the first K beat to the last output beat",
+              "python": platform.python_version(), "cpus": os.cpu_count(),
+              "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    _write_json(Path(out), report)
+    return report
