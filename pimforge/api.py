@@ -5,6 +5,8 @@
 >>> api.generate("fp_add", cfg, "build/fp_add")          # writes fp_add.v and fp_add.json
 >>> result = api.run_bench("fp_add", cfg, seed=1)          # cocotb + Verilator, checked vs golden
 >>> result.passed, result.phases[0].cycles
+>>> res = api.pam_attention(q, k, v, split=(2, 1, 1), acc="fp32")   # PAM Alg. 1, golden model
+>>> res.o, res.heads[0].lse, res.max_rel_err
 """
 from __future__ import annotations
 
@@ -15,8 +17,10 @@ import numpy as np
 from pimforge import generate as _gen
 from pimforge.config import load_yaml, parse_overrides
 from pimforge.registry import get_unit, units
+from pimforge.software.pam_attention import PamAttentionResult, pam_attention  # PAM Alg. 1 flow
 
-__all__ = ["units", "config", "generate", "elaborate", "run_bench", "BenchResult"]
+__all__ = ["units", "config", "generate", "elaborate", "run_bench", "BenchResult", "pam_attention",
+           "PamAttentionResult"]
 
 
 def config(unit: str, preset: str | None = None, config_file=None, overrides=None, sets=None):

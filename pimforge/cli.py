@@ -6,6 +6,8 @@
     pimforge test UNIT [--preset P] [--config F.yaml] [--set k=v ...] [--sim verilator|icarus] [--seed N]
     pimforge bench [--out DIR]               simulated cycles/s and special-function accuracy (JSON)
     pimforge demo                            generate every unit, run one bench, print a summary
+    pimforge run pam-attention --q Q.npy --k K.npy --v V.npy [--split H:D:S] [--pus H:D:S]
+                 [--backend golden|rtl] [--acc fp16|fp32] [--tile N] [--scale X] --out O.npy [--report R.json]
 
 User errors end with one line, ``error: ...``, and exit status 2; a failing bench exits 1.
 """
@@ -63,6 +65,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     q = sub.add_parser("demo", help="generate every unit into build/demo, run one bench, summarize")
     q.add_argument("--out", default="build/demo", metavar="DIR", help="output directory (default build/demo)")
+
+    q = sub.add_parser("run", help="run an end-to-end flow on input arrays (see `pimforge run -h`)")
+    flows = q.add_subparsers(dest="flow", metavar="FLOW", parser_class=_Parser)
+    flows.required = True
+    f = flows.add_parser("pam-attention", help="PAMattention (PAM Alg. 1) over the HBM, DDR and "
+                         "SSD tiers: Q, K, V .npy in, O .npy out")
+    f.add_argument("--q", required=True, metavar="Q.npy", help="queries, (heads, d), float16 or float32")
+    f.add_argument("--k", required=True, metavar="K.npy", help="keys, (heads, N, d), float16 or float32")
+    f.add_argument("--v", required=True, metavar="V.npy", help="values, (heads, N, d), float16 or float32")
+    f.add_argument("--split", default="1:1:1", metavar="H:D:S",
+                   help="token ratio over the HBM, DDR and SSD tiers (default 1:1:1)")
+    f.add_argument("--pus", default="4:4:4", metavar="H:D:S",
+                   help="PUs per tier, each 1..16 (default 4:4:4)")
+    f.add_argument("--backend", default="golden", metavar="golden|rtl",
+                   help="golden: bit-exact model (default); rtl: cocotb simulation of the Verilog")
+    f.add_argument("--acc", default="fp16", metavar="fp16|fp32",
+                   help="accumulator format of scores, m, l and O (default fp16)")
+    f.add_argument("--tile", default="16", metavar="N", help="tokens per PU tile, 1..64 (default 16)")
+    f.add_argument("--scale", default=None, metavar="X", help="score scale (default 1/sqrt(d))")
+    f.add_argument("--out", required=True, metavar="O.npy", help="output O, float16 (heads, d)")
+    f.add_argument("--report", metavar="R.json", help="also write a JSON report per head")
     return p
 
 
@@ -142,7 +165,14 @@ def _cmd_bench(args):
     for r in acc["results"]:
         print(f"  {r['function']:<6} {r['format']}  max {r['max_ulp']:.4f} ulp (limit {r['limit_ulp']})  "
               f"over {r['inputs']}")
-    print(f"wrote {out / 'harness.json'} and {out / 'accuracy.json'}")
+    from pimforge.bench import pam_benchmark
+    print("PAM PU tiers (RTL, 1024 tokens, d=128, fp16):")
+    pam = pam_benchmark(out / "pam.json", progress=lambda msg: print(f"  running {msg}", flush=True))
+    for tier, r in pam["tiers"].items():
+        print(f"  {tier}: {r['cycles_per_token']:.3f} cycles/token, {r['tokens_per_second']:,} "
+              f"tokens/s at {r['clock_mhz']:g} MHz, utilization {r['utilization']:.4f}, "
+              f"model error {r['model_error']:.2%}, {r['simulated_cycles_per_second']:,} sim cycles/s")
+    print(f"wrote {out / 'harness.json'}, {out / 'accuracy.json'} and {out / 'pam.json'}")
     return 0
 
 
@@ -151,8 +181,14 @@ def _cmd_demo(args):
     return run_demo(args.out)
 
 
+def _cmd_run(args):
+    from pimforge.software import pam_attention
+    flows = {"pam-attention": pam_attention.run_cli}
+    return flows[args.flow](args)
+
+
 COMMANDS = {"list": _cmd_list, "config": _cmd_config, "generate": _cmd_generate, "test": _cmd_test,
-            "bench": _cmd_bench, "demo": _cmd_demo}
+            "bench": _cmd_bench, "demo": _cmd_demo, "run": _cmd_run}
 
 
 def main(argv=None) -> int:

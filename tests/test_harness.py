@@ -106,7 +106,13 @@ def test_rtl_fault_is_detected_by_bench():
     assert "transfer #0" in res["phases"][0].errors[0]
 
 
-@pytest.mark.parametrize("unit", sorted(__import__("pimforge.registry", fromlist=["units"]).units()))
+# The compositions (several PUs each) take many minutes to simulate on Icarus: long sweep only.
+_COMPOSITIONS = {"pam_device", "pam_system"}
+
+
+@pytest.mark.parametrize("unit", [
+    pytest.param(u, marks=pytest.mark.slow) if u in _COMPOSITIONS else u
+    for u in sorted(__import__("pimforge.registry", fromlist=["units"]).units())])
 def test_icarus(unit):
     """Every unit on Icarus too (when installed): same bench, same golden checks."""
     require_sim("icarus")

@@ -13,7 +13,9 @@ from pimforge import api
 from pimforge.config import config_to_dict
 from pimforge.registry import units
 
-ALL_UNITS = sorted(units())
+# The compositions take minutes to elaborate at their default size: long sweep only.
+HEAVY = {"pam_device", "pam_system"}
+ALL_UNITS = [pytest.param(u, marks=pytest.mark.slow) if u in HEAVY else u for u in sorted(units())]
 
 
 def _module_ports(verilog: str, top: str) -> set:

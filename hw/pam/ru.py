@@ -1,0 +1,314 @@
+"""``pam_ru``: the reduction unit (PAM Alg. 1 ``Reduction``, lines 15-22; §5.2.2).
+
+The RU merges a request's partials ``(O, m, l)`` one after the other into a running state held
+in its scratch buffer, with the golden model's merge (:mod:`pimforge.sim.golden.pam`), then sends
+the merged partial out; in final mode also ``O / l`` as fp16 and the log-sum-exp ``m + log(l)``.
+
+Datapath (``Bw = head_dim / vector_width`` beats per partial, ``L`` = merge latency)::
+
+    beat b (data) ──► delay line, L cycles (free-running) ──► W fmas ──► scratch[b]
+                                            scratch[b] ──────►   ▲      (op_depth cycles)
+    beat 0 (m, l, first-of-request) ──► merge_stats ── g, swap, first (held for beats 1..Bw-1)
+
+Each beat reads its scratch entry one cycle before its fmas (synchronous read port, transparent
+for the write port) and writes the results back ``op_depth`` cycles later.  The next partial's
+beat b arrives at least ``Bw`` cycles after this one, so its read comes ``Bw - op_depth - 1 >= 0``
+cycles after this write or later (in the same cycle, the transparent port forwards the written
+value): no hazard stall is needed for ``Bw >= 4`` and ``op_depth <= 3`` (checked at elaboration).
+
+After the beat carrying ``last`` has been written and the final statistics are ready (in final
+mode: ``recip(l)`` and ``lse = m + log(l)`` computed from the last merge's ``l``), a reader
+streams the Bw scratch entries, with the scalars, through a back-pressured pipeline to ``o``
+(final mode: ``norm = fp16(O * recip(l))``, W multipliers and, with an fp32 accumulator,
+W converters).  The input is blocked (``i.ready`` low) from the ``last`` beat until the reader
+has read the last entry; then the next request may start while the drain pipeline empties.
+
+Timing (no stalls): input one beat per cycle; a request of P partials has its first output
+``P * Bw - 1 + latency`` cycles after its first input beat, where :attr:`PamRu.latency` counts
+cycles from the last input beat to the first output beat; the outputs then follow one per cycle.
+"""
+from __future__ import annotations
+
+import math
+
+from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.lib import stream
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from pimforge.hw.core.component import PimComponent
+from pimforge.hw.core.payload import flag, fp, payload_layout, vec
+from pimforge.hw.core.pipeline import build_pipeline
+from pimforge.hw.fp.format import FP16
+from pimforge.hw.pam.blocks import delay, delay_valid, float_op, op_latency
+from pimforge.hw.pam.softmax import merge_latency, merge_stats
+
+__all__ = ["PamRu", "ru_latency", "ru_drain_depth", "ru_schedule", "ru_cycles", "ru_cycle_model"]
+
+
+def ru_drain_depth(cfg) -> int:
+    """Register stages of the drain pipeline: none (non-final), the multiplier, plus the fp16
+    converter with an fp32 accumulator."""
+    if not cfg.final:
+        return 0
+    conv = op_latency("convert", cfg.op_depth) if cfg.acc.width != 16 else 0
+    return op_latency("mul", cfg.op_depth) + conv
+
+
+def _stats_ready(cfg) -> int:
+    """Cycles from a merge's beat 0 until the RU sees its statistics finished (the in-flight
+    counter back at zero): after the merge (non-final), after recip/log and the lse add (final)."""
+    od = cfg.op_depth
+    extra = op_latency("log", od) + op_latency("add", od) if cfg.final else 0
+    return merge_latency(od) + extra + 1
+
+
+def ru_latency(cfg) -> int:
+    """Cycles from the last input beat of a request to its first output beat (no stalls).
+
+    The reader starts when the last beat's scratch write is done (``merge_latency + op_depth + 1``
+    cycles after that beat) and the statistics of the last merge are ready (``_stats_ready``
+    after that partial's beat 0, i.e. ``Bw - 1`` cycles before the last beat); one cycle of
+    scratch read and the drain pipeline follow."""
+    od, bw = cfg.op_depth, cfg.beats
+    written = merge_latency(od) + op_latency("fma", od) + 1
+    start = max(written, _stats_ready(cfg) - (bw - 1))
+    return start + 1 + ru_drain_depth(cfg)
+
+
+def ru_schedule(cfg, partials_per_request) -> list:
+    """Per request ``(first input beat, first output, last output)`` cycles for requests of the
+    given partial counts sent back to back with no stalls on either side.
+
+    A request of P partials takes input beats ``t .. T = t + P*Bw - 1``; its first output comes
+    ``latency`` cycles after T and the others follow one per cycle.  Its reader starts
+    ``1 + drain_depth`` cycles before the first output and reads one entry per cycle; the next
+    request's first beat enters in the cycle after the reader has read the last entry."""
+    bw, lat, depth = cfg.beats, ru_latency(cfg), ru_drain_depth(cfg)
+    t, out = 0, []
+    for p in partials_per_request:
+        if p < 1:
+            raise ValueError("every request needs at least one partial")
+        first_out = t + p * bw - 1 + lat
+        out.append((t, first_out, first_out + bw - 1))
+        t = first_out - 1 - depth + bw
+    return out
+
+
+def ru_cycles(cfg, partials_per_request) -> int:
+    """Cycle model: cycles up to and including the last output transfer (see
+    :func:`ru_schedule`)."""
+    return ru_schedule(cfg, partials_per_request)[-1][2] + 1
+
+
+def ru_cycle_model(cfg, n: int) -> int:
+    """Registry cycle model: ``n`` input beats as one request of ``ceil(n / Bw)`` partials."""
+    return ru_cycles(cfg, [max(1, math.ceil(n / cfg.beats))])
+
+
+class _Link:
+    """The valid/ready pair between the scratch reader and the drain pipeline."""
+
+    def __init__(self, valid):
+        self.valid = valid
+        self.ready = Signal(name="drain_ready")
+
+
+def _per_lane(stage, lanes, keep, rename=None):
+    """Apply a scalar stage function to ``lanes`` elements (keys ``e<j>_<key>``), passing the
+    ``keep`` keys through; ``rename`` maps this stage's input keys from the previous outputs."""
+    rename = rename or {}
+
+    def st(m, v):
+        out = {k: v[k] for k in keep}
+        for j in range(lanes):
+            pre = f"e{j}_"
+            sub = {k[len(pre):]: x for k, x in v.items() if k.startswith(pre)}
+            sub = {rename.get(k, k): x for k, x in sub.items()}
+            out.update({pre + k: x for k, x in stage(m, sub).items()})
+        return out
+    return st
+
+
+class PamRu(PimComponent):
+    """``pam_ru``: the reduction unit (PAM Alg. 1 ``Reduction``, §5.2.2).
+
+    Input stream ``i``: ``data`` (W acc elements of O), ``m``, ``l``, ``last``; each partial is
+    Bw = head_dim / W beats (m and l taken from beat 0); ``last`` marks the final beat of a
+    request's final partial.  Output stream ``o``: ``data``, ``m``, ``l`` (Bw beats of the merged
+    partial) and in final mode also ``norm`` (fp16 O / l) and ``lse`` (m + log l).
+
+    Throughput is one input beat per cycle (no bubbles inside a request) and one output beat per
+    cycle; :attr:`latency` is the number of cycles from a request's last input beat to its first
+    output beat (see :func:`ru_latency`), so P partials produce their first output
+    ``P * Bw - 1 + latency`` cycles after their first input beat.
+
+    Parameters
+    ----------
+    cfg : PamRuConfig
+    """
+
+    UNIT = "pam_ru"
+
+    def __init__(self, cfg):
+        acc, w = cfg.acc, cfg.vector_width
+        o_fields = {"data": vec(acc, w)}
+        if cfg.final:
+            o_fields["norm"] = vec(FP16, w)
+        o_fields.update(m=fp(acc), l=fp(acc))
+        if cfg.final:
+            o_fields["lse"] = fp(acc)
+        super().__init__(cfg, {
+            "i": In(stream.Signature(payload_layout(data=vec(acc, w), m=fp(acc), l=fp(acc),
+                                                    last=flag()))),
+            "o": Out(stream.Signature(payload_layout(**o_fields))),
+        })
+
+    @property
+    def latency(self) -> int:
+        return ru_latency(self.cfg)
+
+    @property
+    def throughput(self) -> float:
+        return 1.0
+
+    @property
+    def storage_bytes(self) -> int:
+        """Bytes of the O scratch actually used (Bw entries of W acc elements)."""
+        return self.cfg.beats * self.cfg.vector_width * self.cfg.acc.width // 8
+
+    def manifest(self) -> dict:
+        man = super().manifest()
+        man["storage_bytes"] = self.storage_bytes
+        return man
+
+    def elaborate(self, platform):
+        cfg = self.cfg
+        acc, w, bw, od = cfg.acc, cfg.vector_width, cfg.beats, cfg.op_depth
+        aw = acc.width
+        lat = merge_latency(od)
+        if bw < op_latency("fma", od) + 1:
+            raise ValueError(f"pam_ru: {bw} beats per partial cannot hide the scratch "
+                             f"read-after-write of {op_latency('fma', od) + 1} cycles")
+        m = Module()
+        p = self.i.payload
+
+        # ---- input side: beat counter, request start, input blocking
+        beat = Signal(range(bw), name="beat")
+        req_first = Signal(init=1, name="req_first")
+        pend = Signal(name="pending")            # last beat taken, the reader has not started
+        rd_active = Signal(name="rd_active")     # the reader is reading this request's entries
+        accept = Signal(name="accept")
+        m.d.comb += [self.i.ready.eq(~pend & ~rd_active), accept.eq(self.i.valid & self.i.ready)]
+        with m.If(accept):
+            m.d.sync += beat.eq(Mux(beat == bw - 1, 0, beat + 1))
+            with m.If(p.last):
+                m.d.sync += [beat.eq(0), req_first.eq(1), pend.eq(1)]
+            with m.Elif(beat == 0):
+                m.d.sync += req_first.eq(0)
+
+        # ---- statistics: one merge per partial, at its beat 0 (PAM Alg. 1 lines 17-19)
+        issue = accept & (beat == 0)
+        ms = merge_stats(m, acc, od, valid=issue, first=req_first, m_in=p.m, l_in=p.l)
+        g_l, swap_l, first_l = Signal(aw), Signal(), Signal()
+        with m.If(ms["valid"]):
+            m.d.sync += [g_l.eq(ms["g"]), swap_l.eq(ms["swap"]), first_l.eq(ms["first"])]
+        g = Mux(ms["valid"], ms["g"], g_l)
+        swap = Mux(ms["valid"], ms["swap"], swap_l)
+        first = Mux(ms["valid"], ms["first"], first_l)
+
+        # final statistics of the request (stable from the reader's start to its last read)
+        m_fin, l_fin, r_fin, lse_fin = (Signal(aw, name=n) for n in ("m_fin", "l_fin", "r_fin",
+                                                                      "lse_fin"))
+        with m.If(ms["valid"]):
+            m.d.sync += [m_fin.eq(ms["m"]), l_fin.eq(ms["l"])]
+        if cfg.final:   # PAM Alg. 1 line 21: recip(l) once, lse = m + log(l)
+            rc, rv, _ = float_op(m, "recip", acc, od, {"a": ms["l"]}, valid=ms["valid"],
+                                 name="rcp")
+            lg, lv, ls = float_op(m, "log", acc, od, {"a": ms["l"]}, valid=ms["valid"],
+                                  side={"m": ms["m"]}, name="log")
+            ad, av, _ = float_op(m, "add", acc, od, {"a": ls["m"], "b": lg["r"]}, valid=lv,
+                                 name="lse")
+            with m.If(rv):
+                m.d.sync += r_fin.eq(rc["r"])
+            with m.If(av):
+                m.d.sync += lse_fin.eq(ad["r"])
+            done = av
+        else:
+            done = ms["valid"]
+        in_flight = Signal(range(_stats_ready(cfg) // bw + 3), name="stats_in_flight")
+        m.d.sync += in_flight.eq(in_flight + issue - done)
+
+        # ---- O update: delay the beats by the merge latency, then W fmas (Alg. 1 line 20)
+        line = {"data": p.data, "beat": beat, "last": p.last}
+        d1 = delay(m, line, lat - 1, name="line")
+        d2 = delay(m, d1, 1, name="line_rd")
+        v2 = delay_valid(m, delay_valid(m, accept, lat - 1, name="linev"), 1, name="line_rdv")
+        m.submodules.scratch = scratch = Memory(shape=w * aw, depth=bw, init=[])
+        wp = scratch.write_port()
+        rp = scratch.read_port(transparent_for=(wp,))
+        dp = scratch.read_port()
+        m.d.comb += rp.addr.eq(d1["beat"])
+        results, wv, ws = [], None, None
+        for j in range(w):
+            x = d2["data"][j * aw:(j + 1) * aw]
+            o = rp.data[j * aw:(j + 1) * aw]
+            # first: fma(X, 1, +0); swap: fma(O, g, X); else fma(X, g, O)
+            ops = {"a": Mux(swap, o, x), "b": g, "c": Mux(first, 0, Mux(swap, x, o))}
+            side = {"beat": d2["beat"], "last": d2["last"]} if j == 0 else None
+            f, fv, fs = float_op(m, "fma", acc, od, ops, valid=v2 if j == 0 else None,
+                                 side=side, name=f"fma{j}")
+            results.append(f["r"])
+            if j == 0:
+                wv, ws = fv, fs
+        m.d.comb += [wp.addr.eq(ws["beat"]), wp.data.eq(Cat(*results)), wp.en.eq(wv)]
+        written = Signal(name="written")         # the request's last beat is in the scratch
+        with m.If(wv & ws["last"]):
+            m.d.sync += written.eq(1)
+
+        # ---- reader: Bw scratch entries and the scalars into the drain pipeline
+        go = Signal(name="go")
+        m.d.comb += go.eq(written & (in_flight == 0) & ~rd_active)
+        reading = rd_active | go
+        rd_k = Signal(range(bw), name="rd_k")
+        rd_valid = Signal(name="rd_valid")
+        link = _Link(rd_valid)
+        load = ~rd_valid | link.ready
+        scal = {k: Signal(aw, name=f"rd_{k}") for k in ("m", "l", "r", "lse")}
+        m.d.comb += [dp.addr.eq(rd_k), dp.en.eq(load & reading)]
+        with m.If(go):
+            m.d.sync += [written.eq(0), pend.eq(0), rd_active.eq(1)]
+        with m.If(load):
+            m.d.sync += rd_valid.eq(reading)
+            with m.If(reading):
+                m.d.sync += [rd_k.eq(Mux(rd_k == bw - 1, 0, rd_k + 1)),
+                             scal["m"].eq(m_fin), scal["l"].eq(l_fin), scal["r"].eq(r_fin),
+                             scal["lse"].eq(lse_fin)]
+                with m.If(rd_k == bw - 1):
+                    m.d.sync += rd_active.eq(0)
+
+        # ---- drain pipeline (back-pressured): norm = fp16(O * recip(l)) in final mode
+        keep = ["data", "m", "l"] + (["lse"] if cfg.final else [])
+        inputs = {"data": dp.data, "m": scal["m"], "l": scal["l"], "lse": scal["lse"]}
+        stages = [lambda m_, v: dict(v)]
+        if cfg.final:
+            from pimforge.hw.fp.convert import convert_stages
+            from pimforge.hw.fp.mul import mul_stages
+            for j in range(w):
+                inputs[f"e{j}_a"] = dp.data[j * aw:(j + 1) * aw]
+                inputs[f"e{j}_b"] = scal["r"]
+            stages = [_per_lane(s, w, keep) for s in mul_stages(acc, False)]
+            if aw != 16:
+                conv = convert_stages(acc, FP16, False)
+                stages += [_per_lane(s, w, keep, {"r": "a"} if k == 0 else None)
+                           for k, s in enumerate(conv)]
+
+        def pack(v):
+            fields = {"data": v["data"], "m": v["m"], "l": v["l"]}
+            if cfg.final:
+                fields["norm"] = Cat(*(v[f"e{j}_r"] for j in range(w)))
+                fields["lse"] = v["lse"]
+            return Cat(*(fields[name] for name, _ in self.o.payload.shape()))
+
+        build_pipeline(m, stages, inputs, ru_drain_depth(cfg), link, self.o, pack)
+        return m

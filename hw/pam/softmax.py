@@ -1,0 +1,191 @@
+"""Online-softmax statistics merge (PAM §5.1.1, eqs. 3-5) and the ``online_softmax`` unit.
+
+:func:`merge_stats` is the shared building block: it keeps the running ``(m, l)`` and absorbs one
+input ``(m_in, l_in)`` per pulse, exactly as the "merge" of :mod:`pimforge.sim.golden.pam`
+(swap form: one exponential, one fused multiply-add).  The PU, the RU and :class:`OnlineSoftmax`
+use it; the callers update their O vectors themselves with the returned ``g``, ``swap`` and
+``first``::
+
+    O' = first ? fma(X, 1, +0) : swap ? fma(O, g, X) : fma(X, g, O)
+
+Datapath of one merge (cycle 0 = the input pulse)::
+
+    cycle 0     order(m_in, m) -> swap, m' (m register loads m' at the end of the cycle), lo
+    register    (1 cycle)
+    sub         d = lo - m'                     op_depth cycles
+    exp         g = first ? 1 : exp(d)          op_depth + 1 cycles
+    fma         l' = swap ? fma(l, g, l_in) : fma(l_in, g, l)   (first: fma(l_in, 1, +0))
+                                                op_depth cycles; l register loads l'
+
+so ``merge_latency = 3 * op_depth + 2``.  The fma reads the l register, which holds the previous
+merge's l' one cycle after that fma finished: inputs must be ``merge_interval = op_depth + 1``
+cycles apart or more.
+
+The comparison is the golden model's ``greater``: the comparator's strict order (``a_below`` of
+:func:`~pimforge.hw.fp.cmp.cmp_stages`, where -0 < +0) and false when either side is NaN.  The
+comparator's ``greater`` *flag* treats the two zeros as equal, which would keep ``m = -0`` against
+an input ``+0``; the golden model (the spec) takes ``+0``.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Module, Mux, Signal
+from amaranth.lib import stream
+from amaranth.lib.fifo import SyncFIFO
+from amaranth.lib.wiring import In, Out
+
+from pimforge.hw.core.component import PimComponent
+from pimforge.hw.core.payload import flag, fp, payload_layout
+from pimforge.hw.pam.blocks import delay, delay_valid, float_op, op_latency
+
+__all__ = ["merge_stats", "merge_latency", "merge_interval", "greater", "OnlineSoftmax",
+           "softmax_fifo_depth"]
+
+
+def merge_latency(op_depth: int) -> int:
+    """Cycles from a :func:`merge_stats` input pulse to its outputs: ``3 * op_depth + 2``."""
+    return 1 + op_latency("sub", op_depth) + op_latency("exp", op_depth) \
+        + op_latency("fma", op_depth)
+
+
+def merge_interval(op_depth: int) -> int:
+    """Minimum cycles between two :func:`merge_stats` inputs (the l loop): ``op_depth + 1``."""
+    return op_latency("fma", op_depth) + 1
+
+
+def greater(m, fmt, a, b, name="gt"):
+    """Combinational ``a > b`` in the comparator's strict order (-0 < +0), false on NaN: the
+    golden model's ``greater``."""
+    from pimforge.hw.fp.cmp import cmp_stages
+    order = cmp_stages(fmt, False)[0]
+    v = order(m, {"a": a, "b": b})
+    gt = Signal(name=name)
+    m.d.comb += gt.eq(~v["unordered"] & ~v["a_below"] & (v["a"] != v["b"]))
+    return gt
+
+
+def merge_stats(m, acc, op_depth, *, valid, first, m_in, l_in, name="ms") -> dict:
+    """Running online-softmax statistics (PAM eqs. 3-5, swap form of the golden "merge").
+
+    Parameters
+    ----------
+    m : the Module.
+    acc : the accumulator format.
+    op_depth : pipeline registers per float operation.
+    valid : 1-cycle input pulse; pulses at least :func:`merge_interval` cycles apart.
+    first : restart the state with this input (implied for the first input after reset).
+    m_in, l_in : the input's statistics (acc bit patterns).
+
+    Returns
+    -------
+    dict of ``valid``, ``first``, ``swap``, ``g``, ``m`` (new running m), ``l`` (new running l),
+    valid together :func:`merge_latency` cycles after the input pulse.
+    """
+    w = acc.width
+    m_run = Signal(w, name=f"{name}_m")
+    l_run = Signal(w, name=f"{name}_l")
+    # The first input after reset always restarts the state (as in the golden model).
+    fresh = Signal(init=1, name=f"{name}_fresh")
+    with m.If(valid):
+        m.d.sync += fresh.eq(0)
+    first = first | fresh
+    # Cycle 0: the decision and the m update take effect at once, so the next input sees m'.
+    gt = greater(m, acc, m_in, m_run, name=f"{name}_gt")
+    swap = Signal(name=f"{name}_swap_in")
+    m_new = Signal(w, name=f"{name}_m_new")
+    lo = Signal(w, name=f"{name}_lo")
+    m.d.comb += [swap.eq(~first & gt),
+                 m_new.eq(Mux(first | gt, m_in, m_run)),
+                 lo.eq(Mux(swap, m_run, m_in))]      # the smaller side's maximum
+    with m.If(valid):
+        m.d.sync += m_run.eq(m_new)
+    s0 = delay(m, {"first": first, "swap": swap, "lo": lo, "m": m_new, "l_in": l_in}, 1,
+               name=f"{name}_c")
+    v0 = delay_valid(m, valid, 1, name=f"{name}_cv")
+    side = {k: s0[k] for k in ("first", "swap", "m", "l_in")}
+    d, v1, s1 = float_op(m, "sub", acc, op_depth, {"a": s0["lo"], "b": s0["m"]}, valid=v0,
+                         side=side, name=f"{name}_sub")
+    e, v2, s2 = float_op(m, "exp", acc, op_depth, {"a": d["r"]}, valid=v1, side=s1,
+                         name=f"{name}_exp")
+    g = Signal(w, name=f"{name}_g")
+    a_l = Signal(w, name=f"{name}_fma_a")
+    c_l = Signal(w, name=f"{name}_fma_c")
+    m.d.comb += [g.eq(Mux(s2["first"], acc.one, e["r"])),
+                 a_l.eq(Mux(s2["swap"], l_run, s2["l_in"])),
+                 c_l.eq(Mux(s2["first"], 0, Mux(s2["swap"], s2["l_in"], l_run)))]
+    f, v3, s3 = float_op(m, "fma", acc, op_depth, {"a": a_l, "b": g, "c": c_l}, valid=v2,
+                         side={"first": s2["first"], "swap": s2["swap"], "m": s2["m"], "g": g},
+                         name=f"{name}_fma")
+    with m.If(v3):
+        m.d.sync += l_run.eq(f["r"])
+    return {"valid": v3, "first": s3["first"], "swap": s3["swap"], "g": s3["g"], "m": s3["m"],
+            "l": f["r"]}
+
+
+def softmax_fifo_depth(op_depth: int) -> int:
+    """Output FIFO entries of :class:`OnlineSoftmax`: enough for every merge in flight when the
+    output is always ready, plus one."""
+    return (merge_latency(op_depth) + 1) // merge_interval(op_depth) + 1
+
+
+class OnlineSoftmax(PimComponent):
+    """``online_softmax``: merges ``(m_in, l_in)`` pairs into a running ``(m, l)`` (PAM eqs. 3-5).
+
+    Input stream ``i`` carries ``m_in``, ``l_in`` (acc) and ``first`` (restart); output stream
+    ``o`` carries the new running ``m`` and ``l``, the exponential ``g`` applied to the smaller
+    side and ``swap`` (the running state was the smaller side), one output per input.  Streaming
+    scores (eqs. 1-6) is the case ``l_in = 1``.
+
+    An input is accepted at most every ``merge_interval = op_depth + 1`` cycles (throughput
+    ``1 / (op_depth + 1)``); the latency is ``3 * op_depth + 3`` cycles (the merge, then the output
+    FIFO).  A credit counter admits an input only when the FIFO can take its result, so
+    back-pressure on ``o`` never loses data.
+
+    Parameters
+    ----------
+    cfg : OnlineSoftmaxConfig
+    """
+
+    UNIT = "online_softmax"
+
+    def __init__(self, cfg):
+        acc = cfg.acc
+        super().__init__(cfg, {
+            "i": In(stream.Signature(payload_layout(m_in=fp(acc), l_in=fp(acc), first=flag()))),
+            "o": Out(stream.Signature(payload_layout(m=fp(acc), l=fp(acc), g=fp(acc),
+                                                     swap=flag()))),
+        })
+
+    @property
+    def latency(self) -> int:
+        return merge_latency(self.cfg.op_depth) + 1
+
+    @property
+    def throughput(self) -> float:
+        return 1.0 / merge_interval(self.cfg.op_depth)
+
+    def elaborate(self, platform):
+        m = Module()
+        od = self.cfg.op_depth
+        interval = merge_interval(od)
+        depth = softmax_fifo_depth(od)
+        wait = Signal(range(interval), name="wait")       # cycles until the l loop is free
+        credits_used = Signal(range(depth + 1), name="credits_used")
+        accept = Signal()
+        m.d.comb += [self.i.ready.eq((wait == 0) & (credits_used < depth)),
+                     accept.eq(self.i.valid & self.i.ready)]
+        with m.If(accept):
+            m.d.sync += wait.eq(interval - 1)
+        with m.Elif(wait != 0):
+            m.d.sync += wait.eq(wait - 1)
+        p = self.i.payload
+        r = merge_stats(m, self.cfg.acc, od, valid=accept, first=p.first, m_in=p.m_in,
+                        l_in=p.l_in)
+        out = Signal(self.o.payload.shape())
+        m.d.comb += [out.m.eq(r["m"]), out.l.eq(r["l"]), out.g.eq(r["g"]), out.swap.eq(r["swap"])]
+        m.submodules.fifo = fifo = SyncFIFO(width=len(out.as_value()), depth=depth)
+        m.d.comb += [fifo.w_data.eq(out.as_value()), fifo.w_en.eq(r["valid"]),
+                     self.o.payload.eq(fifo.r_data), self.o.valid.eq(fifo.r_rdy),
+                     fifo.r_en.eq(self.o.ready)]
+        sent = self.o.valid & self.o.ready
+        m.d.sync += credits_used.eq(credits_used + accept - sent)
+        return m

@@ -1,0 +1,154 @@
+# amaranth: UnusedElaboratable=no
+"""pam_device and pam_system: golden compositions vs float64, RTL vs golden (bit-exact, with and
+without stalls), the cycle models vs RTL cycle counts, manifests, presets and config errors.
+
+Small configs keep the Verilator builds short (head_dim 64, 2 PUs per tier); the device runs
+with lanes 4 and an RU of 8 lanes so that the collector's width converter is in the path.  The
+system RTL test (6 PUs, several minutes to build) is a long test.
+"""
+import numpy as np
+import pytest
+
+from conftest import require_sim
+from pimforge import api
+from pimforge.errors import ConfigError
+from pimforge.hw.fp.format import FP16, FP32
+from pimforge.hw.pam.config import TIERS, PamDeviceConfig, PamSystemConfig
+from pimforge.hw.pam.device import PamDevice, PamSystem
+from pimforge.hw.pam.units_device import (device_cycles, device_schedule, system_cycles,
+                                          system_schedule)
+from pimforge.registry import get_unit
+from pimforge.sim.benches.pam_device import DEVICE_REQUESTS, SYSTEM_REQUESTS, device_job, system_job
+from pimforge.sim.benches.pam_pu import random_set
+from pimforge.sim.golden import pam as g
+
+DEVICE = PamDeviceConfig(pus=2, lanes=4, ru_vector_width=8, head_dim=64)
+SYSTEM = PamSystemConfig(hbm_pus=2, ddr_pus=2, ssd_pus=2, hbm_lanes=8, ddr_lanes=4, ssd_lanes=8,
+                         ru_vector_width=8, head_dim=64)
+MODEL_TOL = 0.02     # cycle models within 2% of the RTL
+# the default requests plus PU 0 idle (mask 0b10) and a request without tokens (mask 0, no output)
+DEVICE_SIZES = DEVICE_REQUESTS[:2] + ((0, 3), (0, 0)) + DEVICE_REQUESTS[2:]
+
+
+@pytest.mark.parametrize("acc, tol", [(FP16, 5e-3), (FP32, 1e-4)])
+def test_golden_compositions_against_float64(acc, tol):
+    """Device (O/l) and system (fp16 norm) outputs against float64 attention, including a PU
+    and a tier without tokens."""
+    cfg = PamDeviceConfig(head_dim=64, acc=acc)
+    rng = np.random.default_rng(11)
+    for n, split in ((3, (1, 1, 1)), (300, (2, 1, 1)), (200, (1, 0, 3))):
+        q16, k16, v16 = random_set(cfg, rng, n)
+        ref = g.attention_f64(*(g.bits_float(FP16, x) for x in (q16, k16, v16)), cfg.pu_config().scale)
+        dev = g.device_attention(acc, cfg.pu_config().scale, q16, k16, v16, 4, 16)
+        o = g.bits_float(acc, dev["O"]) / g.bits_float(acc, [dev["l"]])[0]
+        assert np.abs(o - ref).max() <= tol * np.abs(ref).max()
+        assert (0 in dev["pu_counts"]) == (n < 4)
+        sysr = g.system_attention(acc, cfg.pu_config().scale, q16, k16, v16, split, (2, 2, 2), 16)
+        norm = g.bits_float(FP16, sysr["norm"])
+        assert np.abs(norm - ref).max() <= max(tol, 2e-3) * np.abs(ref).max()
+
+
+def _check_model(res, sched, beats):
+    """Total cycles and each request's first output within MODEL_TOL of the model."""
+    ph = res.phases[0]
+    sched = [s for s in sched if s is not None]
+    total = sched[-1][2] + 1
+    assert abs(ph.cycles - total) <= MODEL_TOL * ph.cycles, f"model {total}, RTL {ph.cycles}"
+    outs = ph.out_stamps["o"]
+    firsts = [outs[i * beats] for i in range(len(sched))]
+    for got, (_, first, _) in zip(firsts, sched):
+        assert abs(got - first) <= MODEL_TOL * got, f"first outputs: RTL {firsts}, model {sched}"
+
+
+@pytest.fixture(scope="module")
+def device_run():
+    require_sim("verilator")
+    res = api.run_bench("pam_device", DEVICE, job=device_job(DEVICE, np.random.default_rng(1), sizes=DEVICE_SIZES))
+    assert res.passed, f"pam_device RTL does not match the golden model:\n{res.summary()}\n{res.log}"
+    return res
+
+
+def test_rtl_device_matches_golden_with_and_without_stalls(device_run):
+    assert [p.name for p in device_run.phases] == ["no stalls", "random stalls p=0.3"]
+    for ph in device_run.phases:
+        assert len(ph.received["o"]) == (len(DEVICE_SIZES) - 1) * DEVICE.head_dim // 8
+        assert len(ph.in_stamps["i_q"]) == len(DEVICE_SIZES) * DEVICE.head_dim // DEVICE.lanes
+    # each PU gets the K/V beats of its own tokens only (PU 1 is idle in the one-token request)
+    for k in range(DEVICE.pus):
+        n = sum(g.spread(s, [1, 1])[k] if isinstance(s, int) else s[k] for s in DEVICE_SIZES)
+        assert len(device_run.phases[0].in_stamps[f"i_kv{k}"]) == 2 * n * 64 // DEVICE.lanes
+
+
+def test_rtl_device_cycle_model(device_run):
+    sched = device_schedule(DEVICE, DEVICE_SIZES)
+    assert sched[3] is None
+    _check_model(device_run, sched, DEVICE.head_dim // DEVICE.ru_vector_width)
+    assert device_cycles(DEVICE, DEVICE_SIZES) == sched[-1][2] + 1
+
+
+@pytest.mark.slow
+def test_rtl_system_matches_golden_and_cycle_model():
+    """Three devices (2 PUs each, 8/4/8 lanes) and the final RU: bit-exact with and without
+    stalls, idle tiers included; the cycle model within 2%."""
+    require_sim("verilator")
+    res = api.run_bench("pam_system", SYSTEM, job=system_job(SYSTEM, np.random.default_rng(1)))
+    assert res.passed, f"pam_system RTL does not match the golden model:\n{res.summary()}\n{res.log}"
+    reqs = [g.spread(n, split) for n, split in SYSTEM_REQUESTS]
+    _check_model(res, system_schedule(SYSTEM, reqs), SYSTEM.head_dim // SYSTEM.ru_vector_width)
+    assert len(res.phases[0].in_stamps["i_kv_ddr0"]) < len(res.phases[0].in_stamps["i_kv_hbm0"])
+
+
+def test_cycle_models_scale_with_the_pus():
+    """Tokens spread over the PUs finish in about 1/pus of the time of one PU taking them all;
+    a system request on one tier costs that tier's device time plus the final merge."""
+    cfg = PamDeviceConfig(pus=4, head_dim=64)
+    one = device_cycles(cfg, [[1024, 0, 0, 0]])
+    four = device_cycles(cfg, [1024])
+    assert 3.7 <= one / four <= 4.0
+    assert device_cycles(cfg, [[0, 0, 0, 0]]) == 0
+    sc = PamSystemConfig(head_dim=64)
+    dev = device_cycles(sc.device_config("ddr"), [100])
+    sysc = system_cycles(sc, [(0, 100, 0)])
+    assert dev < sysc <= dev + 40
+    assert system_cycles(sc, [(0, 0, 0)]) == 0
+
+
+def test_manifests_list_every_stream():
+    man = PamDevice(PamDeviceConfig(pus=3, lanes=4, ru_vector_width=16)).manifest()
+    assert set(man["streams"]) == {"i_q", "i_kv0", "i_kv1", "i_kv2", "o"}
+    assert man["streams"]["o"]["direction"] == "out"
+    q = {f["name"]: f for f in man["streams"]["i_q"]["fields"]}
+    assert q["data"]["format"] == "fp16x4" and q["active"]["width"] == 3
+    assert [f["name"] for f in man["streams"]["i_kv1"]["fields"]] == ["data", "is_v", "last"]
+    assert man["streams"]["o"]["fields"][0]["format"] == "fp16x16"
+    assert man["latency"] > 0
+    sc = PamSystemConfig(hbm_pus=1, ddr_pus=2, ssd_pus=3)
+    man = PamSystem(sc).manifest()
+    kv = [f"i_kv_{t}{k}" for t in TIERS for k in range(sc.pus(t))]
+    assert set(man["streams"]) == {"i_q_hbm", "i_q_ddr", "i_q_ssd", "o", *kv}
+    assert all(man["streams"][s]["direction"] == "in" for s in kv)
+    assert [f["name"] for f in man["streams"]["o"]["fields"]] == ["data", "norm", "m", "l", "lse"]
+    assert man["streams"]["i_kv_ddr1"]["fields"][0]["format"] == "fp16x4"
+
+
+def test_presets():
+    unit = get_unit("pam_device")
+    for t, lanes, clock in (("hbm", 16, 666.0), ("ddr", 4, 500.0), ("ssd", 16, 1000.0)):
+        cfg = unit.preset_config(t)
+        assert (cfg.lanes, cfg.clock_mhz) == (lanes, clock)
+    sc = get_unit("pam_system").preset_config("default")
+    assert [sc.pus(t) for t in TIERS] == [4, 4, 4]
+
+
+@pytest.mark.parametrize("unit, overrides, field, text", [
+    ("pam_device", {"lanes": 16, "ru_vector_width": 8}, "ru_vector_width", "multiple of lanes"),
+    ("pam_device", {"ru_vector_width": 64, "lanes": 16}, "ru_vector_width", "head_dim/4"),
+    ("pam_device", {"pus": 0}, "pus", ""),
+    ("pam_system", {"ddr_lanes": 32}, "ru_vector_width", "multiple of lanes"),
+    ("pam_system", {"ssd_lanes": 12}, "ssd_lanes", "power of two"),
+    ("pam_system", {"hbm_pus": 17}, "hbm_pus", ""),
+])
+def test_bad_config_names_the_field(unit, overrides, field, text):
+    with pytest.raises(ConfigError) as e:
+        api.config(unit, overrides=overrides)
+    assert e.value.field == field and unit in str(e.value) and text in str(e.value)

@@ -1,0 +1,296 @@
+"""online_softmax and pam_ru: golden merge vs float64, RTL vs golden (bit-exact, with and without
+stalls), exact cycle models and the ``P * Bw + latency`` contract, partial order, config errors.
+
+Default RTL builds (each cached in build/sim): online_softmax fp16 and fp32, and three RU
+configs chosen to cover fp16/fp32, final/non-final, vector_width 16/8, head_dim 64/128 and
+op_depth 1..3 (the Bw = 4, op_depth = 3 config is the scratch read-after-write edge case).
+PIMFORGE_LONG=1 adds more RU configs.
+"""
+import numpy as np
+import pytest
+
+from conftest import require_sim
+from pimforge import api
+from pimforge.errors import ConfigError
+from pimforge.hw.fp.format import FP16, FP32
+from pimforge.hw.pam.config import OnlineSoftmaxConfig, PamRuConfig
+from pimforge.hw.pam.ru import ru_cycles, ru_latency, ru_schedule
+from pimforge.hw.pam.softmax import merge_interval
+from pimforge.hw.pam.units_ru import softmax_cycles
+from pimforge.registry import get_unit
+from pimforge.sim.benches.pam_ru import ru_requests, ru_stream
+from pimforge.sim.golden import pam as g
+from pimforge.sim.harness.job import Job, Phase
+from pimforge.sim.harness.stall import StallPattern
+
+# Relative-error bounds against float64 for <= 8 merges: each merge rounds twice (exp, fma), so
+# about 8 * 2 units in the last place of the accumulator (fp16 u = 2**-11, fp32 u = 2**-24);
+# the normalized output is fp16 in both cases (its own half-ulp, 2**-12, comes on top).
+TOL = {"fp16": {"l": 4e-3, "O": 4e-3, "norm": 5e-3, "lse": 4e-3},
+       "fp32": {"l": 2e-6, "O": 2e-6, "norm": 1e-3, "lse": 1e-6}}
+
+
+def _f(acc, bits):
+    return g.bits_float(acc, np.atleast_1d(bits))
+
+
+def _f64_merge(acc, parts):
+    """PAM Alg. 1 Reduction in float64 on the partials' values: m, l, O, lse."""
+    m = np.array([_f(acc, p["m"])[0] for p in parts])
+    l = np.array([_f(acc, p["l"])[0] for p in parts])
+    o = np.stack([_f(acc, p["O"]) for p in parts])
+    top = m.max()
+    w = np.exp(m - top)
+    big_l = float((w * l).sum())
+    return top, big_l, (w[:, None] * o).sum(0), top + np.log(big_l)
+
+
+def _errors(acc, got, parts):
+    """Relative errors of a merged result (``m``, ``l``, ``O``, ``norm``, ``lse`` as floats)."""
+    top, big_l, o, lse = _f64_merge(acc, parts)
+    assert got["m"] == top, "the merged maximum must be the largest input maximum exactly"
+    scale = np.abs(o).max()
+    return {"l": abs(got["l"] - big_l) / big_l, "O": np.abs(got["O"] - o).max() / scale,
+            "norm": np.abs(got["norm"] - o / big_l).max() / (scale / big_l),
+            "lse": abs(got["lse"] - lse) / max(1.0, abs(lse))}
+
+
+# ---------------------------------------------------------------- golden model vs float64
+
+@pytest.mark.parametrize("acc", [FP16, FP32], ids=["fp16", "fp32"])
+def test_golden_merge_against_float64(acc):
+    """ru_reduce (final) of 150 requests of 1..8 partials (PU partials on random q/K/V and
+    synthetic ones) against the float64 merge of the same partials."""
+    cfg = PamRuConfig(acc=acc, head_dim=64, vector_width=16, final=True)
+    worst = {k: 0.0 for k in TOL[acc.name]}
+    for parts in ru_requests(cfg, np.random.default_rng(5), 150):
+        r = g.ru_reduce(acc, parts, final=True)
+        got = {"m": _f(acc, r["m"])[0], "l": _f(acc, r["l"])[0], "O": _f(acc, r["O"]),
+               "norm": _f(FP16, r["norm"]), "lse": _f(acc, r["lse"])[0]}
+        for k, e in _errors(acc, got, parts).items():
+            worst[k] = max(worst[k], e)
+    print(f"\n{acc.name} worst relative errors: {worst}")
+    for k, e in worst.items():
+        assert e <= TOL[acc.name][k], f"{k}: {e:.3g} > {TOL[acc.name][k]}"
+
+
+@pytest.mark.parametrize("acc", [FP16, FP32], ids=["fp16", "fp32"])
+def test_golden_streaming_scores_against_float64(acc):
+    """online_softmax on scores (l_in = 1, PAM eqs. 1-6): m is the running maximum exactly and
+    l = sum exp(s - m) within 2 ulps per step."""
+    rng = np.random.default_rng(9)
+    s = g.float_bits(acc, rng.normal(0, 3, size=200))
+    r = g.merge(acc, s, np.full(200, acc.one), None)
+    sf = _f(acc, s)
+    assert np.array_equal(_f(acc, r["m"]), np.maximum.accumulate(sf))
+    ref = np.array([np.exp(sf[:k + 1] - sf[:k + 1].max()).sum() for k in range(200)])
+    err = np.abs(_f(acc, r["l"]) - ref) / ref
+    u = 2.0 ** -(acc.frac_bits + 1)
+    assert err.max() <= 2 * u * 200, err.max()
+
+
+def test_golden_merge_special_values():
+    """Hand-derived cases of the swap-form merge (fp16)."""
+    b = lambda x: int(g.float_bits(FP16, [x])[0])  # noqa: E731
+    # +0 after -0 is larger (-0 < +0): swap, m' = +0, g = exp(-0 - +0) = 1, l' = 1 + 2
+    r = g.merge(FP16, [b(-0.0), b(0.0)], [b(1.0), b(2.0)], None)
+    assert list(r["m"]) == [b(-0.0), b(0.0)] and list(r["swap"]) == [0, 1]
+    assert list(r["l"]) == [b(1.0), b(3.0)] and list(r["g"]) == [FP16.one, FP16.one]
+    # equal maxima never swap; a -inf (fully masked) first state is scaled by exp(-inf) = 0
+    r = g.merge(FP16, [b(2.0), b(2.0), b(-np.inf)], [b(1.0), b(1.0), b(5.0)], None, [1, 0, 1])
+    assert list(r["swap"]) == [0, 0, 0] and list(r["l"][:2]) == [b(1.0), b(2.0)]
+    r = g.merge(FP16, [b(-np.inf), b(1.0)], [b(5.0), b(3.0)], None)
+    assert list(r["swap"]) == [0, 1] and r["g"][1] == 0 and r["l"][1] == b(3.0)
+
+
+# ---------------------------------------------------------------- online_softmax RTL
+
+@pytest.mark.parametrize("preset", [None, "fp32"])
+def test_rtl_online_softmax(preset):
+    """Specials and 1500 random inputs with no stalls, then a quarter with random stalls;
+    bit-exact, one input every merge_interval cycles, and the exact cycle model."""
+    require_sim("verilator")
+    cfg = api.config("online_softmax", preset=preset)
+    job = get_unit("online_softmax").bench(cfg, np.random.default_rng(2), seed=2, n_random=1500)
+    # a third phase whose first input lacks the `first` flag: after reset it restarts anyway
+    x = {k: np.array(v[100:160]) for k, v in job.phases[0].inputs["i"].items()}
+    x["first"][0] = 0
+    r = g.merge(cfg.acc, x["m_in"], x["l_in"], None, x["first"])
+    job.phases.append(Phase("first implied", {"i": x},
+                            {"o": {k: r[k] for k in ("m", "l", "g", "swap")}}))
+    res = api.run_bench("online_softmax", cfg, job=job)
+    assert res.passed, f"online_softmax RTL differs from golden:\n{res.summary()}\n{res.log}"
+    ph = res.phases[0]
+    ins = ph.in_stamps["i"]
+    n = len(ins)
+    assert ins == [k * merge_interval(cfg.op_depth) for k in range(n)]
+    assert ph.out_stamps["o"][0] - ins[0] == res.manifest["latency"]
+    assert ph.cycles == softmax_cycles(cfg, n)
+
+
+# ---------------------------------------------------------------- pam_ru RTL
+
+RU_CONFIGS = {
+    # Bw = 4 with op_depth 3: the scratch write lands in the cycle the next partial reads it,
+    # and the final statistics (recip, log, add) decide the latency.
+    "fp16-w16-d64-final-od3": dict(vector_width=16, head_dim=64, final=True, op_depth=3),
+    "fp32-w8-d128-final": dict(vector_width=8, head_dim=128, acc="fp32", final=True),
+    "fp16-w8-d64-od1": dict(vector_width=8, head_dim=64, op_depth=1),
+}
+RU_SLOW = {
+    "fp16-w16-d128-final": dict(final=True),
+    "fp32-w16-d64-od3": dict(vector_width=16, head_dim=64, acc="fp32", op_depth=3),
+    "fp32-w16-d128-final-od1": dict(acc="fp32", final=True, op_depth=1),
+}
+
+
+def _counts(cfg, phase):
+    """Partials per request of a phase, from its ``last`` flags."""
+    ends = np.flatnonzero(np.asarray(phase.inputs["i"]["last"])) + 1
+    return list(np.diff(np.concatenate([[0], ends])) // cfg.beats)
+
+
+def _long_stall_phase(cfg, rng):
+    """Requests under long stalls: the output ready one cycle in 13, the input valid 3 in 4."""
+    fin, fout = ru_stream(cfg, ru_requests(cfg, rng, 4))
+    return Phase("long output stalls", inputs={"i": fin}, expected={"o": fout},
+                 valid_stall={"*": StallPattern.cycle([1, 1, 1, 0])},
+                 ready_stall={"*": StallPattern.cycle([1] + [0] * 12)})
+
+
+def _ru_check(name, overrides):
+    require_sim("verilator")
+    cfg = api.config("pam_ru", overrides=overrides)
+    rng = np.random.default_rng(11)
+    job = get_unit("pam_ru").bench(cfg, rng, seed=3, n_requests=12, stall_requests=8)
+    job = Job(job.phases + [_long_stall_phase(cfg, rng)])
+    res = api.run_bench("pam_ru", cfg, job=job)
+    assert res.passed, f"pam_ru {name} RTL differs from golden:\n{res.summary()}\n{res.log}"
+    assert res.manifest["storage_bytes"] == cfg.head_dim * cfg.acc.width // 8
+    # cycle model and the contract on the no-stall phase
+    ph, bw = job.phases[0], cfg.beats
+    r0 = res.phases[0]
+    counts = _counts(cfg, ph)
+    model = ru_cycles(cfg, counts)
+    assert r0.cycles == model, f"cycle model {model} != RTL {r0.cycles} cycles"
+    ins, outs, lat = r0.in_stamps["i"], r0.out_stamps["o"], res.manifest["latency"]
+    assert lat == ru_latency(cfg)
+    sched = ru_schedule(cfg, counts)
+    assert [(ins[sum(counts[:k]) * bw], outs[k * bw], outs[(k + 1) * bw - 1])
+            for k in range(len(counts))] == sched
+    first_beat = 0
+    for k, p in enumerate(counts):
+        beats = ins[first_beat:first_beat + p * bw]
+        assert beats == list(range(beats[0], beats[0] + p * bw)), "bubble inside a request"
+        first_out = outs[k * bw]
+        assert first_out - beats[-1] == lat, "latency (last input beat -> first output beat)"
+        assert first_out - beats[0] + 1 <= p * bw + lat, "P*Bw + latency contract"
+        assert outs[k * bw:(k + 1) * bw] == list(range(first_out, first_out + bw))
+        first_beat += p * bw
+    return res
+
+
+@pytest.mark.parametrize("name", list(RU_CONFIGS))
+def test_rtl_pam_ru(name):
+    _ru_check(name, RU_CONFIGS[name])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(RU_SLOW))
+def test_rtl_pam_ru_long(name):
+    _ru_check(name, RU_SLOW[name])
+
+
+def test_rtl_partial_order():
+    """The same 6 partials in 5 orders: every order is bit-exact with the golden model of that
+    order, all lie within TOL of the float64 merge, and the orders do not all agree bit for bit
+    (floating-point merging is not associative)."""
+    require_sim("verilator")
+    cfg = api.config("pam_ru", overrides=RU_CONFIGS["fp16-w16-d64-final-od3"])
+    acc, rng = cfg.acc, np.random.default_rng(21)
+    parts = ru_requests(cfg, rng, 3)[2]
+    while len(parts) < 6:
+        parts = parts + ru_requests(cfg, rng, 3)[2]
+    parts = parts[:6]
+    orders = [list(range(6)), list(range(5, -1, -1))] + [list(rng.permutation(6)) for _ in range(3)]
+    reqs = [[parts[i] for i in o] for o in orders]
+    fin, fout = ru_stream(cfg, reqs)
+    res = api.run_bench("pam_ru", cfg, job=Job([Phase("orders", {"i": fin}, {"o": fout})]))
+    assert res.passed, res.summary()
+    got = res.phases[0].received["o"]
+    fields = {f["name"]: f for f in res.manifest["streams"]["o"]["fields"]}
+
+    def field(word, name, n=1, width=None):
+        f = fields[name]
+        width = width or f["width"] // n
+        v = (word >> f["offset"]) & ((1 << f["width"]) - 1)
+        return [(v >> (j * width)) & ((1 << width) - 1) for j in range(n)]
+
+    w, bw = cfg.vector_width, cfg.beats
+    results = []
+    for k in range(len(orders)):
+        beats = got[k * bw:(k + 1) * bw]
+        o_bits = sum((field(x, "data", w) for x in beats), [])
+        n_bits = sum((field(x, "norm", w) for x in beats), [])
+        results.append(tuple(o_bits))
+        out = {"m": _f(acc, field(beats[0], "m")[0])[0], "l": _f(acc, field(beats[0], "l")[0])[0],
+               "O": _f(acc, o_bits), "norm": _f(FP16, n_bits),
+               "lse": _f(acc, field(beats[0], "lse")[0])[0]}
+        for key, e in _errors(acc, out, parts).items():
+            assert e <= TOL[acc.name][key], f"order {orders[k]}: {key} error {e:.3g}"
+    assert len(set(results)) > 1, "expected some orders to round differently"
+
+
+# ---------------------------------------------------------------- cycle models, configs
+
+def test_ru_cycle_model_shape():
+    """The model itself: P partials of Bw beats back to back, then drain; the next request
+    starts once the scratch has been read out."""
+    cfg = PamRuConfig(vector_width=16, head_dim=64)
+    lat, bw = ru_latency(cfg), cfg.beats
+    assert ru_cycles(cfg, [1]) == bw - 1 + lat + bw
+    assert ru_cycles(cfg, [3]) == 3 * bw - 1 + lat + bw
+    # non-final: the reader starts one cycle before the first output and reads Bw entries; the
+    # next request's first beat enters right after, Bw - 1 cycles after the first output
+    first_out = 2 * bw - 1 + lat
+    assert ru_cycles(cfg, [2, 1]) == (first_out + bw - 1) + bw - 1 + lat + bw
+    with pytest.raises(ValueError, match="at least one partial"):
+        ru_cycles(cfg, [0])
+
+
+def test_softmax_cycle_model_shape():
+    cfg = OnlineSoftmaxConfig(op_depth=3)
+    assert softmax_cycles(cfg, 1) == 3 * 3 + 2 + 1 + 1
+    assert softmax_cycles(cfg, 11) - softmax_cycles(cfg, 1) == 10 * 4
+
+
+@pytest.mark.parametrize("kw, field, allowed", [
+    (dict(head_dim=64, acc="fp32", scratch_bytes=128), "scratch_bytes", ">= 256"),
+    (dict(head_dim=128, scratch_bytes=200), "scratch_bytes", ">= 256"),
+    (dict(head_dim=64, vector_width=32), "vector_width", "at most head_dim/4 = 16"),
+    (dict(vector_width=12), "vector_width", "a power of two"),
+    (dict(acc="bf16"), "acc", "fp16, fp32"),
+    (dict(op_depth=4), "op_depth", "an integer in 1..3"),
+])
+def test_bad_ru_config_names_the_field(kw, field, allowed):
+    with pytest.raises(ConfigError) as e:
+        api.config("pam_ru", overrides=kw)
+    assert e.value.field == field
+    assert str(e.value).startswith(f"pam_ru: field '{field}'") and allowed in str(e.value)
+
+
+def test_bad_softmax_config_names_the_field():
+    with pytest.raises(ConfigError, match=r"online_softmax: field 'acc': got 'e5m4'"):
+        api.config("online_softmax", overrides={"acc": "e5m4"})
+    with pytest.raises(ConfigError, match=r"field 'op_depth': got 0; allowed: an integer in 1..3"):
+        api.config("online_softmax", overrides={"op_depth": 0})
+
+
+def test_manifest_reports_storage_and_timing():
+    for kw in RU_CONFIGS.values():   # the configs the RTL tests elaborate anyway
+        cfg = api.config("pam_ru", overrides=kw)
+        _, man, _ = api.elaborate("pam_ru", cfg)
+        assert man["storage_bytes"] == cfg.head_dim * cfg.acc.width // 8 <= cfg.scratch_bytes
+        assert man["latency"] == ru_latency(cfg) and man["throughput"] == 1.0
+        names = [f["name"] for f in man["streams"]["o"]["fields"]]
+        assert names == (["data", "norm", "m", "l", "lse"] if cfg.final else ["data", "m", "l"])
