@@ -61,7 +61,7 @@ def _pam_demo() -> bool:
     ok = True
     for acc, limit in (("fp16", 4e-3), ("fp32", 1e-3)):
         r = api.pam_attention(q, k, v, split=(2, 1, 1), acc=acc)
-        err = r.max_rel_err()
+        err = r.max_rel_err
         ok &= err <= limit
         print(f"  acc={acc}: max relative error vs float64 {err:.2e} (limit {limit:g}), "
               f"tier tokens {r.heads[0].tier_counts}")
