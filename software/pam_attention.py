@@ -334,17 +334,18 @@ def _pu_streams(cfg, q16, k16, v16) -> tuple:
     return {"data": _pack(np.reshape(q16, (B, L)), 16)}, {"data": data, "is_v": is_v, "last": last}
 
 
-def _partial_beats(cfg, o, m: int, l: int) -> dict:
-    B = cfg.beats
-    return {"data": _pack(np.reshape(o, (B, cfg.vector_width)), cfg.acc.width), "m": [m] * B,
-            "l": [l] * B}
+def _partial_beats(o, m: int, l: int, n: int, width: int) -> dict:
+    """A partial (O, m, l) as beats of ``n`` elements: O[b*n:(b+1)*n], m and l on every beat."""
+    beats = len(o) // n
+    return {"data": _pack(np.reshape(o, (beats, n)), width), "m": [m] * beats, "l": [l] * beats}
 
 
 def _ru_inputs(cfg, partials) -> dict:
     """``i`` beats of one request: each partial as Bw beats, ``last`` on the very final beat."""
     beats = {"data": [], "m": [], "l": [], "last": []}
     for p in partials:
-        for key, vals in _partial_beats(cfg, p["O"], p["m"], p["l"]).items():
+        for key, vals in _partial_beats(p["O"], p["m"], p["l"], cfg.vector_width,
+                                        cfg.acc.width).items():
             beats[key] += vals
     beats["last"] = [0] * (len(beats["data"]) - 1) + [1]
     return beats
@@ -352,7 +353,7 @@ def _ru_inputs(cfg, partials) -> dict:
 
 def _ru_expected(cfg, partials) -> dict:
     r = g.ru_reduce(cfg.acc, partials, final=cfg.final)
-    out = _partial_beats(cfg, r["O"], r["m"], r["l"])
+    out = _partial_beats(r["O"], r["m"], r["l"], cfg.vector_width, cfg.acc.width)
     if cfg.final:
         out["norm"] = _pack(np.reshape(r["norm"], (cfg.beats, cfg.vector_width)), 16)
         out["lse"] = [r["lse"]] * cfg.beats
@@ -409,8 +410,7 @@ def _rtl_system(acc, scale, q16, k16, v16, split, pus, tile, sim, units) -> list
                     ks, vs = k16[h, a:a + c], v16[h, a:a + c]
                     i_q, i_kv = _pu_streams(pu_cfg, q16[h], ks, vs)
                     r = g.pu_local_attention(acc, pu_cfg.scale, q16[h], ks, vs, tile)
-                    exp = {"data": _pack(r["O"].reshape(pu_cfg.beats, pu_cfg.lanes), acc.width),
-                           "m": [r["m"]] * pu_cfg.beats, "l": [r["l"]] * pu_cfg.beats}
+                    exp = _partial_beats(r["O"], r["m"], r["l"], pu_cfg.lanes, acc.width)
                     phases.append(Phase(f"head {h} pu {p} ({c} tokens)",
                                         {"i_q": i_q, "i_kv": i_kv}, {"o": exp}))
                     sets.append(h)

@@ -22,9 +22,8 @@ from pimforge.sim.benches.pam_device import DEVICE_REQUESTS, SYSTEM_REQUESTS, de
 from pimforge.sim.benches.pam_pu import random_set
 from pimforge.sim.golden import pam as g
 
-DEVICE = PamDeviceConfig(pus=2, lanes=4, ru_vector_width=8, head_dim=64)
-SYSTEM = PamSystemConfig(hbm_pus=2, ddr_pus=2, ssd_pus=2, hbm_lanes=8, ddr_lanes=4, ssd_lanes=8,
-                         ru_vector_width=8, head_dim=64)
+DEVICE = get_unit("pam_device").preset_config("small")   # 2 PUs, d = 64, 4 lanes -> 8
+SYSTEM = get_unit("pam_system").preset_config("small")   # 2 PUs per tier, lanes 8/4/8 -> 8
 MODEL_TOL = 0.02     # cycle models within 2% of the RTL
 # the default requests plus PU 0 idle (mask 0b10) and a request without tokens (mask 0, no output)
 DEVICE_SIZES = DEVICE_REQUESTS[:2] + ((0, 3), (0, 0)) + DEVICE_REQUESTS[2:]
@@ -87,6 +86,17 @@ def test_rtl_device_cycle_model(device_run):
 
 
 @pytest.mark.slow
+def test_rtl_device_ddr_preset_fp32():
+    """The ddr preset (4-lane PUs into a 16-lane RU: four PU beats per RU beat, d = 128) with
+    an fp32 accumulator: bit-exact with and without stalls, the cycle model within 2%."""
+    require_sim("verilator")
+    cfg = get_unit("pam_device").config("ddr", {"acc": "fp32"})
+    res = api.run_bench("pam_device", cfg, job=device_job(cfg, np.random.default_rng(2), seed=2))
+    assert res.passed, f"pam_device RTL does not match the golden model:\n{res.summary()}\n{res.log}"
+    _check_model(res, device_schedule(cfg, DEVICE_REQUESTS), cfg.head_dim // cfg.ru_vector_width)
+
+
+@pytest.mark.slow
 def test_rtl_system_matches_golden_and_cycle_model():
     """Three devices (2 PUs each, 8/4/8 lanes) and the final RU: bit-exact with and without
     stalls, idle tiers included; the cycle model within 2%."""
@@ -138,6 +148,8 @@ def test_presets():
         assert (cfg.lanes, cfg.clock_mhz) == (lanes, clock)
     sc = get_unit("pam_system").preset_config("default")
     assert [sc.pus(t) for t in TIERS] == [4, 4, 4]
+    assert (DEVICE.pus, DEVICE.lanes, DEVICE.ru_vector_width, DEVICE.head_dim) == (2, 4, 8, 64)
+    assert [SYSTEM.pus(t) for t in TIERS] == [2, 2, 2] and SYSTEM.head_dim == 64
 
 
 @pytest.mark.parametrize("unit, overrides, field, text", [

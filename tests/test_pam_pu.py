@@ -136,3 +136,19 @@ def test_bad_config_names_the_field(overrides, field):
     with pytest.raises(ConfigError) as e:
         UNIT.config(None, overrides)
     assert e.value.field == field and "pam_pu" in str(e.value)
+
+
+def test_rtl_row_max_orders_signed_zeros(hbm_run):
+    """Scores -0 then +0 (q = 0, K rows of opposite signs): the Row-wise Max Unit must pick +0,
+    as the golden model's order (-0 < +0) says; a comparator that calls them equal would not."""
+    from pimforge.sim.benches.pam_pu import pu_beats, pu_expected
+    from pimforge.sim.harness.job import Job, Phase
+    cfg, _ = hbm_run
+    d = cfg.head_dim
+    q16 = np.zeros(d, dtype=np.int64)
+    k16 = g.float_bits(FP16, np.stack([-np.ones(d), np.ones(d), -np.ones(d)]))
+    v16 = g.float_bits(FP16, np.random.default_rng(9).standard_normal((3, d)))
+    exp = pu_expected(cfg, q16, k16, v16)
+    assert exp["m"][0] == 0, "golden row max of (-0, +0, -0) is +0"
+    qf, kvf = pu_beats(cfg, q16, k16, v16)
+    _run(cfg, Job([Phase("signed zeros", {"i_q": qf, "i_kv": kvf}, {"o": exp})]))

@@ -23,9 +23,11 @@ from pimforge.sim.golden import pam as g
 from pimforge.sim.harness.job import Job, Phase
 from pimforge.sim.harness.stall import StallPattern
 
-# Relative-error bounds against float64 for <= 8 merges: each merge rounds twice (exp, fma), so
-# about 8 * 2 units in the last place of the accumulator (fp16 u = 2**-11, fp32 u = 2**-24);
-# the normalized output is fp16 in both cases (its own half-ulp, 2**-12, comes on top).
+# Relative-error bounds against float64 for <= 8 merges (u = unit roundoff of acc: 2**-11 for
+# fp16, 2**-24 for fp32).  Each merge rounds in exp (fp16 <= 1 ulp, fp32 <= 4 ulp) and in the fma:
+# l and O within 8 u (fp16) and 32 u (fp32), lse within 8 u and 16 u; the normalized output is
+# fp16 in both cases, so its bound adds fp16 ulps.  Measured worst cases over the 150 requests:
+# fp16 l 6.5e-4, O 1.4e-3, norm 2.1e-3, lse 9.5e-4; fp32 l and O 2e-7, norm 4.3e-4, lse 1.2e-7.
 TOL = {"fp16": {"l": 4e-3, "O": 4e-3, "norm": 5e-3, "lse": 4e-3},
        "fp32": {"l": 2e-6, "O": 2e-6, "norm": 1e-3, "lse": 1e-6}}
 

@@ -36,7 +36,7 @@ from amaranth.lib.wiring import In, Out
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.payload import flag, fp, payload_layout, vec
 from pimforge.hw.fp.format import FP16
-from pimforge.hw.pam.blocks import comb_op, float_op, op_latency
+from pimforge.hw.pam.blocks import float_op, op_latency
 from pimforge.hw.pam.config import PamPuConfig
 
 __all__ = ["PamPu", "pu_timing"]
@@ -118,7 +118,7 @@ class PamPu(PimComponent):
 
     # ------------------------------------------------------------------------------------------
     def elaborate(self, platform):
-        from pimforge.hw.pam.softmax import merge_stats
+        from pimforge.hw.pam.softmax import greater, merge_stats
         from pimforge.sim.golden.pam import scale_bits
         cfg = self.cfg
         m = Module()
@@ -229,7 +229,8 @@ class PamPu(PimComponent):
         s_cnt = Signal(range(T + 1), name="tile_count")
         s_par = Signal(name="tile_parity")
         m_t = Signal(aw, name="row_max")
-        gt = comb_op(m, "cmp", acc, {"a": s, "b": m_t})["greater"]
+        # the golden model's order: -0 below +0 (the comparator's flag treats them as equal)
+        gt = greater(m, acc, s, m_t, name="row_max_gt")
         m.d.comb += [s_wr.addr.eq(s_par * T + s_cnt), s_wr.data.eq(s),
                      s_wr.en.eq(s_valid & (s_cnt < T))]
         with m.If(s_valid & (s_cnt < T)):

@@ -20,11 +20,15 @@ __all__ = ["device_cycles", "system_cycles", "device_schedule", "system_schedule
            "device_latency", "system_latency", "DEVICE_PRESETS", "SYSTEM_PRESETS"]
 
 # PAM §5.2.1, Table 1: the tiers' PU widths and clocks; two PUs per device keep the presets quick
-# to build and simulate (``pus`` sets the paper's count).
-DEVICE_PRESETS = {t: {"lanes": PU_TIER_PRESETS[t]["lanes"],
-                      "clock_mhz": PU_TIER_PRESETS[t]["clock_mhz"], "pus": 2} for t in TIERS}
+# to build and simulate (``pus`` sets the paper's count).  ``small`` (d = 64, 4-lane PUs into an
+# 8-lane RU) and the system's ``small`` are the configs of the RTL tests and the demo.
+DEVICE_PRESETS = {**{t: {"lanes": PU_TIER_PRESETS[t]["lanes"], "pus": 2,
+                         "clock_mhz": PU_TIER_PRESETS[t]["clock_mhz"]} for t in TIERS},
+                  "small": {"pus": 2, "lanes": 4, "ru_vector_width": 8, "head_dim": 64}}
 SYSTEM_PRESETS = {"default": {},
-                  "small": {"hbm_pus": 2, "ddr_pus": 2, "ssd_pus": 2, "head_dim": 64}}
+                  "small": {"hbm_pus": 2, "ddr_pus": 2, "ssd_pus": 2, "hbm_lanes": 8,
+                            "ddr_lanes": 4, "ssd_lanes": 8, "ru_vector_width": 8,
+                            "head_dim": 64}}
 
 
 def _ru_timing(ru_cfg) -> tuple:
@@ -157,10 +161,10 @@ def system_schedule(cfg: PamSystemConfig, requests) -> list:
     """No-stall schedule of ``pam_system``: per request (total tokens, or tokens per tier, each
     tier's tokens spread evenly over its PUs), ``(last_kv, first_out, last_out)`` or None."""
     from pimforge.hw.pam.device import TIER_FIFO_DEPTH
+    from pimforge.hw.pam.ru import ru_drain_depth
     from pimforge.sim.golden.pam import spread
     devs = [_DeviceModel(cfg.device_config(t)) for t in TIERS]
     fin = cfg.device_config("hbm").ru_config(final=True)
-    from pimforge.hw.pam.ru import ru_drain_depth
     dd, bw = ru_drain_depth(fin), fin.beats
     pops, coll_free, ru_free, out = [], 0, 0, []
     for r, spec in enumerate(requests):
