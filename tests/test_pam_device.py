@@ -37,12 +37,13 @@ def test_golden_compositions_against_float64(acc, tol):
     rng = np.random.default_rng(11)
     for n, split in ((3, (1, 1, 1)), (300, (2, 1, 1)), (200, (1, 0, 3))):
         q16, k16, v16 = random_set(cfg, rng, n)
-        ref = g.attention_f64(*(g.bits_float(FP16, x) for x in (q16, k16, v16)), cfg.pu_config().scale)
-        dev = g.device_attention(acc, cfg.pu_config().scale, q16, k16, v16, 4, 16)
+        scale = cfg.pu_config().scale
+        ref = g.attention_f64(*(g.bits_float(FP16, x) for x in (q16, k16, v16)), scale)
+        dev = g.device_attention(acc, scale, q16, k16, v16, 4, 16)
         o = g.bits_float(acc, dev["O"]) / g.bits_float(acc, [dev["l"]])[0]
         assert np.abs(o - ref).max() <= tol * np.abs(ref).max()
         assert (0 in dev["pu_counts"]) == (n < 4)
-        sysr = g.system_attention(acc, cfg.pu_config().scale, q16, k16, v16, split, (2, 2, 2), 16)
+        sysr = g.system_attention(acc, scale, q16, k16, v16, split, (2, 2, 2), 16)
         norm = g.bits_float(FP16, sysr["norm"])
         assert np.abs(norm - ref).max() <= max(tol, 2e-3) * np.abs(ref).max()
 
@@ -62,8 +63,9 @@ def _check_model(res, sched, beats):
 @pytest.fixture(scope="module")
 def device_run():
     require_sim("verilator")
-    res = api.run_bench("pam_device", DEVICE, job=device_job(DEVICE, np.random.default_rng(1), sizes=DEVICE_SIZES))
-    assert res.passed, f"pam_device RTL does not match the golden model:\n{res.summary()}\n{res.log}"
+    job = device_job(DEVICE, np.random.default_rng(1), sizes=DEVICE_SIZES)
+    res = api.run_bench("pam_device", DEVICE, job=job)
+    assert res.passed, f"pam_device RTL != golden model:\n{res.summary()}\n{res.log}"
     return res
 
 
@@ -92,7 +94,7 @@ def test_rtl_device_ddr_preset_fp32():
     require_sim("verilator")
     cfg = get_unit("pam_device").config("ddr", {"acc": "fp32"})
     res = api.run_bench("pam_device", cfg, job=device_job(cfg, np.random.default_rng(2), seed=2))
-    assert res.passed, f"pam_device RTL does not match the golden model:\n{res.summary()}\n{res.log}"
+    assert res.passed, f"pam_device RTL != golden model:\n{res.summary()}\n{res.log}"
     _check_model(res, device_schedule(cfg, DEVICE_REQUESTS), cfg.head_dim // cfg.ru_vector_width)
 
 
@@ -102,7 +104,7 @@ def test_rtl_system_matches_golden_and_cycle_model():
     stalls, idle tiers included; the cycle model within 2%."""
     require_sim("verilator")
     res = api.run_bench("pam_system", SYSTEM, job=system_job(SYSTEM, np.random.default_rng(1)))
-    assert res.passed, f"pam_system RTL does not match the golden model:\n{res.summary()}\n{res.log}"
+    assert res.passed, f"pam_system RTL != golden model:\n{res.summary()}\n{res.log}"
     reqs = [g.spread(n, split) for n, split in SYSTEM_REQUESTS]
     _check_model(res, system_schedule(SYSTEM, reqs), SYSTEM.head_dim // SYSTEM.ru_vector_width)
     assert len(res.phases[0].in_stamps["i_kv_ddr0"]) < len(res.phases[0].in_stamps["i_kv_hbm0"])

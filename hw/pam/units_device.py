@@ -236,4 +236,5 @@ register(Unit("pam_device", "PAM device: PUs of one tier and the intra-device RU
               _device_bench, lambda cfg, n: device_cycles(cfg, [n])))
 register(Unit("pam_system", "PAM system: HBM, DDR, SSD devices and the final RU "
               "(i_q_<tier>, i_kv_<tier><k> -> o: O, norm, m, l, lse)", PamSystemConfig,
-              _system_factory, SYSTEM_PRESETS, _system_bench, lambda cfg, n: system_cycles(cfg, [n])))
+              _system_factory, SYSTEM_PRESETS, _system_bench,
+              lambda cfg, n: system_cycles(cfg, [n])))
