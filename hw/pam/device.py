@@ -20,12 +20,11 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
-from amaranth.lib import fifo, stream, wiring
+from amaranth.lib import fifo, wiring
 from amaranth.lib.wiring import In, Out
 
 from pimforge.hw.core.component import PimComponent
-from pimforge.hw.core.payload import flag, fp, payload_layout, uint, vec
-from pimforge.hw.fp.format import FP16
+from pimforge.hw.pam.streams import kv_signature, partial_signature, q_signature
 from pimforge.hw.pam.config import TIERS, PamDeviceConfig, PamSystemConfig
 from pimforge.hw.pam.pu import PamPu
 from pimforge.hw.pam.ru import PamRu
@@ -34,14 +33,6 @@ __all__ = ["PamDevice", "PamSystem", "MASK_FIFO_DEPTH", "TIER_FIFO_DEPTH"]
 
 MASK_FIFO_DEPTH = 4     # requests whose Q is in while their partials are not yet collected
 TIER_FIFO_DEPTH = 8     # the same per tier in pam_system (inactive tiers run ahead)
-
-
-def q_signature(lanes: int, pus: int) -> stream.Signature:
-    return stream.Signature(payload_layout(data=vec(FP16, lanes), active=uint(pus)))
-
-
-def kv_signature(lanes: int) -> stream.Signature:
-    return stream.Signature(payload_layout(data=vec(FP16, lanes), is_v=flag(), last=flag()))
 
 
 def _lowest(m, bits: Signal, width: int):
@@ -120,8 +111,7 @@ class PamDevice(PimComponent):
         members = {"i_q": In(q_signature(cfg.lanes, cfg.pus))}
         for k in range(cfg.pus):
             members[f"i_kv{k}"] = In(kv_signature(cfg.lanes))
-        members["o"] = Out(stream.Signature(payload_layout(
-            data=vec(cfg.acc, cfg.ru_vector_width), m=fp(cfg.acc), l=fp(cfg.acc))))
+        members["o"] = Out(partial_signature(cfg.acc, cfg.ru_vector_width))
         super().__init__(cfg, members)
 
     @property
@@ -210,8 +200,7 @@ class PamSystem(PimComponent):
             members[f"i_q_{t}"] = In(q_signature(dc.lanes, dc.pus))
             for k in range(dc.pus):
                 members[f"i_kv_{t}{k}"] = In(kv_signature(dc.lanes))
-        members["o"] = Out(stream.Signature(payload_layout(
-            data=vec(acc, w), norm=vec(FP16, w), m=fp(acc), l=fp(acc), lse=fp(acc))))
+        members["o"] = Out(partial_signature(acc, w, final=True))
         super().__init__(cfg, members)
 
     @property

@@ -32,12 +32,11 @@ from __future__ import annotations
 import math
 
 from amaranth.hdl import Cat, Module, Mux, Signal
-from amaranth.lib import stream
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from pimforge.hw.core.component import PimComponent
-from pimforge.hw.core.payload import flag, fp, payload_layout, vec
+from pimforge.hw.pam.streams import partial_signature
 from pimforge.hw.core.pipeline import build_pipeline
 from pimforge.hw.fp.format import FP16
 from pimforge.hw.pam.blocks import delay, delay_valid, float_op, op_latency
@@ -152,16 +151,9 @@ class PamRu(PimComponent):
 
     def __init__(self, cfg):
         acc, w = cfg.acc, cfg.vector_width
-        o_fields = {"data": vec(acc, w)}
-        if cfg.final:
-            o_fields["norm"] = vec(FP16, w)
-        o_fields.update(m=fp(acc), l=fp(acc))
-        if cfg.final:
-            o_fields["lse"] = fp(acc)
         super().__init__(cfg, {
-            "i": In(stream.Signature(payload_layout(data=vec(acc, w), m=fp(acc), l=fp(acc),
-                                                    last=flag()))),
-            "o": Out(stream.Signature(payload_layout(**o_fields))),
+            "i": In(partial_signature(acc, w, last=True)),
+            "o": Out(partial_signature(acc, w, final=cfg.final)),
         })
 
     @property

@@ -1,0 +1,37 @@
+"""The stream formats the PAM units share (README, "PAM attention units"): one definition, so a
+PU's output, an RU's input and the compositions' ports cannot drift apart."""
+from __future__ import annotations
+
+from amaranth.lib import stream
+
+from pimforge.hw.core.payload import flag, fp, payload_layout, uint, vec
+from pimforge.hw.fp.format import FP16
+
+__all__ = ["q_signature", "kv_signature", "partial_signature"]
+
+
+def q_signature(lanes: int, pus: int | None = None) -> stream.Signature:
+    """Q beats: ``data`` (lanes x fp16), plus the ``active`` PU mask for a device."""
+    fields = {"data": vec(FP16, lanes)}
+    if pus is not None:
+        fields["active"] = uint(pus)
+    return stream.Signature(payload_layout(**fields))
+
+
+def kv_signature(lanes: int) -> stream.Signature:
+    """K/V beats of a PU: ``data`` (lanes x fp16), ``is_v``, ``last`` (final V beat of the set)."""
+    return stream.Signature(payload_layout(data=vec(FP16, lanes), is_v=flag(), last=flag()))
+
+
+def partial_signature(acc, width: int, *, last: bool = False, final: bool = False):
+    """A partial (O, m, l) at ``width`` elements per beat; ``last`` adds the end-of-request flag
+    (RU input), ``final`` the normalized ``norm`` (fp16) and ``lse`` (final-stage RU output)."""
+    fields = {"data": vec(acc, width)}
+    if final:
+        fields["norm"] = vec(FP16, width)
+    fields.update(m=fp(acc), l=fp(acc))
+    if final:
+        fields["lse"] = fp(acc)
+    if last:
+        fields["last"] = flag()
+    return stream.Signature(payload_layout(**fields))
