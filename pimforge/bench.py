@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 
-from pimforge.errors import UserError
 
 __all__ = ["harness_benchmark", "accuracy_benchmark", "TARGET_CYCLES_PER_SECOND"]
 
@@ -17,13 +16,9 @@ TARGET_CYCLES_PER_SECOND = 50_000
 
 
 def _write_json(out: Path, report: dict):
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_suffix(out.suffix + ".tmp")
-        tmp.write_text(json.dumps(report, indent=2) + "\n")
-        os.replace(tmp, out)
-    except OSError as e:
-        raise UserError(f"benchmark output '{out}' cannot be written: {e.strerror}") from None
+    from pimforge.generate import write_atomic
+    write_atomic({out: json.dumps(report, indent=2) + "\n"},
+                 lambda path, err: f"benchmark output '{out}' cannot be written: {err}")
 
 
 def accuracy_benchmark(out, n_fp32: int = 1_000_000) -> dict:

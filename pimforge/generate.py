@@ -10,7 +10,7 @@ from amaranth.back import verilog
 
 from pimforge.errors import UserError
 
-__all__ = ["elaborate", "write_outputs", "generate"]
+__all__ = ["elaborate", "write_atomic", "write_outputs", "generate"]
 
 _CACHE: dict = {}
 
@@ -38,25 +38,37 @@ def _check_out_dir(out: Path) -> Path:
     return out
 
 
-def write_outputs(out, files: dict) -> list:
-    """Write ``{name: text}`` into ``out`` all-or-nothing: every file goes to a temporary name
-    first, and only when all are written are they renamed into place."""
-    out = _check_out_dir(out)
+def write_atomic(files: dict, describe=None) -> list:
+    """Write ``{path: text or bytes}`` all-or-nothing: every file goes to a temporary name in its
+    directory first, and only when all are written are they renamed into place.  An OSError
+    becomes a one-line :class:`UserError`: ``describe(path, strerror)``, by default "cannot
+    write 'path': reason"."""
     temps = []
+    path = None
     try:
-        for name, text in files.items():
-            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=out)
-            temps.append((tmp, out / name))
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
+        for path, data in files.items():
+            path = Path(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+            temps.append((tmp, path))
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data.encode("utf-8") if isinstance(data, str) else data)
     except OSError as e:
         for tmp, _ in temps:
             if os.path.exists(tmp):
                 os.unlink(tmp)
-        raise UserError(f"output directory '{out}' cannot be written: {e.strerror}") from None
+        msg = describe(path, e.strerror) if describe else f"cannot write '{path}': {e.strerror}"
+        raise UserError(msg) from None
     for tmp, final in temps:
         os.replace(tmp, final)
     return [final for _, final in temps]
+
+
+def write_outputs(out, files: dict) -> list:
+    """Write ``{name: text}`` into the directory ``out`` all-or-nothing (:func:`write_atomic`)."""
+    out = _check_out_dir(out)
+    return write_atomic({out / name: text for name, text in files.items()},
+                        lambda path, err: f"output directory '{out}' cannot be written: {err}")
 
 
 def generate(unit, cfg, out) -> list:

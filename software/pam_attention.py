@@ -26,7 +26,6 @@ import json
 import math
 import os
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,12 +33,13 @@ from pathlib import Path
 import numpy as np
 
 from pimforge.errors import ToolError, UserError
+from pimforge.generate import write_atomic
 from pimforge.hw.fp.format import FP16, FP32
 from pimforge.sim.golden import pam as g
 
 __all__ = ["ACCS", "BACKENDS", "HEAD_DIMS", "TIERS", "HeadResult", "PamAttentionResult",
            "pam_attention", "prepare_inputs", "check_split", "check_pus", "check_tile",
-           "check_scale", "load_npy", "write_atomic", "run_cli"]
+           "check_scale", "load_npy", "run_cli"]
 
 ACCS = {"fp16": FP16, "fp32": FP32}
 BACKENDS = ("golden", "rtl")
@@ -455,28 +455,6 @@ def load_npy(path, name: str, dtypes=("float16", "float32")) -> np.ndarray:
     if arr.dtype.name not in dtypes:
         raise UserError(f"{name} has dtype {arr.dtype.name}; allowed: {', '.join(dtypes)}")
     return arr
-
-
-def write_atomic(files: dict) -> list:
-    """Write ``{path: bytes}`` all-or-nothing: each to a temporary name in its directory first,
-    renamed into place only when all are written (the pattern of :mod:`pimforge.generate`)."""
-    temps = []
-    try:
-        for path, blob in files.items():
-            path = Path(path)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-            temps.append((tmp, path))
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(blob)
-    except OSError as e:
-        for tmp, _ in temps:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        raise UserError(f"cannot write '{path}': {e.strerror}") from None
-    for tmp, final in temps:
-        os.replace(tmp, final)
-    return [final for _, final in temps]
 
 
 def _check_out_path(path, option: str):
