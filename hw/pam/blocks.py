@@ -106,9 +106,8 @@ def _register(m, values: dict, prefix: str) -> dict:
 
 
 def delay(m, values: dict, cycles: int, name: str = "dly") -> dict:
-    """``values`` delayed by ``cycles`` register stages (no reset: data, not control).
-
-    Give valid bits their own call with :func:`delay_valid` so that they reset."""
+    """``values`` delayed by ``cycles`` register stages (``cycles = 0`` returns them as they
+    are).  Valid bits go through :func:`delay_valid`."""
     for i in range(cycles):
         values = _register(m, values, f"{name}{i}")
     return values

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from pimforge.config import UnitConfig, param
 from pimforge.errors import ConfigError
-from pimforge.hw.fp.format import FP16, FP32
+from pimforge.hw.fp.format import FP16
 
 __all__ = ["OnlineSoftmaxConfig", "PamPuConfig", "PamRuConfig", "PamDeviceConfig",
            "PamSystemConfig", "PU_TIER_PRESETS", "TIERS", "acc_check", "pow2_check"]

@@ -28,15 +28,15 @@ Microarchitecture (tile form of Alg. 1, lines 9-12; the numerics are spelled out
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
-from amaranth.lib import fifo, stream
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import fifo
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from pimforge.hw.core.component import PimComponent
-from pimforge.hw.core.payload import flag, fp, payload_layout, vec
+from pimforge.hw.pam.streams import kv_signature, partial_signature, q_signature
 from pimforge.hw.fp.format import FP16
-from pimforge.hw.pam.blocks import float_op, op_latency
+from pimforge.hw.pam.blocks import delay, delay_valid, float_op, op_latency
 from pimforge.hw.pam.config import PamPuConfig
 
 __all__ = ["PamPu", "pu_timing"]
@@ -57,7 +57,7 @@ def pu_timing(cfg: PamPuConfig) -> dict:
     p_path = op_latency("sub", od) + op_latency("exp", od)
     fma = op_latency("fma", od)
     return {"conv": conv, "score": score, "p_path": p_path, "fma": fma,
-            "merge": merge_latency(od), "v_conv": conv}
+            "merge": merge_latency(od)}
 
 
 def _fifo_depth(cfg: PamPuConfig) -> int:
@@ -87,10 +87,9 @@ class PamPu(PimComponent):
     def __init__(self, cfg: PamPuConfig):
         lanes, acc = cfg.lanes, cfg.acc
         super().__init__(cfg, {
-            "i_q": In(stream.Signature(payload_layout(data=vec(FP16, lanes)))),
-            "i_kv": In(stream.Signature(payload_layout(data=vec(FP16, lanes), is_v=flag(),
-                                                       last=flag()))),
-            "o": Out(stream.Signature(payload_layout(data=vec(acc, lanes), m=fp(acc), l=fp(acc)))),
+            "i_q": In(q_signature(lanes)),
+            "i_kv": In(kv_signature(lanes)),
+            "o": Out(partial_signature(acc, lanes)),
         })
 
     @property
@@ -238,11 +237,7 @@ class PamPu(PimComponent):
             with m.If((s_cnt == 0) | gt):
                 m.d.sync += m_t.eq(s)
         # the tile-end marker travels as long as the score path, so it arrives after the last score
-        marker = tile_end
-        for i in range(tm["score"]):
-            r_ = Signal(name=f"tile_end_d{i}")
-            m.d.sync += r_.eq(marker)
-            marker = r_
+        marker = delay_valid(m, tile_end, tm["score"], name="tile_end_d")
         desc = fifo.SyncFIFO(width=aw + (T).bit_length() + 1, depth=2)
         m.submodules.tile_fifo = desc
         m.d.comb += [desc.w_data.eq(Cat(m_t, s_cnt, s_par)), desc.w_en.eq(marker)]
@@ -291,7 +286,6 @@ class PamPu(PimComponent):
         v_issue = Signal(name="v_issue")
         v_data = v_fifo.r_data[:16 * L]
         v_last = v_fifo.r_data[16 * L]
-        first_tile_beat = p_first & (vb == 0)
         m.d.comb += v_issue.eq(v_fifo.r_rdy & p_fifo.r_rdy & ~merge_busy)
         m.d.comb += v_fifo.r_en.eq(v_issue)
         with m.If(v_issue):
@@ -312,16 +306,9 @@ class PamPu(PimComponent):
         last_hold = Signal(name="merge_last")
         # V-beat conversion happens before the fma: delay the other operands to match
         vconv, _, _ = to_acc([lane(v_data, i, 16) for i in range(L)], None, "vc")
-        issue_d = {"vb": vb, "p": p_j, "tfirst": p_first, "tlast": p_last & (vb == B - 1),
-                   "slast": v_last, "mt": p_mt, "valid": v_issue}
-        for i in range(tm["v_conv"]):
-            nxt = {}
-            for k_, val in issue_d.items():
-                r_ = Signal(len(Value.cast(val)), name=f"vi{i}_{k_}")
-                m.d.sync += r_.eq(val)
-                nxt[k_] = r_
-            issue_d = nxt
-        v_go = issue_d["valid"]
+        issue_d = delay(m, {"vb": vb, "p": p_j, "tfirst": p_first, "tlast": p_last & (vb == B - 1),
+                            "slast": v_last, "mt": p_mt}, tm["conv"], name="vi")
+        v_go = delay_valid(m, v_issue, tm["conv"], name="vi_valid")
         m.d.comb += ot_rd.addr.eq(Mux(mseq_busy, mseq_b, issue_d["vb"]))
         drain_b = Signal(range(B), name="drain_beat")
         m.d.comb += o_rd.addr.eq(Mux(mseq_busy, mseq_b, drain_b))
@@ -365,18 +352,13 @@ class PamPu(PimComponent):
         tile_done = fma_valid & ~fma_tag["merge"] & fma_tag["tlast"]
         ms = merge_stats(m, acc, od, valid=tile_done, first=new_set, m_in=fma_tag["mt"], l_in=l_t,
                          name="tile_merge")
-        set_done_tag = Signal(name="merge_set_last")
         with m.If(tile_done):
             m.d.sync += new_set.eq(fma_tag["slast"])
         # V issue stops after a tile's last beat until the merge has read O_t
         with m.If(v_issue & p_last & (vb == B - 1)):
             m.d.sync += merge_busy.eq(1)
         # remember whether the tile in the merge pipeline ends the set
-        slast_pipe = fma_tag["slast"] & tile_done
-        for i in range(tm["merge"]):
-            r_ = Signal(name=f"slast_d{i}")
-            m.d.sync += r_.eq(slast_pipe)
-            slast_pipe = r_
+        slast_pipe = delay_valid(m, fma_tag["slast"] & tile_done, tm["merge"], name="slast_d")
         m_out = Signal(aw, name="out_m")
         l_out = Signal(aw, name="out_l")
         with m.If(ms["valid"]):

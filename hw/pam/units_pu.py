@@ -24,7 +24,7 @@ def pu_schedule(cfg: PamPuConfig, sets) -> list:
     tm = pu_timing(cfg)
     B, T = cfg.beats, cfg.tile_tokens
     p0 = tm["score"] + tm["p_path"] + 2
-    hold = tm["v_conv"] + tm["fma"] + tm["merge"] + 1 + B
+    hold = tm["conv"] + tm["fma"] + tm["merge"] + 1 + B
     out = []
     q_done = B - 1                       # last Q beat of the first set
     prev_out_end = -1

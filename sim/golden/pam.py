@@ -40,7 +40,6 @@ import numpy as np
 
 from pimforge.hw.fp.format import FP16
 from pimforge.sim.golden.fp_add import fp_add
-from pimforge.sim.golden.fp_cmp import fp_cmp
 from pimforge.sim.golden.fp_convert import fp_convert
 from pimforge.sim.golden.fp_fma import fp_fma
 from pimforge.sim.golden.fp_func import fp_exp, fp_log, fp_recip
