@@ -24,12 +24,11 @@ from pimforge.sim.golden import pam as g
 
 DEVICE = get_unit("pam_device").preset_config("small")   # 2 PUs, d = 64, 4 lanes -> 8
 SYSTEM = get_unit("pam_system").preset_config("small")   # 2 PUs per tier, lanes 8/4/8 -> 8
-MODEL_TOL = 0.02     # cycle models within 2% of the RTL
 # the default requests plus PU 0 idle (mask 0b10) and a request without tokens (mask 0, no output)
 DEVICE_SIZES = DEVICE_REQUESTS[:2] + ((0, 3), (0, 0)) + DEVICE_REQUESTS[2:]
 
 
-@pytest.mark.parametrize("acc, tol", [(FP16, 5e-3), (FP32, 1e-4)])
+@pytest.mark.parametrize("acc, tol", [(FP16, 4e-3), (FP32, 1e-4)])
 def test_golden_compositions_against_float64(acc, tol):
     """Device (O/l) and system (fp16 norm) outputs against float64 attention, including a PU
     and a tier without tokens."""
@@ -45,19 +44,20 @@ def test_golden_compositions_against_float64(acc, tol):
         assert (0 in dev["pu_counts"]) == (n < 4)
         sysr = g.system_attention(acc, scale, q16, k16, v16, split, (2, 2, 2), 16)
         norm = g.bits_float(FP16, sysr["norm"])
+        # the system's output is fp16 (half an ulp is 4.9e-4 of the value): 2e-3 at least
         assert np.abs(norm - ref).max() <= max(tol, 2e-3) * np.abs(ref).max()
 
 
 def _check_model(res, sched, beats):
-    """Total cycles and each request's first output within MODEL_TOL of the model."""
+    """Total cycles and each request's first output cycle equal the model's (the issue allows
+    2%; the model replays the RTL schedule, so one cycle off is a failure)."""
     ph = res.phases[0]
     sched = [s for s in sched if s is not None]
     total = sched[-1][2] + 1
-    assert abs(ph.cycles - total) <= MODEL_TOL * ph.cycles, f"model {total}, RTL {ph.cycles}"
+    assert ph.cycles == total, f"model {total}, RTL {ph.cycles}"
     outs = ph.out_stamps["o"]
     firsts = [outs[i * beats] for i in range(len(sched))]
-    for got, (_, first, _) in zip(firsts, sched):
-        assert abs(got - first) <= MODEL_TOL * got, f"first outputs: RTL {firsts}, model {sched}"
+    assert firsts == [first for _, first, _ in sched], f"first outputs: RTL {firsts}, model {sched}"
 
 
 @pytest.fixture(scope="module")
