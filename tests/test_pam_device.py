@@ -158,7 +158,7 @@ def test_presets():
     ("pam_device", {"lanes": 16, "ru_vector_width": 8}, "ru_vector_width", "multiple of lanes"),
     ("pam_device", {"ru_vector_width": 64, "lanes": 16}, "ru_vector_width", "head_dim/4"),
     ("pam_device", {"pus": 0}, "pus", ""),
-    ("pam_system", {"ddr_lanes": 32}, "ru_vector_width", "multiple of lanes"),
+    ("pam_system", {"ddr_lanes": 32}, "ru_vector_width", "multiple of ddr_lanes (32)"),
     ("pam_system", {"ssd_lanes": 12}, "ssd_lanes", "power of two"),
     ("pam_system", {"hbm_pus": 17}, "hbm_pus", ""),
 ])

@@ -209,4 +209,5 @@ class PamSystemConfig(UnitConfig):
                                    op_depth=self.op_depth)
         except ConfigError as e:
             field = {"lanes": f"{tier}_lanes", "pus": f"{tier}_pus"}.get(e.field, e.field)
-            raise ConfigError(self.UNIT, field, e.value, e.allowed) from None
+            allowed = e.allowed.replace("of lanes", f"of {tier}_lanes")
+            raise ConfigError(self.UNIT, field, e.value, allowed) from None

@@ -42,7 +42,7 @@ from pimforge.hw.fp.format import FP16
 from pimforge.hw.pam.blocks import delay, delay_valid, float_op, op_latency
 from pimforge.hw.pam.softmax import merge_latency, merge_stats
 
-__all__ = ["PamRu", "ru_latency", "ru_drain_depth", "ru_schedule", "ru_cycles", "ru_cycle_model"]
+__all__ = ["PamRu", "stats_ready", "ru_latency", "ru_drain_depth", "ru_schedule", "ru_cycles", "ru_cycle_model"]
 
 
 def ru_drain_depth(cfg) -> int:
@@ -54,7 +54,7 @@ def ru_drain_depth(cfg) -> int:
     return op_latency("mul", cfg.op_depth) + conv
 
 
-def _stats_ready(cfg) -> int:
+def stats_ready(cfg) -> int:
     """Cycles from a merge's beat 0 until the RU sees its statistics finished (the in-flight
     counter back at zero): after the merge (non-final), after recip/log and the lse add (final)."""
     od = cfg.op_depth
@@ -66,12 +66,12 @@ def ru_latency(cfg) -> int:
     """Cycles from the last input beat of a request to its first output beat (no stalls).
 
     The reader starts when the last beat's scratch write is done (``merge_latency + op_depth + 1``
-    cycles after that beat) and the statistics of the last merge are ready (``_stats_ready``
+    cycles after that beat) and the statistics of the last merge are ready (``stats_ready``
     after that partial's beat 0, i.e. ``Bw - 1`` cycles before the last beat); one cycle of
     scratch read and the drain pipeline follow."""
     od, bw = cfg.op_depth, cfg.beats
     written = merge_latency(od) + op_latency("fma", od) + 1
-    start = max(written, _stats_ready(cfg) - (bw - 1))
+    start = max(written, stats_ready(cfg) - (bw - 1))
     return start + 1 + ru_drain_depth(cfg)
 
 
@@ -228,7 +228,7 @@ class PamRu(PimComponent):
             done = av
         else:
             done = ms["valid"]
-        in_flight = Signal(range(_stats_ready(cfg) // bw + 3), name="stats_in_flight")
+        in_flight = Signal(range(stats_ready(cfg) // bw + 3), name="stats_in_flight")
         m.d.sync += in_flight.eq(in_flight + issue - done)
 
         # ---- O update: delay the beats by the merge latency, then W fmas (Alg. 1 line 20)

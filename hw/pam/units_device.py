@@ -35,10 +35,10 @@ def _ru_timing(ru_cfg) -> tuple:
     """(write-back, statistics) delays of the RU: its reader may start ``written`` cycles after
     the request's last input beat and ``stats`` cycles after the last partial's beat 0."""
     from pimforge.hw.pam.blocks import op_latency
-    from pimforge.hw.pam.ru import _stats_ready
+    from pimforge.hw.pam.ru import stats_ready
     from pimforge.hw.pam.softmax import merge_latency
     od = ru_cfg.op_depth
-    return merge_latency(od) + op_latency("fma", od) + 1, _stats_ready(ru_cfg)
+    return merge_latency(od) + op_latency("fma", od) + 1, stats_ready(ru_cfg)
 
 
 def _ru_go(ru_cfg, beats: list) -> int:
