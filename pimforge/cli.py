@@ -81,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--backend", default="golden", metavar="golden|rtl",
                    help="golden: bit-exact model (default); rtl: cocotb simulation of the Verilog")
     f.add_argument("--acc", default="fp16", metavar="fp16|fp32",
-                   help="accumulator format of scores, m, l and O (default fp16)")
+                   help="accumulator format of p, l and O (default fp16); scores and m are fp32")
     f.add_argument("--tile", default="16", metavar="N", help="tokens per PU tile, 1..64 (default 16)")
     f.add_argument("--scale", default=None, metavar="X", help="score scale (default 1/sqrt(d))")
     f.add_argument("--out", required=True, metavar="O.npy", help="output O, float16 (heads, d)")

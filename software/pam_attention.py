@@ -62,7 +62,8 @@ class HeadResult:
     o : float16 (d,) normalized output.
     tier_counts : tokens per tier (HBM, DDR, SSD).
     pu_counts : per tier, tokens per PU (PUs with zero tokens take no part).
-    m, l, lse : final running maximum, sum of exponentials and log-sum-exp, as ``acc`` bit patterns.
+    m, l, lse : final running maximum, sum of exponentials and log-sum-exp, as bit patterns (m and
+        lse in fp32, the score format; l in ``acc``).
     rel_err : ``||o - o_ref||_inf / ||o_ref||_inf`` against float64 attention (the absolute error
         if ``o_ref`` is all zeros).
     """
@@ -96,8 +97,9 @@ class PamAttentionResult:
     def max_rel_err(self) -> float:
         return max(h.rel_err for h in self.heads)
 
-    def _value(self, bits) -> float:
-        return float(g.bits_float(ACCS[self.acc], [bits])[0])
+    def _value(self, key: str, bits) -> float:
+        fmt = ACCS[self.acc] if key == "l" else g.SCORE
+        return float(g.bits_float(fmt, [bits])[0])
 
     def report(self) -> dict:
         """JSON-ready dict: run parameters and, per head, token counts, m, l, lse and the error."""
@@ -108,7 +110,7 @@ class PamAttentionResult:
                 "tier_tokens": dict(zip(TIERS, h.tier_counts)),
                 "pus": dict(zip(TIERS, (len(c) for c in h.pu_counts))),
                 "pu_tokens": dict(zip(TIERS, h.pu_counts)),
-                **{k: _json_float(self._value(getattr(h, k))) for k in ("m", "l", "lse")},
+                **{k: _json_float(self._value(k, getattr(h, k))) for k in ("m", "l", "lse")},
                 **{f"{k}_bits": f"{getattr(h, k):#x}" for k in ("m", "l", "lse")},
                 "rel_err": _json_float(h.rel_err),
             })
@@ -128,7 +130,7 @@ class PamAttentionResult:
                  f"acc {self.acc}, tile {self.tile}, scale {self.scale:.6g}"]
         for i, h in enumerate(self.heads):
             lines.append(f"  head {i}: tokens hbm/ddr/ssd {'/'.join(map(str, h.tier_counts))}, "
-                         f"lse {self._value(h.lse):.6g}, rel err {h.rel_err:.2e}")
+                         f"lse {self._value('lse', h.lse):.6g}, rel err {h.rel_err:.2e}")
         if self.units:
             cyc = sum(u[3] for u in self.units)
             lines.append(f"  rtl: {len(self.units)} simulations, {cyc} cycles, every unit "
@@ -186,7 +188,7 @@ def check_tile(tile, label: str = "tile", shown=None) -> int:
 
 
 def check_scale(scale, d: int, label: str = "scale", shown=None) -> float:
-    """``None`` means 1/sqrt(d); otherwise a number in (0, 65504] (it is rounded to ``acc``)."""
+    """``None`` means 1/sqrt(d); otherwise a number in (0, 65504] (it is rounded to fp32)."""
     if scale is None:
         return 1.0 / math.sqrt(d)
     try:
@@ -259,9 +261,10 @@ def pam_attention(q, k, v, split=(1, 1, 1), pus=(4, 4, 4), acc: str = "fp16", ti
         fp16 (nearest even).  d is 64, 128 or 256.
     split : token ratio HBM:DDR:SSD (non-negative, positive sum).
     pus : PUs per tier, each 1..16.
-    acc : accumulator format of scores, m, l and O: ``"fp16"`` (as in PAM) or ``"fp32"``.
+    acc : accumulator format of the exponentials, l and O: ``"fp16"`` (as in PAM) or ``"fp32"``;
+        scores, maxima and the log-sum-exp are fp32 either way.
     tile : tokens per PU tile, 1..64.
-    scale : score scale (``None``: 1/sqrt(d)); rounded to ``acc``.
+    scale : score scale (``None``: 1/sqrt(d)); rounded to fp32.
     backend : ``"golden"`` (bit-exact model) or ``"rtl"`` (cocotb co-simulation of the Verilog).
     sim : simulator of the rtl backend (``verilator`` or ``icarus``).
     """

@@ -4,15 +4,12 @@ the order of the reductions.
 
 Accuracy is ``||O - O_ref||_inf / ||O_ref||_inf`` with ``O_ref`` float64 attention on the
 fp16-rounded inputs; bounds: 4e-3 with fp16 accumulation, 1e-3 with fp32.  The default run has
-one N = 8192 case per accumulator format (about 3 s each) and N = 1024 for the rest; the full
+two N = 8192 cases with fp16 accumulation (about 3 s each) and N = 1024 for the rest; the full
 N = 8192 grid over several seeds is marked slow.
 
-One exception, ``heavy`` with fp16: a heavy tail puts a few scores at 50-400, where fp16 (the
-score format of PAM) resolves only 2^-5 to 2^-2.  When two such tokens share the softmax mass,
-their weights are off by a few percent whatever the flow does afterwards; measured end-to-end
-errors reach 8.5e-3 (N = 8192, d = 128, seed 3) and are almost all of that.  So for this case the
-bound applies to the error the flow adds after the scores: ``O`` against float64 softmax
-attention over the flow's own fp16 scores.  The end-to-end error is still recorded.
+The ``heavy`` case at N = 8192, d = 128, seed 3 is the draw that showed why scores and maxima are
+fp32 (see :mod:`pimforge.sim.golden.pam`): with fp16 scores (50-400 there, resolved to only 2^-5
+to 2^-2) its error was 8.5e-3, over the fp16 bound; with fp32 scores it is 3.1e-4.
 """
 import numpy as np
 import pytest
@@ -57,16 +54,6 @@ def measured(request):
                 rep.write_line(f"  {acc} {kind:<22} {err:.2e}  (worst at {where})")
 
 
-def after_scores_err(o, q, k, v):
-    """Error of ``o`` against float64 softmax attention over the fp16 scores of the golden model
-    (what remains when the fp16 rounding of the scores themselves is taken out)."""
-    q16, k16 = (g.float_bits(FP16, f64(x)) for x in (q, k))
-    s = g.bits_float(FP16, g.scores(FP16, 1 / np.sqrt(len(q)), q16, k16))
-    p = np.exp(s - s.max())
-    ref = g.attention_f64(f64(q), f64(k), f64(v), 1 / np.sqrt(len(q)))
-    return np.abs(f64(o) - (p / p.sum()) @ f64(v)).max() / np.abs(ref).max()
-
-
 def check_accuracy(measured, kind, n, d, acc, seed=0):
     q, k, v = make_inputs(kind, 1, n, d, np.random.default_rng(seed))
     res = api.pam_attention(q, k, v, acc=acc)
@@ -75,11 +62,6 @@ def check_accuracy(measured, kind, n, d, acc, seed=0):
     if err > measured.get(key, (-1, ""))[0]:
         measured[key] = (err, f"N={n} d={d} seed={seed}")
     assert res.heads[0].rel_err == pytest.approx(err, rel=1e-9)
-    if (kind, acc) == ("heavy", "fp16"):  # see the module docstring
-        err = after_scores_err(res.o[0], q[0], k[0], v[0])
-        key = (acc, "heavy after the scores")
-        if err > measured.get(key, (-1, ""))[0]:
-            measured[key] = (err, f"N={n} d={d} seed={seed}")
     assert err <= BOUND[acc], f"{kind} N={n} d={d} {acc}: {err:.2e} > {BOUND[acc]:.0e}"
 
 
@@ -90,9 +72,10 @@ def test_accuracy_n1024(measured, kind, d, acc):
     check_accuracy(measured, kind, 1024, d, acc)
 
 
-@pytest.mark.parametrize("kind, d, acc", [("normal", 128, "fp16"), ("heavy", 128, "fp32")])
-def test_accuracy_n8192(measured, kind, d, acc):
-    check_accuracy(measured, kind, 8192, d, acc)
+@pytest.mark.parametrize("kind, d, acc, seed", [("normal", 128, "fp16", 0),
+                                                ("heavy", 128, "fp16", 3)])
+def test_accuracy_n8192(measured, kind, d, acc, seed):
+    check_accuracy(measured, kind, 8192, d, acc, seed)
 
 
 @pytest.mark.slow
@@ -153,7 +136,8 @@ def test_tier_without_tokens(split, counts, acc):
 @pytest.mark.parametrize("d", [64, 128])
 def test_large_scores_stay_finite(acc, d):
     """Raw scores up to 1e4 (exp arguments in the thousands): no NaN or Inf, O stays a convex
-    combination of the V rows, lse is at least the largest score."""
+    combination of the V rows, lse lies between the largest score and that plus log N (the scores
+    and lse are fp32: 1e-5 relative covers their rounding)."""
     q, k, v = make_inputs("large", 2, 512, d, np.random.default_rng(d))
     raw = np.einsum("hd,hnd->hn", f64(q), f64(k))
     assert 0.99e4 <= np.abs(raw).max() <= 1.01e4
@@ -161,9 +145,10 @@ def test_large_scores_stay_finite(acc, d):
     assert np.all(np.isfinite(res.o.astype(np.float64)))
     for h, head in enumerate(res.heads):
         assert np.all(np.abs(f64(res.o[h])) <= np.abs(f64(v[h])).max(axis=0) * 1.01)
-        lse = g.bits_float(ACC[acc], [head.lse])[0]
+        lse = g.bits_float(g.SCORE, [head.lse])[0]
         smax = raw[h].max() / np.sqrt(d)
-        assert np.isfinite(lse) and lse >= smax * (1 - 2e-3) - 1
+        tol = 1e-5 * abs(smax)
+        assert smax - tol <= lse <= smax + np.log(512) + tol
 
 
 def test_multi_head_runs_heads_independently():
@@ -323,18 +308,19 @@ def _layout(*fields):
 
 
 def _manifest(unit, cfg):
-    """Stream fields of the PAM stream formats (the RTL's manifests must agree)."""
-    a = cfg.acc.width
+    """Stream fields of the PAM stream formats (the RTL's manifests must agree): O and l in the
+    accumulator format, m and lse fp32."""
+    a, s = cfg.acc.width, 32
     if unit == "pam_pu":
         L = cfg.lanes
         return {"streams": {"i_q": _layout(("data", 16 * L)),
                             "i_kv": _layout(("data", 16 * L), ("is_v", 1), ("last", 1)),
-                            "o": _layout(("data", a * L), ("m", a), ("l", a))}}
+                            "o": _layout(("data", a * L), ("m", s), ("l", a))}}
     W = cfg.vector_width
-    out = [("data", a * W), ("m", a), ("l", a)]
+    out = [("data", a * W), ("m", s), ("l", a)]
     if cfg.final:
-        out = [("data", a * W), ("norm", 16 * W), ("m", a), ("l", a), ("lse", a)]
-    return {"streams": {"i": _layout(("data", a * W), ("m", a), ("l", a), ("last", 1)),
+        out = [("data", a * W), ("norm", 16 * W), ("m", s), ("l", a), ("lse", s)]
+    return {"streams": {"i": _layout(("data", a * W), ("m", s), ("l", a), ("last", 1)),
                         "o": _layout(*out)}}
 
 

@@ -24,8 +24,9 @@ from pimforge.sim.harness.job import Job, Phase
 from pimforge.sim.harness.stall import StallPattern
 
 # Relative-error bounds against float64 for <= 8 merges (u = unit roundoff of acc: 2**-11 for
-# fp16, 2**-24 for fp32).  Each merge rounds in exp (fp16 <= 1 ulp, fp32 <= 4 ulp) and in the fma:
-# l and O within 8 u (fp16) and 32 u (fp32), lse within 8 u and 16 u; the normalized output is
+# fp16, 2**-24 for fp32).  Each merge rounds the exponent argument to acc (m in [-12, 12]: at
+# most 16 u relative in g), the exp (fp16 <= 1 ulp, fp32 <= 4 ulp) and the fma: l and O within
+# 8 u (fp16) and 32 u (fp32), lse (fp32, m exact) within 8 u and 16 u; the normalized output is
 # fp16 in both cases, so its bound adds fp16 ulps.  Measured worst cases over the 150 requests:
 # fp16 l 6.5e-4, O 1.4e-3, norm 2.1e-3, lse 9.5e-4; fp32 l and O 2e-7, norm 4.3e-4, lse 1.2e-7.
 TOL = {"fp16": {"l": 4e-3, "O": 4e-3, "norm": 5e-3, "lse": 4e-3},
@@ -38,7 +39,7 @@ def _f(acc, bits):
 
 def _f64_merge(acc, parts):
     """PAM Alg. 1 Reduction in float64 on the partials' values: m, l, O, lse."""
-    m = np.array([_f(acc, p["m"])[0] for p in parts])
+    m = np.array([_f(g.SCORE, p["m"])[0] for p in parts])
     l = np.array([_f(acc, p["l"])[0] for p in parts])
     o = np.stack([_f(acc, p["O"]) for p in parts])
     top = m.max()
@@ -67,8 +68,8 @@ def test_golden_merge_against_float64(acc):
     worst = {k: 0.0 for k in TOL[acc.name]}
     for parts in ru_requests(cfg, np.random.default_rng(5), 150):
         r = g.ru_reduce(acc, parts, final=True)
-        got = {"m": _f(acc, r["m"])[0], "l": _f(acc, r["l"])[0], "O": _f(acc, r["O"]),
-               "norm": _f(FP16, r["norm"]), "lse": _f(acc, r["lse"])[0]}
+        got = {"m": _f(g.SCORE, r["m"])[0], "l": _f(acc, r["l"])[0], "O": _f(acc, r["O"]),
+               "norm": _f(FP16, r["norm"]), "lse": _f(g.SCORE, r["lse"])[0]}
         for k, e in _errors(acc, got, parts).items():
             worst[k] = max(worst[k], e)
     print(f"\n{acc.name} worst relative errors: {worst}")
@@ -79,30 +80,36 @@ def test_golden_merge_against_float64(acc):
 @pytest.mark.parametrize("acc", [FP16, FP32], ids=["fp16", "fp32"])
 def test_golden_streaming_scores_against_float64(acc):
     """online_softmax on scores (l_in = 1, PAM eqs. 1-6): m is the running maximum exactly and
-    l = sum exp(s - m) within 2 ulps per step."""
+    l = sum exp(s - m) within 2 + 8 ulps per step (the rounding of the fma and the exponential,
+    and of the exponent argument |s - m| < 16 to acc)."""
     rng = np.random.default_rng(9)
-    s = g.float_bits(acc, rng.normal(0, 3, size=200))
+    s = g.float_bits(g.SCORE, rng.normal(0, 3, size=200))
     r = g.merge(acc, s, np.full(200, acc.one), None)
-    sf = _f(acc, s)
-    assert np.array_equal(_f(acc, r["m"]), np.maximum.accumulate(sf))
+    sf = _f(g.SCORE, s)
+    assert np.array_equal(_f(g.SCORE, r["m"]), np.maximum.accumulate(sf))
     ref = np.array([np.exp(sf[:k + 1] - sf[:k + 1].max()).sum() for k in range(200)])
     err = np.abs(_f(acc, r["l"]) - ref) / ref
     u = 2.0 ** -(acc.frac_bits + 1)
-    assert err.max() <= 2 * u * 200, err.max()
+    assert err.max() <= 10 * u * 200, err.max()
 
 
 def test_golden_merge_special_values():
-    """Hand-derived cases of the swap-form merge (fp16)."""
+    """Hand-derived cases of the swap-form merge (fp16 accumulator, fp32 maxima)."""
     b = lambda x: int(g.float_bits(FP16, [x])[0])  # noqa: E731
+    s = lambda x: int(g.float_bits(g.SCORE, [x])[0])  # noqa: E731
     # +0 after -0 is larger (-0 < +0): swap, m' = +0, g = exp(-0 - +0) = 1, l' = 1 + 2
-    r = g.merge(FP16, [b(-0.0), b(0.0)], [b(1.0), b(2.0)], None)
-    assert list(r["m"]) == [b(-0.0), b(0.0)] and list(r["swap"]) == [0, 1]
+    r = g.merge(FP16, [s(-0.0), s(0.0)], [b(1.0), b(2.0)], None)
+    assert list(r["m"]) == [s(-0.0), s(0.0)] and list(r["swap"]) == [0, 1]
     assert list(r["l"]) == [b(1.0), b(3.0)] and list(r["g"]) == [FP16.one, FP16.one]
     # equal maxima never swap; a -inf (fully masked) first state is scaled by exp(-inf) = 0
-    r = g.merge(FP16, [b(2.0), b(2.0), b(-np.inf)], [b(1.0), b(1.0), b(5.0)], None, [1, 0, 1])
+    r = g.merge(FP16, [s(2.0), s(2.0), s(-np.inf)], [b(1.0), b(1.0), b(5.0)], None, [1, 0, 1])
     assert list(r["swap"]) == [0, 0, 0] and list(r["l"][:2]) == [b(1.0), b(2.0)]
-    r = g.merge(FP16, [b(-np.inf), b(1.0)], [b(5.0), b(3.0)], None)
+    r = g.merge(FP16, [s(-np.inf), s(1.0)], [b(5.0), b(3.0)], None)
     assert list(r["swap"]) == [0, 1] and r["g"][1] == 0 and r["l"][1] == b(3.0)
+    # maxima beyond fp16 that differ by 0.5: fp32 keeps the difference, g = exp(-0.5) in fp16
+    r = g.merge(FP16, [s(3e5), s(3e5 + 0.5)], [b(1.0), b(1.0)], None)
+    assert list(r["m"]) == [s(3e5), s(3e5 + 0.5)] and list(r["swap"]) == [0, 1]
+    assert r["g"][1] == b(np.exp(-0.5)) and r["l"][1] == b(1.0 + float(np.float16(np.exp(-0.5))))
 
 
 # ---------------------------------------------------------------- online_softmax RTL
@@ -235,9 +242,9 @@ def test_rtl_partial_order():
         o_bits = sum((field(x, "data", w) for x in beats), [])
         n_bits = sum((field(x, "norm", w) for x in beats), [])
         results.append(tuple(o_bits))
-        out = {"m": _f(acc, field(beats[0], "m")[0])[0], "l": _f(acc, field(beats[0], "l")[0])[0],
-               "O": _f(acc, o_bits), "norm": _f(FP16, n_bits),
-               "lse": _f(acc, field(beats[0], "lse")[0])[0]}
+        out = {"m": _f(g.SCORE, field(beats[0], "m")[0])[0],
+               "l": _f(acc, field(beats[0], "l")[0])[0], "O": _f(acc, o_bits),
+               "norm": _f(FP16, n_bits), "lse": _f(g.SCORE, field(beats[0], "lse")[0])[0]}
         for key, e in _errors(acc, out, parts).items():
             assert e <= TOL[acc.name][key], f"order {orders[k]}: {key} error {e:.3g}"
     assert len(set(results)) > 1, "expected some orders to round differently"
@@ -260,9 +267,12 @@ def test_ru_cycle_model_shape():
         ru_cycles(cfg, [0])
 
 
-def test_softmax_cycle_model_shape():
-    cfg = OnlineSoftmaxConfig(op_depth=3)
-    assert softmax_cycles(cfg, 1) == 3 * 3 + 2 + 1 + 1
+@pytest.mark.parametrize("acc, ops", [("fp32", 3), ("fp16", 4)])
+def test_softmax_cycle_model_shape(acc, ops):
+    """One input: decision register, sub, (fp16: convert to fp16), exp (one extra stage), fma,
+    output FIFO, counted inclusively; then one input every op_depth + 1 cycles."""
+    cfg = OnlineSoftmaxConfig(op_depth=3, acc=acc)
+    assert softmax_cycles(cfg, 1) == 1 + ops * 3 + 1 + 1 + 1
     assert softmax_cycles(cfg, 11) - softmax_cycles(cfg, 1) == 10 * 4
 
 

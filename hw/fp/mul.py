@@ -7,12 +7,14 @@ The two significands (hidden bit explicit, subnormals included) are multiplied e
 from __future__ import annotations
 
 
+from amaranth.hdl import Cat, Const
+
 from pimforge.hw.core.component import PipelinedUnit
 from pimforge.hw.core.payload import fp
 from pimforge.hw.fp import core
 from pimforge.hw.fp.configs import FpConfig
 
-__all__ = ["FpMul", "mul_stages"]
+__all__ = ["FpMul", "mul_stages", "mul_wide_stages"]
 
 
 def mul_stages(fmt, ftz):
@@ -36,6 +38,38 @@ def mul_stages(fmt, ftz):
     def finish(m, v):
         rounded = core.round_finish(m, fmt, v["sign"], v["e_out"], v["mag"], ftz=ftz, name="rp")
         return {"r": core.special_result(fmt, v["nan"], v["inf"], v["sign"], rounded)}
+
+    return [multiply, normalize, finish]
+
+
+def mul_wide_stages(src, dst, ftz):
+    """A widening multiply: two ``src`` operands, the product in ``dst``, rounded once.
+
+    Equal to ``mul_dst(convert(a), convert(b))`` bit for bit (the conversions are exact), but the
+    significand multiplier is only ``src.precision`` bits wide.  When ``dst`` has at least twice
+    the precision and enough exponent range (fp16 x fp16 -> fp32), the product is always exact.
+    The PAM score path uses it for fp16 Q x K products in fp32.
+    """
+    pad = max(0, dst.precision + 2 - 2 * src.precision)
+
+    def multiply(m, v):
+        a = core.unpack(m, src, v["a"], ftz, name="a")
+        b = core.unpack(m, src, v["b"], ftz, name="b")
+        invalid = (a["inf"] & b["zero"]) | (a["zero"] & b["inf"])
+        prod = a["sig"] * b["sig"]
+        return {
+            "sign": a["sign"] ^ b["sign"], "exp": a["exp"] + b["exp"] + 1,
+            "prod": Cat(Const(0, pad), prod) if pad else prod,
+            "nan": a["nan"] | b["nan"] | invalid, "inf": a["inf"] | b["inf"],
+        }
+
+    def normalize(m, v):
+        r = core.round_shift(m, dst, v["exp"], v["prod"], name="rp")
+        return {**{k: v[k] for k in ("nan", "inf", "sign")}, **r}
+
+    def finish(m, v):
+        rounded = core.round_finish(m, dst, v["sign"], v["e_out"], v["mag"], ftz=ftz, name="rp")
+        return {"r": core.special_result(dst, v["nan"], v["inf"], v["sign"], rounded)}
 
     return [multiply, normalize, finish]
 

@@ -24,12 +24,13 @@ def _stages(kind: str, fmt, src=None):
     from pimforge.hw.fp.exp import exp_stages
     from pimforge.hw.fp.fma import fma_stages
     from pimforge.hw.fp.log import log_stages
-    from pimforge.hw.fp.mul import mul_stages
+    from pimforge.hw.fp.mul import mul_stages, mul_wide_stages
     from pimforge.hw.fp.recip import recip_stages
     table = {
         "add": lambda: add_stages(fmt, False, False),
         "sub": lambda: add_stages(fmt, False, True),
         "mul": lambda: mul_stages(fmt, False),
+        "mul_wide": lambda: mul_wide_stages(src, fmt, False),
         "fma": lambda: fma_stages(fmt, False),
         "cmp": lambda: cmp_stages(fmt, False),
         "exp": lambda: exp_stages(fmt, False),
@@ -41,7 +42,8 @@ def _stages(kind: str, fmt, src=None):
 
 
 # operand names of each kind (the stage functions' input keys)
-OPS = {"add": ("a", "b"), "sub": ("a", "b"), "mul": ("a", "b"), "fma": ("a", "b", "c"),
+OPS = {"add": ("a", "b"), "sub": ("a", "b"), "mul": ("a", "b"), "mul_wide": ("a", "b"),
+       "fma": ("a", "b", "c"),
        "cmp": ("a", "b"), "exp": ("a",), "log": ("a",), "recip": ("a",), "convert": ("a",)}
 
 _FUNCS = ("exp", "log", "recip")
@@ -69,7 +71,8 @@ def float_op(m, kind: str, fmt, op_depth: int, operands: dict, valid=None, side=
     Parameters
     ----------
     m : the Module.
-    kind : one of :data:`OPS` (``convert`` converts ``src`` to ``fmt``).
+    kind : one of :data:`OPS` (``convert`` converts ``src`` to ``fmt``; ``mul_wide`` multiplies
+        two ``src`` operands into ``fmt``).
     operands : operand name -> Amaranth value (bit patterns).
     valid : optional 1-bit value travelling with the data (returned delayed).
     side : optional dict of extra values delayed alongside.

@@ -1,8 +1,9 @@
 """Configs of the PAM units (PAM §5.2, Table 1, §7.1).
 
 Numerics shared by every PAM unit: K, V and Q are stored as fp16; dot products, scores, the
-online-softmax statistics (m, l) and the O accumulator use the accumulator format ``acc``
-(fp16 as in the paper, or fp32).  Every float operation is an IEEE round-to-nearest-even operation
+maxima m and the log-sum-exp are fp32 (the score format, so that exp(s - m) keeps its accuracy
+for large scores); the exponentials, the sums l and the O accumulator use the accumulator format
+``acc`` (fp16 as in the paper, or fp32).  Every float operation is an IEEE round-to-nearest-even operation
 of the foundation float library, so the golden model in :mod:`pimforge.sim.golden.pam` reproduces
 the RTL bit for bit.
 """
@@ -30,7 +31,8 @@ def pow2_check(v, cfg):
 
 
 def _acc_field():
-    return param(FP16, "accumulator format of scores, m, l and O (fp16 as in PAM, or fp32)",
+    return param(FP16, "accumulator format of p, l and O (fp16 as in PAM, or fp32); "
+                 "scores and m are always fp32",
                  kind="format", check=acc_check)
 
 

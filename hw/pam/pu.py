@@ -9,7 +9,7 @@ Microarchitecture (tile form of Alg. 1, lines 9-12; the numerics are spelled out
           │                                                                   │
           │                       Row-wise Max Unit (running compare) ◄───────┘  score buffer
           │                                                                       (2 x T)
-          │        tile end ─► P sequencer: p_j = exp(s_j - m_t)  (sub + exponential unit)
+          │        tile end ─► P sequencer: p_j = exp(s_j - m_t)  (fp32 sub, to acc, exp unit)
           │                                         │ P FIFO
           └─ V ──► V FIFO ──► V processor: O_t[b] = fma(p_j, v, O_t[b]), l_t += p_j
                                             │ (L fused multiply-adds, shared)
@@ -17,6 +17,12 @@ Microarchitecture (tile form of Alg. 1, lines 9-12; the numerics are spelled out
                                                                                   │
                                                                       o ◄── drain ┘
 
+* The score path (the multipliers, both adder trees, the scale, the row max and the score buffer)
+  works in fp32 whatever the accumulator, because an exponential turns the absolute error of a
+  score into a relative error of its weight (see :mod:`pimforge.sim.golden.pam`).  The
+  multipliers are widening fp16 x fp16 -> fp32 units: 11-bit significand products, exact in
+  fp32.  With an fp16 accumulator, ``s_j - m_t`` is rounded to fp16
+  before the fp16 exponential unit; ``p``, ``l`` and ``O`` are in the accumulator format.
 * A K beat enters the dot-product pipeline the cycle it is accepted; every internal pipeline is
   free-running, and the input's ready signal is the only flow control: a new token is admitted
   while fewer than 2T tokens are in flight (the score buffer holds two tiles) and a V beat while
@@ -38,6 +44,7 @@ from pimforge.hw.pam.streams import kv_signature, partial_signature, q_signature
 from pimforge.hw.fp.format import FP16
 from pimforge.hw.pam.blocks import delay, delay_valid, float_op, op_latency
 from pimforge.hw.pam.config import PamPuConfig
+from pimforge.sim.golden.pam import SCORE
 
 __all__ = ["PamPu", "pu_timing"]
 
@@ -48,16 +55,16 @@ def _log2(n: int) -> int:
 
 def pu_timing(cfg: PamPuConfig) -> dict:
     """Fixed latencies of the PU's pipelines, in cycles (used by the RTL and the cycle model)."""
-    from pimforge.hw.pam.softmax import merge_latency
+    from pimforge.hw.pam.softmax import merge_latency, to_acc_latency
     od = cfg.op_depth
-    conv = op_latency("convert", od) if cfg.acc.width != 16 else 0
+    conv = op_latency("convert", od) if cfg.acc.width != 16 else 0     # V to the accumulator
     add = op_latency("add", od)
-    score = (conv + op_latency("mul", od) + _log2(cfg.lanes) * add + _log2(cfg.beats) * add
+    score = (op_latency("mul_wide", od) + _log2(cfg.lanes) * add + _log2(cfg.beats) * add
              + op_latency("mul", od))
-    p_path = op_latency("sub", od) + op_latency("exp", od)
+    p_path = op_latency("sub", od) + to_acc_latency(cfg.acc, od) + op_latency("exp", od)
     fma = op_latency("fma", od)
     return {"conv": conv, "score": score, "p_path": p_path, "fma": fma,
-            "merge": merge_latency(od)}
+            "merge": merge_latency(od, cfg.acc)}
 
 
 def _fifo_depth(cfg: PamPuConfig) -> int:
@@ -117,30 +124,23 @@ class PamPu(PimComponent):
 
     # ------------------------------------------------------------------------------------------
     def elaborate(self, platform):
-        from pimforge.hw.pam.softmax import greater, merge_stats
+        from pimforge.hw.pam.softmax import exp_diff, greater, merge_stats
         from pimforge.sim.golden.pam import scale_bits
         cfg = self.cfg
         m = Module()
         L, B, T, acc, od = cfg.lanes, cfg.beats, cfg.tile_tokens, cfg.acc, cfg.op_depth
-        aw = acc.width
+        aw, sw = acc.width, SCORE.width
         tm = self.timing
-        conv32 = acc.width != 16
 
         def lane(value, i, w):
             return value[i * w:(i + 1) * w]
 
-        def to_acc(values, valid, name, side=None):
-            """fp16 lanes -> acc lanes (a free-running convert when acc is fp32)."""
-            if not conv32:
-                return values, valid, dict(side or {})
-            outs, v_out, s_out = [], None, None
-            for i, x in enumerate(values):
-                r, v, s = float_op(m, "convert", acc, od, {"a": x}, valid=valid if i == 0 else None,
-                                   side=side if i == 0 else None, src=FP16, name=f"{name}{i}")
-                outs.append(r["r"])
-                if i == 0:
-                    v_out, s_out = v, s
-            return outs, v_out, s_out
+        def to_acc(values, name):
+            """fp16 lanes -> acc lanes (free-running converts; none when acc is fp16)."""
+            if aw == 16:
+                return values
+            return [float_op(m, "convert", acc, od, {"a": x}, src=FP16, name=f"{name}{i}")[0]["r"]
+                    for i, x in enumerate(values)]
 
         # ---------------- Q buffer ----------------
         q_mem = Memory(shape=16 * L, depth=B, init=[])
@@ -186,12 +186,12 @@ class PamPu(PimComponent):
         tile_end = v_fire & ~prev_is_v
 
         # ---------------- score path: Q.K, lane tree, beat tree, scale ----------------
-        qs, v0, _ = to_acc([lane(q_rd.data, i, 16) for i in range(L)], k_fire, "qc")
-        ks, _, _ = to_acc([lane(kv.payload.data, i, 16) for i in range(L)], None, "kc")
+        # fp16 x fp16 products, exact in fp32 (a widening multiplier: 11-bit significands)
         prods, valid = [], None
         for i in range(L):
-            r, v, _ = float_op(m, "mul", acc, od, {"a": qs[i], "b": ks[i]},
-                               valid=v0 if i == 0 else None, name=f"qk{i}")
+            r, v, _ = float_op(m, "mul_wide", SCORE, od,
+                               {"a": lane(q_rd.data, i, 16), "b": lane(kv.payload.data, i, 16)},
+                               valid=k_fire if i == 0 else None, src=FP16, name=f"qk{i}")
             prods.append(r["r"])
             if i == 0:
                 valid = v
@@ -199,7 +199,7 @@ class PamPu(PimComponent):
         while len(prods) > 1:
             nxt = []
             for i in range(0, len(prods), 2):
-                r, v, _ = float_op(m, "add", acc, od, {"a": prods[i], "b": prods[i + 1]},
+                r, v, _ = float_op(m, "add", SCORE, od, {"a": prods[i], "b": prods[i + 1]},
                                    valid=valid if i == 0 else None, name=f"lt{level}_{i // 2}")
                 nxt.append(r["r"])
                 if i == 0:
@@ -207,29 +207,30 @@ class PamPu(PimComponent):
             prods, valid, level = nxt, nv, level + 1
         x = prods[0]
         for lvl in range(_log2(B)):                    # streaming pairwise tree over the beats
-            held = Signal(aw, name=f"bt{lvl}_held")
+            held = Signal(sw, name=f"bt{lvl}_held")
             have = Signal(name=f"bt{lvl}_have")
             with m.If(valid):
                 m.d.sync += have.eq(~have)
                 with m.If(~have):
                     m.d.sync += held.eq(x)
-            r, v, _ = float_op(m, "add", acc, od, {"a": held, "b": x}, valid=valid & have,
+            r, v, _ = float_op(m, "add", SCORE, od, {"a": held, "b": x}, valid=valid & have,
                                name=f"bt{lvl}")
             x, valid = r["r"], v
-        r, s_valid, _ = float_op(m, "mul", acc, od, {"a": x, "b": Const(scale_bits(acc, cfg.scale), aw)},
+        r, s_valid, _ = float_op(m, "mul", SCORE, od,
+                                 {"a": x, "b": Const(scale_bits(cfg.scale), sw)},
                                  valid=valid, name="scale")
         s = r["r"]
 
         # ---------------- Row-wise Max Unit and score buffer ----------------
-        s_mem = Memory(shape=aw, depth=2 * T, init=[])
+        s_mem = Memory(shape=sw, depth=2 * T, init=[])
         m.submodules.score_buffer = s_mem
         s_wr = s_mem.write_port()
         s_rd = s_mem.read_port(domain="comb")
         s_cnt = Signal(range(T + 1), name="tile_count")
         s_par = Signal(name="tile_parity")
-        m_t = Signal(aw, name="row_max")
+        m_t = Signal(sw, name="row_max")
         # the golden model's order: -0 below +0 (the comparator's flag treats them as equal)
-        gt = greater(m, acc, s, m_t, name="row_max_gt")
+        gt = greater(m, s, m_t, name="row_max_gt")
         m.d.comb += [s_wr.addr.eq(s_par * T + s_cnt), s_wr.data.eq(s),
                      s_wr.en.eq(s_valid & (s_cnt < T))]
         with m.If(s_valid & (s_cnt < T)):
@@ -238,7 +239,7 @@ class PamPu(PimComponent):
                 m.d.sync += m_t.eq(s)
         # the tile-end marker travels as long as the score path, so it arrives after the last score
         marker = delay_valid(m, tile_end, tm["score"], name="tile_end_d")
-        desc = fifo.SyncFIFO(width=aw + (T).bit_length() + 1, depth=2)
+        desc = fifo.SyncFIFO(width=sw + (T).bit_length() + 1, depth=2)
         m.submodules.tile_fifo = desc
         m.d.comb += [desc.w_data.eq(Cat(m_t, s_cnt, s_par)), desc.w_en.eq(marker)]
         with m.If(marker):
@@ -248,12 +249,12 @@ class PamPu(PimComponent):
         seq_busy = Signal(name="pseq_busy")
         seq_j = Signal(range(T + 1), name="pseq_j")
         seq_n = Signal(range(T + 1), name="pseq_n")
-        seq_m = Signal(aw, name="pseq_m")
+        seq_m = Signal(sw, name="pseq_m")
         seq_par = Signal(name="pseq_par")
         with m.If(~seq_busy & desc.r_rdy):
             m.d.comb += desc.r_en.eq(1)
-            m.d.sync += [seq_busy.eq(1), seq_j.eq(0), seq_m.eq(desc.r_data[:aw]),
-                         seq_n.eq(desc.r_data[aw:aw + (T).bit_length()]),
+            m.d.sync += [seq_busy.eq(1), seq_j.eq(0), seq_m.eq(desc.r_data[:sw]),
+                         seq_n.eq(desc.r_data[sw:sw + (T).bit_length()]),
                          seq_par.eq(desc.r_data[-1])]
         seq_fire = Signal(name="pseq_fire")
         m.d.comb += [seq_fire.eq(seq_busy), s_rd.addr.eq(seq_par * T + seq_j)]
@@ -262,17 +263,16 @@ class PamPu(PimComponent):
             with m.If(seq_j == seq_n - 1):
                 m.d.sync += seq_busy.eq(0)
         tags = {"first": seq_j == 0, "last": seq_j == seq_n - 1, "mt": seq_m}
-        r, v, tg = float_op(m, "sub", acc, od, {"a": s_rd.data, "b": seq_m}, valid=seq_fire,
-                            side=tags, name="psub")
-        r, p_valid, tg = float_op(m, "exp", acc, od, {"a": r["r"]}, valid=v, side=tg, name="pexp")
-        p_fifo = fifo.SyncFIFO(width=2 * aw + 2, depth=2 * T)
+        p_r, p_valid, tg = exp_diff(m, acc, od, s_rd.data, seq_m, valid=seq_fire, side=tags,
+                                    name="pexp")
+        p_fifo = fifo.SyncFIFO(width=aw + sw + 2, depth=2 * T)
         m.submodules.p_fifo = p_fifo
-        m.d.comb += [p_fifo.w_data.eq(Cat(r["r"], tg["mt"], tg["first"], tg["last"])),
+        m.d.comb += [p_fifo.w_data.eq(Cat(p_r, tg["mt"], tg["first"], tg["last"])),
                      p_fifo.w_en.eq(p_valid)]
         p_j = p_fifo.r_data[:aw]
-        p_mt = p_fifo.r_data[aw:2 * aw]
-        p_first = p_fifo.r_data[2 * aw]
-        p_last = p_fifo.r_data[2 * aw + 1]
+        p_mt = p_fifo.r_data[aw:aw + sw]
+        p_first = p_fifo.r_data[aw + sw]
+        p_last = p_fifo.r_data[aw + sw + 1]
 
         # ---------------- V processor and tile merge (shared fma array) ----------------
         ot_mem = Memory(shape=aw * L, depth=B, init=[])
@@ -305,7 +305,7 @@ class PamPu(PimComponent):
         first_hold = Signal(name="merge_first")
         last_hold = Signal(name="merge_last")
         # V-beat conversion happens before the fma: delay the other operands to match
-        vconv, _, _ = to_acc([lane(v_data, i, 16) for i in range(L)], None, "vc")
+        vconv = to_acc([lane(v_data, i, 16) for i in range(L)], "vc")
         issue_d = delay(m, {"vb": vb, "p": p_j, "tfirst": p_first, "tlast": p_last & (vb == B - 1),
                             "slast": v_last, "mt": p_mt}, tm["conv"], name="vi")
         v_go = delay_valid(m, v_issue, tm["conv"], name="vi_valid")
@@ -359,7 +359,7 @@ class PamPu(PimComponent):
             m.d.sync += merge_busy.eq(1)
         # remember whether the tile in the merge pipeline ends the set
         slast_pipe = delay_valid(m, fma_tag["slast"] & tile_done, tm["merge"], name="slast_d")
-        m_out = Signal(aw, name="out_m")
+        m_out = Signal(sw, name="out_m")
         l_out = Signal(aw, name="out_l")
         with m.If(ms["valid"]):
             m.d.sync += [mseq_busy.eq(1), mseq_b.eq(0), g_hold.eq(ms["g"]),

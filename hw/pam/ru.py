@@ -17,7 +17,8 @@ cycles after this write or later (in the same cycle, the transparent port forwar
 value): no hazard stall is needed for ``Bw >= 4`` and ``op_depth <= 3`` (checked at elaboration).
 
 After the beat carrying ``last`` has been written and the final statistics are ready (in final
-mode: ``recip(l)`` and ``lse = m + log(l)`` computed from the last merge's ``l``), a reader
+mode: ``recip(l)`` and ``lse = m + log(l)`` computed from the last merge's ``l``; the logarithm
+in the accumulator format, converted to fp32 for the sum with the fp32 maximum), a reader
 streams the Bw scratch entries, with the scalars, through a back-pressured pipeline to ``o``
 (final mode: ``norm = fp16(O * recip(l))``, W multipliers and, with an fp32 accumulator,
 W converters).  The input is blocked (``i.ready`` low) from the ``last`` beat until the reader
@@ -40,9 +41,11 @@ from pimforge.hw.pam.streams import partial_signature
 from pimforge.hw.core.pipeline import build_pipeline
 from pimforge.hw.fp.format import FP16
 from pimforge.hw.pam.blocks import delay, delay_valid, float_op, op_latency
-from pimforge.hw.pam.softmax import merge_latency, merge_stats
+from pimforge.hw.pam.softmax import merge_latency, merge_stats, to_acc_latency
+from pimforge.sim.golden.pam import SCORE
 
-__all__ = ["PamRu", "stats_ready", "ru_latency", "ru_drain_depth", "ru_schedule", "ru_cycles", "ru_cycle_model"]
+__all__ = ["PamRu", "stats_ready", "ru_latency", "ru_drain_depth", "ru_schedule", "ru_cycles",
+           "ru_cycle_model"]
 
 
 def ru_drain_depth(cfg) -> int:
@@ -56,10 +59,12 @@ def ru_drain_depth(cfg) -> int:
 
 def stats_ready(cfg) -> int:
     """Cycles from a merge's beat 0 until the RU sees its statistics finished (the in-flight
-    counter back at zero): after the merge (non-final), after recip/log and the lse add (final)."""
+    counter back at zero): after the merge (non-final), after the log, its conversion to fp32
+    (fp16 accumulator) and the lse add (final)."""
     od = cfg.op_depth
-    extra = op_latency("log", od) + op_latency("add", od) if cfg.final else 0
-    return merge_latency(od) + extra + 1
+    extra = op_latency("log", od) + to_acc_latency(cfg.acc, od) + op_latency("add", od) \
+        if cfg.final else 0
+    return merge_latency(od, cfg.acc) + extra + 1
 
 
 def ru_latency(cfg) -> int:
@@ -70,7 +75,7 @@ def ru_latency(cfg) -> int:
     after that partial's beat 0, i.e. ``Bw - 1`` cycles before the last beat); one cycle of
     scratch read and the drain pipeline follow."""
     od, bw = cfg.op_depth, cfg.beats
-    written = merge_latency(od) + op_latency("fma", od) + 1
+    written = merge_latency(od, cfg.acc) + op_latency("fma", od) + 1
     start = max(written, stats_ready(cfg) - (bw - 1))
     return start + 1 + ru_drain_depth(cfg)
 
@@ -132,9 +137,9 @@ def _per_lane(stage, lanes, keep, rename=None):
 class PamRu(PimComponent):
     """``pam_ru``: the reduction unit (PAM Alg. 1 ``Reduction``, §5.2.2).
 
-    Input stream ``i``: ``data`` (W acc elements of O), ``m``, ``l``, ``last``; each partial is
-    Bw = head_dim / W beats (m and l taken from beat 0); ``last`` marks the final beat of a
-    request's final partial.  Output stream ``o``: ``data``, ``m``, ``l`` (Bw beats of the merged
+    Input stream ``i``: ``data`` (W acc elements of O), ``m`` (fp32), ``l`` (acc), ``last``; each
+    partial is Bw = head_dim / W beats (m and l taken from beat 0); ``last`` marks the final beat
+    of a request's final partial.  Output stream ``o``: ``data``, ``m``, ``l`` (Bw beats of the merged
     partial) and in final mode also ``norm`` (fp16 O / l) and ``lse`` (m + log l).
 
     Throughput is one input beat per cycle (no bubbles inside a request) and one output beat per
@@ -178,7 +183,7 @@ class PamRu(PimComponent):
         cfg = self.cfg
         acc, w, bw, od = cfg.acc, cfg.vector_width, cfg.beats, cfg.op_depth
         aw = acc.width
-        lat = merge_latency(od)
+        lat = merge_latency(od, acc)
         if bw < op_latency("fma", od) + 1:
             raise ValueError(f"pam_ru: {bw} beats per partial cannot hide the scratch "
                              f"read-after-write of {op_latency('fma', od) + 1} cycles")
@@ -210,8 +215,9 @@ class PamRu(PimComponent):
         first = Mux(ms["valid"], ms["first"], first_l)
 
         # final statistics of the request (stable from the reader's start to its last read)
-        m_fin, l_fin, r_fin, lse_fin = (Signal(aw, name=n) for n in ("m_fin", "l_fin", "r_fin",
-                                                                      "lse_fin"))
+        sw = SCORE.width
+        m_fin, l_fin, r_fin, lse_fin = (Signal(wd, name=n) for n, wd in (
+            ("m_fin", sw), ("l_fin", aw), ("r_fin", aw), ("lse_fin", sw)))
         with m.If(ms["valid"]):
             m.d.sync += [m_fin.eq(ms["m"]), l_fin.eq(ms["l"])]
         if cfg.final:   # PAM Alg. 1 line 21: recip(l) once, lse = m + log(l)
@@ -219,7 +225,12 @@ class PamRu(PimComponent):
                                  name="rcp")
             lg, lv, ls = float_op(m, "log", acc, od, {"a": ms["l"]}, valid=ms["valid"],
                                   side={"m": ms["m"]}, name="log")
-            ad, av, _ = float_op(m, "add", acc, od, {"a": ls["m"], "b": lg["r"]}, valid=lv,
+            log_l = lg["r"]
+            if aw != sw:
+                cv, lv, ls = float_op(m, "convert", SCORE, od, {"a": log_l}, valid=lv, side=ls,
+                                      src=acc, name="log_cvt")
+                log_l = cv["r"]
+            ad, av, _ = float_op(m, "add", SCORE, od, {"a": ls["m"], "b": log_l}, valid=lv,
                                  name="lse")
             with m.If(rv):
                 m.d.sync += r_fin.eq(rc["r"])
@@ -266,7 +277,8 @@ class PamRu(PimComponent):
         rd_valid = Signal(name="rd_valid")
         link = _Link(rd_valid)
         load = ~rd_valid | link.ready
-        scal = {k: Signal(aw, name=f"rd_{k}") for k in ("m", "l", "r", "lse")}
+        scal = {k: Signal(sw if k in ("m", "lse") else aw, name=f"rd_{k}")
+                for k in ("m", "l", "r", "lse")}
         m.d.comb += [dp.addr.eq(rd_k), dp.en.eq(load & reading)]
         with m.If(go):
             m.d.sync += [written.eq(0), pend.eq(0), rd_active.eq(1)]

@@ -12,14 +12,18 @@ Datapath of one merge (cycle 0 = the input pulse)::
 
     cycle 0     order(m_in, m) -> swap, m' (m register loads m' at the end of the cycle), lo
     register    (1 cycle)
-    sub         d = lo - m'                     op_depth cycles
+    sub         d = lo - m'  (fp32)             op_depth cycles
+    convert     d to acc (fp16 acc only)        op_depth cycles
     exp         g = first ? 1 : exp(d)          op_depth + 1 cycles
     fma         l' = swap ? fma(l, g, l_in) : fma(l_in, g, l)   (first: fma(l_in, 1, +0))
                                                 op_depth cycles; l register loads l'
 
-so ``merge_latency = 3 * op_depth + 2``.  The fma reads the l register, which holds the previous
-merge's l' one cycle after that fma finished: inputs must be ``merge_interval = op_depth + 1``
-cycles apart or more.
+so ``merge_latency = 3 * op_depth + 2`` with an fp32 accumulator and ``4 * op_depth + 2`` with
+fp16.  The maxima are in the score format (fp32, :data:`~pimforge.sim.golden.pam.SCORE`), the
+sums and exponentials in the accumulator format.
+
+The fma reads the l register, which holds the previous merge's l' one cycle after that fma
+finished: inputs must be ``merge_interval = op_depth + 1`` cycles apart or more.
 
 The comparison is the golden model's ``greater``: the comparator's strict order (``a_below`` of
 :func:`~pimforge.hw.fp.cmp.cmp_stages`, where -0 < +0) and false when either side is NaN.  The
@@ -36,15 +40,21 @@ from amaranth.lib.wiring import In, Out
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.payload import flag, fp, payload_layout
 from pimforge.hw.pam.blocks import delay, delay_valid, float_op, op_latency
+from pimforge.sim.golden.pam import SCORE
 
-__all__ = ["merge_stats", "merge_latency", "merge_interval", "greater", "OnlineSoftmax",
-           "softmax_fifo_depth"]
+__all__ = ["merge_stats", "merge_latency", "merge_interval", "greater", "to_acc_latency",
+           "exp_diff", "OnlineSoftmax", "softmax_fifo_depth"]
 
 
-def merge_latency(op_depth: int) -> int:
-    """Cycles from a :func:`merge_stats` input pulse to its outputs: ``3 * op_depth + 2``."""
-    return 1 + op_latency("sub", op_depth) + op_latency("exp", op_depth) \
-        + op_latency("fma", op_depth)
+def to_acc_latency(acc, op_depth: int) -> int:
+    """Cycles of the score-format to accumulator conversion (none when they are the same)."""
+    return 0 if acc.width == SCORE.width else op_latency("convert", op_depth)
+
+
+def merge_latency(op_depth: int, acc) -> int:
+    """Cycles from a :func:`merge_stats` input pulse to its outputs (module docstring)."""
+    return 1 + op_latency("sub", op_depth) + to_acc_latency(acc, op_depth) \
+        + op_latency("exp", op_depth) + op_latency("fma", op_depth)
 
 
 def merge_interval(op_depth: int) -> int:
@@ -52,15 +62,30 @@ def merge_interval(op_depth: int) -> int:
     return op_latency("fma", op_depth) + 1
 
 
-def greater(m, fmt, a, b, name="gt"):
-    """Combinational ``a > b`` in the comparator's strict order (-0 < +0), false on NaN: the
-    golden model's ``greater``."""
+def greater(m, a, b, name="gt"):
+    """Combinational ``a > b`` of two score-format values in the comparator's strict order
+    (-0 < +0), false on NaN: the golden model's ``greater``."""
     from pimforge.hw.fp.cmp import cmp_stages
-    order = cmp_stages(fmt, False)[0]
+    order = cmp_stages(SCORE, False)[0]
     v = order(m, {"a": a, "b": b})
     gt = Signal(name=name)
     m.d.comb += gt.eq(~v["unordered"] & ~v["a_below"] & (v["a"] != v["b"]))
     return gt
+
+
+def exp_diff(m, acc, op_depth, a, b, *, valid, side=None, name="expd"):
+    """``exp(a - b)`` as the golden model's ``exp_diff``: an fp32 subtraction, the conversion to
+    ``acc`` (fp16 only) and the ``acc`` exponential unit, all free-running.  Returns
+    ``(result, valid_out, side_out)`` after ``sub + convert + exp`` cycles."""
+    d, v, s = float_op(m, "sub", SCORE, op_depth, {"a": a, "b": b}, valid=valid, side=side,
+                       name=f"{name}_sub")
+    x = d["r"]
+    if acc.width != SCORE.width:
+        c, v, s = float_op(m, "convert", acc, op_depth, {"a": x}, valid=v, side=s, src=SCORE,
+                           name=f"{name}_cvt")
+        x = c["r"]
+    e, v, s = float_op(m, "exp", acc, op_depth, {"a": x}, valid=v, side=s, name=f"{name}_exp")
+    return e["r"], v, s
 
 
 def merge_stats(m, acc, op_depth, *, valid, first, m_in, l_in, name="ms") -> dict:
@@ -73,7 +98,7 @@ def merge_stats(m, acc, op_depth, *, valid, first, m_in, l_in, name="ms") -> dic
     op_depth : pipeline registers per float operation.
     valid : 1-cycle input pulse; pulses at least :func:`merge_interval` cycles apart.
     first : restart the state with this input (implied for the first input after reset).
-    m_in, l_in : the input's statistics (acc bit patterns).
+    m_in, l_in : the input's statistics (score-format and acc bit patterns).
 
     Returns
     -------
@@ -81,7 +106,7 @@ def merge_stats(m, acc, op_depth, *, valid, first, m_in, l_in, name="ms") -> dic
     valid together :func:`merge_latency` cycles after the input pulse.
     """
     w = acc.width
-    m_run = Signal(w, name=f"{name}_m")
+    m_run = Signal(SCORE.width, name=f"{name}_m")
     l_run = Signal(w, name=f"{name}_l")
     # The first input after reset always restarts the state (as in the golden model).
     fresh = Signal(init=1, name=f"{name}_fresh")
@@ -89,10 +114,10 @@ def merge_stats(m, acc, op_depth, *, valid, first, m_in, l_in, name="ms") -> dic
         m.d.sync += fresh.eq(0)
     first = first | fresh
     # Cycle 0: the decision and the m update take effect at once, so the next input sees m'.
-    gt = greater(m, acc, m_in, m_run, name=f"{name}_gt")
+    gt = greater(m, m_in, m_run, name=f"{name}_gt")
     swap = Signal(name=f"{name}_swap_in")
-    m_new = Signal(w, name=f"{name}_m_new")
-    lo = Signal(w, name=f"{name}_lo")
+    m_new = Signal(SCORE.width, name=f"{name}_m_new")
+    lo = Signal(SCORE.width, name=f"{name}_lo")
     m.d.comb += [swap.eq(~first & gt),
                  m_new.eq(Mux(first | gt, m_in, m_run)),
                  lo.eq(Mux(swap, m_run, m_in))]      # the smaller side's maximum
@@ -102,14 +127,11 @@ def merge_stats(m, acc, op_depth, *, valid, first, m_in, l_in, name="ms") -> dic
                name=f"{name}_c")
     v0 = delay_valid(m, valid, 1, name=f"{name}_cv")
     side = {k: s0[k] for k in ("first", "swap", "m", "l_in")}
-    d, v1, s1 = float_op(m, "sub", acc, op_depth, {"a": s0["lo"], "b": s0["m"]}, valid=v0,
-                         side=side, name=f"{name}_sub")
-    e, v2, s2 = float_op(m, "exp", acc, op_depth, {"a": d["r"]}, valid=v1, side=s1,
-                         name=f"{name}_exp")
+    e, v2, s2 = exp_diff(m, acc, op_depth, s0["lo"], s0["m"], valid=v0, side=side, name=name)
     g = Signal(w, name=f"{name}_g")
     a_l = Signal(w, name=f"{name}_fma_a")
     c_l = Signal(w, name=f"{name}_fma_c")
-    m.d.comb += [g.eq(Mux(s2["first"], acc.one, e["r"])),
+    m.d.comb += [g.eq(Mux(s2["first"], acc.one, e)),
                  a_l.eq(Mux(s2["swap"], l_run, s2["l_in"])),
                  c_l.eq(Mux(s2["first"], 0, Mux(s2["swap"], s2["l_in"], l_run)))]
     f, v3, s3 = float_op(m, "fma", acc, op_depth, {"a": a_l, "b": g, "c": c_l}, valid=v2,
@@ -121,23 +143,25 @@ def merge_stats(m, acc, op_depth, *, valid, first, m_in, l_in, name="ms") -> dic
             "l": f["r"]}
 
 
-def softmax_fifo_depth(op_depth: int) -> int:
+def softmax_fifo_depth(op_depth: int, acc) -> int:
     """Output FIFO entries of :class:`OnlineSoftmax`: enough for every merge in flight when the
     output is always ready, plus one."""
-    return (merge_latency(op_depth) + 1) // merge_interval(op_depth) + 1
+    return (merge_latency(op_depth, acc) + 1) // merge_interval(op_depth) + 1
 
 
 class OnlineSoftmax(PimComponent):
     """``online_softmax``: merges ``(m_in, l_in)`` pairs into a running ``(m, l)`` (PAM eqs. 3-5).
 
-    Input stream ``i`` carries ``m_in``, ``l_in`` (acc) and ``first`` (restart); output stream
-    ``o`` carries the new running ``m`` and ``l``, the exponential ``g`` applied to the smaller
-    side and ``swap`` (the running state was the smaller side), one output per input.  Streaming
+    Input stream ``i`` carries ``m_in`` (fp32, the score format), ``l_in`` (acc) and ``first``
+    (restart); output stream ``o`` carries the new running ``m`` and ``l``, the exponential ``g``
+    applied to the smaller side and ``swap`` (the running state was the smaller side), one output
+    per input.  Streaming
     scores (eqs. 1-6) is the case ``l_in = 1``.
 
     An input is accepted at most every ``merge_interval = op_depth + 1`` cycles (throughput
-    ``1 / (op_depth + 1)``); the latency is ``3 * op_depth + 3`` cycles (the merge, then the output
-    FIFO).  A credit counter admits an input only when the FIFO can take its result, so
+    ``1 / (op_depth + 1)``); the latency is ``merge_latency + 1`` cycles (the merge, then the output
+    FIFO): ``3 * op_depth + 3`` with fp32, ``4 * op_depth + 3`` with fp16 (the exponent argument's
+    conversion).  A credit counter admits an input only when the FIFO can take its result, so
     back-pressure on ``o`` never loses data.
 
     Parameters
@@ -150,14 +174,15 @@ class OnlineSoftmax(PimComponent):
     def __init__(self, cfg):
         acc = cfg.acc
         super().__init__(cfg, {
-            "i": In(stream.Signature(payload_layout(m_in=fp(acc), l_in=fp(acc), first=flag()))),
-            "o": Out(stream.Signature(payload_layout(m=fp(acc), l=fp(acc), g=fp(acc),
+            "i": In(stream.Signature(payload_layout(m_in=fp(SCORE), l_in=fp(acc),
+                                                    first=flag()))),
+            "o": Out(stream.Signature(payload_layout(m=fp(SCORE), l=fp(acc), g=fp(acc),
                                                      swap=flag()))),
         })
 
     @property
     def latency(self) -> int:
-        return merge_latency(self.cfg.op_depth) + 1
+        return merge_latency(self.cfg.op_depth, self.cfg.acc) + 1
 
     @property
     def throughput(self) -> float:
@@ -167,7 +192,7 @@ class OnlineSoftmax(PimComponent):
         m = Module()
         od = self.cfg.op_depth
         interval = merge_interval(od)
-        depth = softmax_fifo_depth(od)
+        depth = softmax_fifo_depth(od, self.cfg.acc)
         wait = Signal(range(interval), name="wait")       # cycles until the l loop is free
         credits_used = Signal(range(depth + 1), name="credits_used")
         accept = Signal()

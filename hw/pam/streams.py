@@ -6,6 +6,7 @@ from amaranth.lib import stream
 
 from pimforge.hw.core.payload import flag, fp, payload_layout, uint, vec
 from pimforge.hw.fp.format import FP16
+from pimforge.sim.golden.pam import SCORE
 
 __all__ = ["q_signature", "kv_signature", "partial_signature"]
 
@@ -24,14 +25,15 @@ def kv_signature(lanes: int) -> stream.Signature:
 
 
 def partial_signature(acc, width: int, *, last: bool = False, final: bool = False):
-    """A partial (O, m, l) at ``width`` elements per beat; ``last`` adds the end-of-request flag
-    (RU input), ``final`` the normalized ``norm`` (fp16) and ``lse`` (final-stage RU output)."""
+    """A partial (O, m, l) at ``width`` elements per beat (O and l in ``acc``, m in the score
+    format fp32); ``last`` adds the end-of-request flag (RU input), ``final`` the normalized
+    ``norm`` (fp16) and ``lse`` (fp32; final-stage RU output)."""
     fields = {"data": vec(acc, width)}
     if final:
         fields["norm"] = vec(FP16, width)
-    fields.update(m=fp(acc), l=fp(acc))
+    fields.update(m=fp(SCORE), l=fp(acc))
     if final:
-        fields["lse"] = fp(acc)
+        fields["lse"] = fp(SCORE)
     if last:
         fields["last"] = flag()
     return stream.Signature(payload_layout(**fields))

@@ -38,7 +38,7 @@ def _ru_timing(ru_cfg) -> tuple:
     from pimforge.hw.pam.ru import stats_ready
     from pimforge.hw.pam.softmax import merge_latency
     od = ru_cfg.op_depth
-    return merge_latency(od) + op_latency("fma", od) + 1, stats_ready(ru_cfg)
+    return merge_latency(od, ru_cfg.acc) + op_latency("fma", od) + 1, stats_ready(ru_cfg)
 
 
 def _ru_go(ru_cfg, beats: list) -> int:

@@ -13,7 +13,7 @@ def softmax_cycles(cfg, n: int) -> int:
     input (cycles counted to the last transfer, inclusive)."""
     if n < 1:
         return 0
-    latency = merge_latency(cfg.op_depth) + 1          # the merge, then the output FIFO
+    latency = merge_latency(cfg.op_depth, cfg.acc) + 1         # the merge, then the output FIFO
     return (n - 1) * merge_interval(cfg.op_depth) + latency + 1
 
 

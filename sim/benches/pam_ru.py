@@ -6,8 +6,9 @@ side of the input and the ready side of the output.  Expected outputs come from
 
 * ``online_softmax``: groups of 1..12 inputs (``first`` on each group's first input) whose maxima
   are spread over several ranges, with ``l_in`` >= 1 or ``l_in = 1`` (streaming scores, PAM eqs.
-  1-6), after a block of special values: equal maxima, -0/+0, +-1e4, -inf (a masked tile),
-  +inf and NaN.
+  1-6), after a block of special values: equal maxima, -0/+0, +-1e4, maxima beyond fp16 and
+  close together (the score format is fp32), fp32 subnormals, -inf (a masked tile), +inf and
+  NaN.
 * ``pam_ru``: requests of 1..8 partials in random order.  Every other request among the first
   24 holds partials that ``pu_local_attention`` computed on random q, K, V (1..24 tokens each,
   with a per-partial query scale so the maxima differ); the others hold synthetic partials:
@@ -47,8 +48,8 @@ def _stall(phase: Phase, seed: int) -> Phase:
 # ---------------------------------------------------------------- online_softmax
 
 def softmax_inputs(acc, rng, n_random: int) -> dict:
-    """``m_in``, ``l_in`` (acc bits) and ``first`` arrays: the special block, then ``n_random``
-    inputs in random groups."""
+    """``m_in`` (score-format bits), ``l_in`` (acc bits) and ``first`` arrays: the special block,
+    then ``n_random`` inputs in random groups."""
     inf, nan = np.inf, np.nan
     groups = [
         ([+0.0, -0.0, +0.0, -0.0, -0.0], [1, 1, 1, 1, 1]),
@@ -56,6 +57,8 @@ def softmax_inputs(acc, rng, n_random: int) -> dict:
         ([3.5, 3.5, 3.5, 3.5], [1, 2, 3, 4]),                   # equal maxima: never swap
         ([1e4, -1e4, 1e4, -1e4, 2e4], [1, 5, 1, 7, 1]),
         ([-1e4, 1e4, 0.0], [3, 1, 1]),
+        ([3e5, 3e5 + 0.75, 3e5 - 2.5, 1e6], [1, 2, 3, 1]),     # beyond fp16, differences small
+        ([1e-40, -1e-40, 3e-39], [1, 1, 1]),                    # fp32 subnormal maxima
         ([-inf, 2.0, -inf, 1.0], [5, 1, 9, 1]),                 # a fully masked tile first
         ([-inf, -inf], [1, 1]),
         ([60000.0, 60000.0, 60000.0], [30000, 30000, 30000]),  # l overflows in fp16
@@ -87,7 +90,7 @@ def softmax_inputs(acc, rng, n_random: int) -> dict:
     n = len(m) - total + n_random
     m, l, first = m[:n], l[:n], first[:n]
     with np.errstate(over="ignore", invalid="ignore"):
-        return {"m_in": pam.float_bits(acc, m), "l_in": pam.float_bits(acc, l),
+        return {"m_in": pam.float_bits(pam.SCORE, m), "l_in": pam.float_bits(acc, l),
                 "first": np.array(first, dtype=np.int64)}
 
 
@@ -127,14 +130,14 @@ def _pu_partials(cfg, rng, count):
 
 
 def _synthetic_partials(cfg, rng, count, same_m=False):
-    """``m`` in [-12, 12], ``l`` in [1, 64], ``O = l * u`` with ``|u| <= 2``."""
+    """``m`` in [-12, 12] (fp32), ``l`` in [1, 64], ``O = l * u`` with ``|u| <= 2``."""
     acc, d = cfg.acc, cfg.head_dim
     ms = np.full(count, rng.uniform(-12, 12)) if same_m else rng.uniform(-12, 12, size=count)
     out = []
     for j in range(count):
         l = 1.0 + 63.0 * rng.random()
         o = l * rng.uniform(-2, 2, size=d)
-        out.append({"O": pam.float_bits(acc, o), "m": int(pam.float_bits(acc, [ms[j]])[0]),
+        out.append({"O": pam.float_bits(acc, o), "m": int(pam.float_bits(pam.SCORE, [ms[j]])[0]),
                     "l": int(pam.float_bits(acc, [l])[0])})
     return out
 

@@ -1,15 +1,29 @@
 """Bit-exact golden models of the PAM units and of the whole PAMattention flow (PAM Alg. 1).
 
-Everything works on bit patterns (int64 arrays): fp16 for Q, K, V and the normalized output, the
-accumulator format ``acc`` (fp16 or fp32) for everything else.  Each step is one IEEE operation of
-the foundation float library, in the order the RTL performs it:
+Everything works on bit patterns (int64 arrays) in three formats:
 
-* **score** (``pam_pu``): ``s_j = scale * tree(q * k_j)`` where the products are taken in ``acc``
-  and ``tree`` is the pairwise binary tree over the d elements in index order (the lane tree of a
-  beat, then the streaming tree across the beats of the row).
+* fp16 for Q, K, V and the normalized output;
+* the **score format** :data:`SCORE` (fp32, whatever the accumulator) for the scores ``s``, the
+  maxima ``m``, their differences and the log-sum-exp;
+* the accumulator format ``acc`` (fp16, as in the paper, or fp32) for the exponentials ``p`` and
+  ``g``, the sums ``l`` and the output accumulators ``O``.
+
+Scores keep fp32 because an exponential turns the *absolute* error of its argument into a
+*relative* error: an fp16 score of 300 is only resolved to 1/4, so ``exp(s - m)`` would be off by
+up to 13 %.  In fp32 the products of two fp16 numbers are exact and a score of 300 is resolved to
+2^-15.  The difference ``s - m`` (which is at most 0 and small for the tokens that matter) is
+rounded to ``acc`` before the exponential unit.
+
+Each step is one IEEE operation of the foundation float library, in the order the RTL performs it:
+
+* **score** (``pam_pu``): ``s_j = scale * tree(q * k_j)`` where the products are taken in fp32 and
+  ``tree`` is the pairwise binary tree over the d elements in index order (the lane tree of a
+  beat, then the streaming tree across the beats of the row), all in fp32.
 * **row max** (``pam_pu``): tokens go in tiles of ``tile`` tokens (PAM Alg. 1 lines 9-12,
   the tile form); ``m_t`` is the IEEE maximum (-0 < +0) of the tile's scores.
-* **tile** (``pam_pu``): ``p_j = exp(s_j - m_t)``; ``l_t = ((+0 + p_0) + p_1) + ...`` and, per
+* **exponential** (everywhere): ``expd(a, b) = exp_acc(acc(a - b))``: the fp32 difference,
+  converted to ``acc`` (a no-op for fp32), then the ``acc`` exponential unit.
+* **tile** (``pam_pu``): ``p_j = expd(s_j, m_t)``; ``l_t = ((+0 + p_0) + p_1) + ...`` and, per
   element, ``O_t = fma(p_j, v_j, O_t)`` starting from +0, token after token.
 * **merge** (``online_softmax``; PAM eqs. 3-5): a running state (m, l, O) absorbs an input
   (m_j, l_j, X_j).  One of the two exponentials of eq. 5 is always exp(0) = 1, so the merge scales
@@ -17,7 +31,7 @@ the foundation float library, in the order the RTL performs it:
 
       first:  m' = m_j,  l' = fma(l_j, 1, +0),  O' = fma(X_j, 1, +0)
       else:   m' = max(m, m_j)                  (IEEE maximum, -0 < +0)
-              g  = exp(min - m')                (min = the other of m, m_j)
+              g  = expd(min, m')                (min = the other of m, m_j)
               swap = m_j > m                    (the running state is the smaller side)
               l' = swap ? fma(l, g, l_j) : fma(l_j, g, l)
               O' = swap ? fma(O, g, X_j) : fma(X_j, g, O)       (element-wise)
@@ -26,7 +40,7 @@ the foundation float library, in the order the RTL performs it:
   accumulation levels (inside a tile, then across tiles) keep fp16 accumulation accurate: with
   one token per step the fp16 error at N = 8192 is about 6e-3, with 16-token tiles about 1.5e-3.
 * **final** (``pam_ru`` final stage; Alg. 1 line 21): ``O / l`` as ``fp16(O * recip(l))`` and
-  ``lse = m + log(l)``.
+  ``lse = m + fp32(log(l))`` (the logarithm in ``acc``, the sum in fp32).
 * **device** (``pam_device``): PUs get contiguous token ranges; the RU merges the partials of the
   PUs that received tokens, in PU order.  **system** (``pam_system``): the HBM tier's final RU
   merges the device partials of the tiers that received tokens, in the order HBM, DDR, SSD.
@@ -38,16 +52,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pimforge.hw.fp.format import FP16
+from pimforge.hw.fp.format import FP16, FP32
 from pimforge.sim.golden.fp_add import fp_add
 from pimforge.sim.golden.fp_convert import fp_convert
 from pimforge.sim.golden.fp_fma import fp_fma
 from pimforge.sim.golden.fp_func import fp_exp, fp_log, fp_recip
 from pimforge.sim.golden.fp_mul import fp_mul
 
-__all__ = ["OpCfg", "ConvCfg", "to_acc", "float_bits", "bits_float", "scale_bits", "tree_sum", "greater", "tile_stats",
+__all__ = ["SCORE", "OpCfg", "ConvCfg", "to_acc", "exp_diff", "float_bits", "bits_float",
+           "scale_bits", "tree_sum", "greater", "tile_stats",
            "scores", "running_max", "merge", "pu_local_attention", "ru_reduce", "ru_final",
            "spread", "device_attention", "system_attention", "attention_f64"]
+
+
+SCORE = FP32
+"""The score format: scores, maxima, their differences and the log-sum-exp (module docstring)."""
 
 
 @dataclass(frozen=True)
@@ -86,14 +105,27 @@ def bits_float(fmt, bits) -> np.ndarray:
 
 def to_acc(acc, x16) -> np.ndarray:
     """fp16 bit patterns converted (exactly) to the accumulator format."""
-    x16 = np.asarray(x16, dtype=np.int64)
-    if acc.width == 16:
-        return x16
-    return fp_convert(ConvCfg(FP16, acc), x16)
+    return _convert(FP16, acc, x16)
 
 
-def scale_bits(acc, scale: float) -> int:
-    return int(float_bits(acc, [scale])[0])
+def _convert(src, dst, x) -> np.ndarray:
+    x = np.asarray(x, dtype=np.int64)
+    if src.width == dst.width:
+        return x
+    return fp_convert(ConvCfg(src, dst), x)
+
+
+def exp_diff(acc, a, b) -> np.ndarray:
+    """``exp(a - b)`` as the hardware computes it: the difference of two score-format values in
+    fp32, rounded to ``acc``, then the ``acc`` exponential."""
+    d = fp_add(OpCfg(SCORE), np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64),
+               subtract=True)
+    return fp_exp(OpCfg(acc), _convert(SCORE, acc, d))
+
+
+def scale_bits(scale: float) -> int:
+    """The score scale as a score-format constant."""
+    return int(float_bits(SCORE, [scale])[0])
 
 
 def tree_sum(acc, x) -> np.ndarray:
@@ -105,11 +137,12 @@ def tree_sum(acc, x) -> np.ndarray:
     return x[..., 0]
 
 
-def scores(acc, scale: float, q16, k16) -> np.ndarray:
-    """Scaled scores ``s_j`` (acc bits) of fp16 ``q`` (d,) against fp16 rows ``k`` (n, d)."""
-    c = OpCfg(acc)
-    prods = fp_mul(c, to_acc(acc, q16)[None, :], to_acc(acc, k16))
-    return fp_mul(c, tree_sum(acc, prods), scale_bits(acc, scale))
+def scores(scale: float, q16, k16) -> np.ndarray:
+    """Scaled scores ``s_j`` (score-format bits) of fp16 ``q`` (d,) against fp16 rows ``k``
+    (n, d)."""
+    c = OpCfg(SCORE)
+    prods = fp_mul(c, _convert(FP16, SCORE, q16)[None, :], _convert(FP16, SCORE, k16))
+    return fp_mul(c, tree_sum(SCORE, prods), scale_bits(scale))
 
 
 def _order_key(fmt, bits):
@@ -122,21 +155,21 @@ def _is_nan(fmt, bits):
     return (np.asarray(bits) & (fmt.sign_bit - 1)) > fmt.inf
 
 
-def greater(acc, a, b) -> np.ndarray:
+def greater(a, b, fmt=SCORE) -> np.ndarray:
     """The comparator's ``greater`` (-0 < +0; false when either side is NaN)."""
     a = np.asarray(a, dtype=np.int64)
     b = np.asarray(b, dtype=np.int64)
-    return (_order_key(acc, a) > _order_key(acc, b)) & ~_is_nan(acc, a) & ~_is_nan(acc, b)
+    return (_order_key(fmt, a) > _order_key(fmt, b)) & ~_is_nan(fmt, a) & ~_is_nan(fmt, b)
 
 
-def running_max(acc, m_in, first) -> np.ndarray:
+def running_max(m_in, first) -> np.ndarray:
     """The ``m'`` sequence: ``m' = first ? x : (x > m ? x : m)`` with the comparator's ``greater``
     (so a NaN never replaces a number, and a NaN first value stays)."""
     m_in = np.asarray(m_in, dtype=np.int64)
     out = np.empty_like(m_in)
     cur = 0
     for i in range(len(m_in)):
-        if i == 0 or first[i] or greater(acc, m_in[i], cur):
+        if i == 0 or first[i] or greater(m_in[i], cur):
             cur = int(m_in[i])
         out[i] = cur
     return out
@@ -145,10 +178,10 @@ def running_max(acc, m_in, first) -> np.ndarray:
 def merge(acc, m_in, l_in, x_in, first=None) -> dict:
     """Run the merge recurrence (module docstring) over a sequence of inputs.
 
-    ``m_in``, ``l_in`` (n,) and ``x_in`` (n, w) are acc bit patterns (``x_in`` may be None for the
-    statistics alone).  ``first`` (n,) restarts the state; the first input always does.  Returns
-    the per-step ``m``, ``l``, ``g`` (the exponential) and ``swap`` arrays and, with ``x_in``,
-    the final ``O``.
+    ``m_in`` (n,) are score-format bit patterns, ``l_in`` (n,) and ``x_in`` (n, w) acc bit
+    patterns (``x_in`` may be None for the statistics alone).  ``first`` (n,) restarts the state;
+    the first input always does.  Returns the per-step ``m``, ``l``, ``g`` (the exponential) and
+    ``swap`` arrays and, with ``x_in``, the final ``O``.
     """
     c = OpCfg(acc)
     m_in = np.asarray(m_in, dtype=np.int64)
@@ -156,11 +189,11 @@ def merge(acc, m_in, l_in, x_in, first=None) -> dict:
     n = len(m_in)
     first = np.zeros(n, dtype=bool) if first is None else np.asarray(first, dtype=bool).copy()
     first[0] = True
-    m_new = running_max(acc, m_in, first)
+    m_new = running_max(m_in, first)
     m_prev = np.concatenate([[0], m_new[:-1]])
-    swap = ~first & greater(acc, m_in, m_prev)
+    swap = ~first & greater(m_in, m_prev)
     lo = np.where(swap, m_prev, m_in)
-    g = np.where(first, acc.one, fp_exp(c, fp_add(c, lo, m_new, subtract=True)))
+    g = np.where(first, acc.one, exp_diff(acc, lo, m_new))
     l_out = np.empty(n, dtype=np.int64)
     o = None
     if x_in is not None:
@@ -190,10 +223,10 @@ def merge(acc, m_in, l_in, x_in, first=None) -> dict:
 
 
 def tile_stats(acc, s, v_acc) -> dict:
-    """One tile of the PU: row max ``m``, ``p = exp(s - m)``, ``l`` and ``O`` (module docstring)."""
+    """One tile of the PU: row max ``m``, ``p = expd(s, m)``, ``l`` and ``O`` (module docstring)."""
     c = OpCfg(acc)
-    m = int(running_max(acc, s, np.zeros(len(s), dtype=bool))[-1])
-    p = fp_exp(c, fp_add(c, s, np.int64(m), subtract=True))
+    m = int(running_max(s, np.zeros(len(s), dtype=bool))[-1])
+    p = exp_diff(acc, s, np.int64(m))
     l = 0
     o = np.zeros(v_acc.shape[1], dtype=np.int64)
     for j in range(len(s)):
@@ -204,11 +237,12 @@ def tile_stats(acc, s, v_acc) -> dict:
 
 def pu_local_attention(acc, scale: float, q16, k16, v16, tile: int = 16) -> dict:
     """``pam_pu`` on one token set: tiles of ``tile`` tokens merged in order.  Returns the partial
-    ``O`` (d,), ``m``, ``l`` (acc bits), the scores ``s`` and the per-tile statistics."""
+    ``O`` (d,), ``l`` (acc bits), ``m`` (score-format bits), the scores ``s`` and the per-tile
+    statistics."""
     k16 = np.asarray(k16, dtype=np.int64)
     if len(k16) == 0:
         raise ValueError("a PU partial needs at least one token")
-    s = scores(acc, scale, q16, k16)
+    s = scores(scale, q16, k16)
     v_acc = to_acc(acc, v16)
     tiles = [tile_stats(acc, s[a:a + tile], v_acc[a:a + tile]) for a in range(0, len(s), tile)]
     r = merge(acc, [t["m"] for t in tiles], [t["l"] for t in tiles],
@@ -232,12 +266,13 @@ def ru_reduce(acc, partials, final: bool = False) -> dict:
 
 
 def ru_final(acc, o, m, l) -> dict:
-    """Final stage: ``norm = fp16(O * recip(l))`` and ``lse = m + log(l)``."""
+    """Final stage: ``norm = fp16(O * recip(l))`` and ``lse = m + fp32(log(l))`` (in fp32)."""
     c = OpCfg(acc)
     r = fp_recip(c, np.array([l], dtype=np.int64))
     prod = fp_mul(c, np.asarray(o, dtype=np.int64), r)
-    norm = prod if acc.width == 16 else fp_convert(ConvCfg(acc, FP16), prod)
-    lse = int(fp_add(c, np.array([m]), fp_log(c, np.array([l], dtype=np.int64)))[0])
+    norm = _convert(acc, FP16, prod)
+    log_l = _convert(acc, SCORE, fp_log(c, np.array([l], dtype=np.int64)))
+    lse = int(fp_add(OpCfg(SCORE), np.array([m]), log_l)[0])
     return {"norm": norm, "lse": lse}
 
 
