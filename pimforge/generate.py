@@ -38,13 +38,21 @@ def _check_out_dir(out: Path) -> Path:
     return out
 
 
+def _file_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def write_atomic(files: dict, describe=None) -> list:
     """Write ``{path: text or bytes}`` all-or-nothing: every file goes to a temporary name in its
     directory first, and only when all are written are they renamed into place.  An OSError
     becomes a one-line :class:`UserError`: ``describe(path, strerror)``, by default "cannot
-    write 'path': reason"."""
+    write 'path': reason".  The files get the usual permissions (0666 less the umask), not the
+    temporary files' private 0600."""
     temps = []
     path = None
+    mode = _file_mode()
     try:
         for path, data in files.items():
             path = Path(path)
@@ -53,6 +61,7 @@ def write_atomic(files: dict, describe=None) -> list:
             temps.append((tmp, path))
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+            os.chmod(tmp, mode)
     except OSError as e:
         for tmp, _ in temps:
             if os.path.exists(tmp):

@@ -44,3 +44,16 @@ def test_generate_then_test_command(capsys, tmp_path):
     out = capsys.readouterr().out
     assert code == 0
     assert "PASS:" in out and "no stalls" in out and "random stalls" in out
+
+
+def test_generated_files_get_umask_permissions(tmp_path):
+    """Outputs are written to private temporary files first; the final files must still get the
+    usual 0666-less-umask permissions (not 0600)."""
+    import os
+    old = os.umask(0o022)
+    try:
+        assert main(["generate", "fp_add", "--out", str(tmp_path)]) == 0
+    finally:
+        os.umask(old)
+    for name in ("fp_add.v", "fp_add.json"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == 0o644, name
