@@ -3,9 +3,10 @@
 The two significands (hidden bit explicit, subnormals included) are multiplied exactly into
 ``2 * precision`` bits whose most significant bit has weight ``2**(ea + eb + 1)``; the shared
 :func:`~pimforge.hw.fp.core.round_pack` normalizes, denormalizes and rounds that product once.
+The same datapath with a narrower operand format gives the widening multiply
+:func:`mul_wide_stages` (fp16 x fp16 -> fp32 in the PAM score path).
 """
 from __future__ import annotations
-
 
 from amaranth.hdl import Cat, Const
 
@@ -19,31 +20,11 @@ __all__ = ["FpMul", "mul_stages", "mul_wide_stages"]
 
 def mul_stages(fmt, ftz):
     """The multiply datapath as pipeline stages over a dict with keys ``a`` and ``b``."""
-
-    def multiply(m, v):
-        a = core.unpack(m, fmt, v["a"], ftz, name="a")
-        b = core.unpack(m, fmt, v["b"], ftz, name="b")
-        sign = a["sign"] ^ b["sign"]
-        # Inf * 0 is invalid; any other Inf operand gives an Inf of the product's sign.
-        invalid = (a["inf"] & b["zero"]) | (a["zero"] & b["inf"])
-        return {
-            "sign": sign, "exp": a["exp"] + b["exp"] + 1, "prod": a["sig"] * b["sig"],
-            "nan": a["nan"] | b["nan"] | invalid, "inf": a["inf"] | b["inf"],
-        }
-
-    def normalize(m, v):
-        r = core.round_shift(m, fmt, v["exp"], v["prod"], name="rp")
-        return {**{k: v[k] for k in ("nan", "inf", "sign")}, **r}
-
-    def finish(m, v):
-        rounded = core.round_finish(m, fmt, v["sign"], v["e_out"], v["mag"], ftz=ftz, name="rp")
-        return {"r": core.special_result(fmt, v["nan"], v["inf"], v["sign"], rounded)}
-
-    return [multiply, normalize, finish]
+    return mul_wide_stages(fmt, fmt, ftz)
 
 
 def mul_wide_stages(src, dst, ftz):
-    """A widening multiply: two ``src`` operands, the product in ``dst``, rounded once.
+    """A (widening) multiply: two ``src`` operands, the product in ``dst``, rounded once.
 
     Equal to ``mul_dst(convert(a), convert(b))`` bit for bit (the conversions are exact), but the
     significand multiplier is only ``src.precision`` bits wide.  When ``dst`` has at least twice
@@ -55,6 +36,7 @@ def mul_wide_stages(src, dst, ftz):
     def multiply(m, v):
         a = core.unpack(m, src, v["a"], ftz, name="a")
         b = core.unpack(m, src, v["b"], ftz, name="b")
+        # Inf * 0 is invalid; any other Inf operand gives an Inf of the product's sign.
         invalid = (a["inf"] & b["zero"]) | (a["zero"] & b["inf"])
         prod = a["sig"] * b["sig"]
         return {
