@@ -4,7 +4,7 @@
     pimforge config UNIT [--preset P]        print a unit's config as YAML (a starting point)
     pimforge generate UNIT [--preset P] [--config F.yaml] [--set k=v ...] --out DIR
     pimforge test UNIT [--preset P] [--config F.yaml] [--set k=v ...] [--sim verilator|icarus] [--seed N]
-    pimforge bench [--out DIR]               simulated cycles/s and special-function accuracy (JSON)
+    pimforge bench [--out DIR]               simulated cycles/s, special-function accuracy, PAM PU tiers (JSON)
     pimforge demo                            generate every unit, run one bench, print a summary
     pimforge run pam-attention --q Q.npy --k K.npy --v V.npy [--split H:D:S] [--pus H:D:S]
                  [--backend golden|rtl] [--acc fp16|fp32] [--tile N] [--scale X] --out O.npy [--report R.json]
@@ -57,10 +57,11 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--seed", type=int, default=1, help="random seed for stimulus and stalls (default 1)")
     q.add_argument("--n-random", type=int, default=20000, help="random operations (default 20000)")
 
-    q = sub.add_parser("bench", help="measure simulation speed and special-function accuracy; "
-                       "writes JSON files")
+    q = sub.add_parser("bench", help="measure simulation speed, special-function accuracy and the "
+                       "PAM PU tiers (cycles/token, tokens/s, utilization); writes JSON files")
     q.add_argument("--out", default="build/bench", metavar="DIR",
-                   help="directory for harness.json and accuracy.json (default build/bench)")
+                   help="directory for harness.json, accuracy.json and pam.json "
+                        "(default build/bench)")
     q.add_argument("--cycles", type=int, default=200000, help="operations to stream (default 200000)")
 
     q = sub.add_parser("demo", help="generate every unit into build/demo, run one bench, summarize")
