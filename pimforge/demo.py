@@ -1,13 +1,20 @@
 """``make demo``: generate every unit, run one bench, print a summary."""
 from __future__ import annotations
 
-import numpy as np
-
-import time
+import json
 from pathlib import Path
 
+import numpy as np
+
 from pimforge import api
-from pimforge.config import config_to_dict
+
+
+def _streams(streams: dict) -> str:
+    """``in, in -> out`` with long input lists shortened to a count."""
+    ins = [s for s, v in streams.items() if v["direction"] == "in"]
+    outs = [s for s, v in streams.items() if v["direction"] == "out"]
+    left = ", ".join(ins) if len(ins) <= 3 else f"{ins[0]} ... {ins[-1]} ({len(ins)} inputs)"
+    return f"{left} -> {', '.join(outs)}"
 
 
 def run_demo(out="build/demo") -> int:
@@ -17,24 +24,23 @@ def run_demo(out="build/demo") -> int:
     rows = []
     for name, unit in sorted(table.items()):
         # the multi-PU compositions show their small preset (the defaults take minutes)
-        cfg = unit.preset_config("small") if "small" in unit.presets else unit.default_config()
-        t0 = time.perf_counter()
+        preset = "small" if "small" in unit.presets else None
+        cfg = unit.preset_config(preset) if preset else unit.default_config()
         paths = api.generate(name, cfg, out / name)
-        verilog = paths[0].read_text()
-        _, manifest, _ = api.elaborate(name, cfg)
-        ports = ", ".join(f"{s}:{v['direction']}" for s, v in manifest["streams"].items())
-        params = " ".join(f"{k}={v}" for k, v in config_to_dict(cfg).items())
-        rows.append((name, params, manifest["latency"], manifest["throughput"], ports,
-                     verilog.count("\n"), time.perf_counter() - t0))
-        print(f"  {name:<12} {paths[0]}")
+        manifest = json.loads(paths[1].read_text())
+        rows.append((name, preset or "default", str(manifest["latency"]),
+                     f"{manifest['throughput']:.3g}", _streams(manifest["streams"]),
+                     f"{paths[0].read_text().count(chr(10)):,}"))
+        print(f"  {name:<15} {paths[0]}")
     print()
-    head = ("unit", "default config", "latency", "ops/cycle", "streams", "Verilog lines")
-    widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(6)]
+    head = ("unit", "config", "latency", "inputs/cycle", "streams", "Verilog lines")
+    widths = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
     line = "  ".join(f"{h:<{w}}" for h, w in zip(head, widths))
     print(line)
     print("-" * len(line))
     for r in rows:
-        print("  ".join(f"{str(v):<{w}}" for v, w in zip(r[:6], widths)))
+        print("  ".join(f"{v:<{w}}" for v, w in zip(r, widths)))
+    print("(`pimforge config UNIT [--preset P]` prints every parameter of a config)")
     print()
     unit, preset = "fp_add", "fp32"
     cfg = api.config(unit, preset=preset)
