@@ -41,6 +41,15 @@ def _op_depth_field():
                  "convert); exp/log/recip use one more", lo=1, hi=3)
 
 
+def _four_beats(cfg, field: str, what: str):
+    """A row or partial needs four or more beats of ``field`` elements (the O update's pace)."""
+    width = getattr(cfg, field)
+    if cfg.head_dim // width < 4:
+        raise ConfigError(cfg.UNIT, field, width,
+                          f"at most head_dim/4 = {cfg.head_dim // 4} (a {what} needs four or "
+                          f"more beats so that the O update keeps pace)")
+
+
 def _head_dim_field():
     return param(128, "head dimension d", choices=(64, 128, 256))
 
@@ -74,10 +83,7 @@ class PamPuConfig(UnitConfig):
     op_depth: int = _op_depth_field()
 
     def validate(self):
-        if self.head_dim // self.lanes < 4:
-            raise ConfigError(self.UNIT, "lanes", self.lanes,
-                              f"at most head_dim/4 = {self.head_dim // 4} (a row needs four or "
-                              f"more beats so that the O update keeps pace)")
+        _four_beats(self, "lanes", "row")
 
     @property
     def beats(self) -> int:
@@ -120,10 +126,7 @@ class PamRuConfig(UnitConfig):
     op_depth: int = _op_depth_field()
 
     def validate(self):
-        if self.head_dim // self.vector_width < 4:
-            raise ConfigError(self.UNIT, "vector_width", self.vector_width,
-                              f"at most head_dim/4 = {self.head_dim // 4} (a partial needs four "
-                              f"or more beats so that the O update keeps pace)")
+        _four_beats(self, "vector_width", "partial")
         need = self.head_dim * self.acc.width // 8
         if self.scratch_bytes < need:
             raise ConfigError(self.UNIT, "scratch_bytes", self.scratch_bytes,
