@@ -35,6 +35,7 @@ import numpy as np
 from pimforge.errors import ToolError, UserError
 from pimforge.generate import write_atomic
 from pimforge.hw.fp.format import FP16, FP32
+from pimforge.sim.benches.pam_beats import pu_beats, ru_request_beats, unpack_rows
 from pimforge.sim.golden import pam as g
 
 __all__ = ["ACCS", "BACKENDS", "HEAD_DIMS", "TIERS", "HeadResult", "PamAttentionResult",
@@ -305,64 +306,6 @@ def _progress(msg: str):
         print(f"[pimforge] {msg}", file=sys.stderr, flush=True)
 
 
-def _dtype(width: int):
-    return {16: "<u2", 32: "<u4"}[width]
-
-
-def _pack(rows, width: int) -> list:
-    """Each row of bit patterns -> one int, element 0 in the least significant bits."""
-    rows = np.asarray(rows, dtype=np.int64)
-    raw = rows.reshape(len(rows), -1).astype(_dtype(width))
-    return [int.from_bytes(r.tobytes(), "little") for r in raw]
-
-
-def _unpack(values, width: int, n: int) -> np.ndarray:
-    """Inverse of :func:`_pack`: ints -> (len, n) int64 bit patterns."""
-    nbytes = width * n // 8
-    buf = b"".join(int(v).to_bytes(nbytes, "little") for v in values)
-    return np.frombuffer(buf, dtype=_dtype(width)).astype(np.int64).reshape(len(values), n)
-
-
-def _pu_streams(cfg, q16, k16, v16) -> tuple:
-    """``i_q`` and ``i_kv`` beats of one token set: tiles of T tokens, the K rows of a tile then
-    its V rows (B beats a row), ``last`` on the final V beat (PAM Alg. 1 lines 9-12)."""
-    L, B, T = cfg.lanes, cfg.beats, cfg.tile_tokens
-    data, is_v = [], []
-    for a in range(0, len(k16), T):
-        for rows, flag in ((k16[a:a + T], 0), (v16[a:a + T], 1)):
-            data += _pack(rows.reshape(-1, L), 16)
-            is_v += [flag] * (len(rows) * B)
-    last = [0] * len(data)
-    last[-1] = 1
-    return {"data": _pack(np.reshape(q16, (B, L)), 16)}, {"data": data, "is_v": is_v, "last": last}
-
-
-def _partial_beats(o, m: int, l: int, n: int, width: int) -> dict:
-    """A partial (O, m, l) as beats of ``n`` elements: O[b*n:(b+1)*n], m and l on every beat."""
-    beats = len(o) // n
-    return {"data": _pack(np.reshape(o, (beats, n)), width), "m": [m] * beats, "l": [l] * beats}
-
-
-def _ru_inputs(cfg, partials) -> dict:
-    """``i`` beats of one request: each partial as Bw beats, ``last`` on the very final beat."""
-    beats = {"data": [], "m": [], "l": [], "last": []}
-    for p in partials:
-        for key, vals in _partial_beats(p["O"], p["m"], p["l"], cfg.vector_width,
-                                        cfg.acc.width).items():
-            beats[key] += vals
-    beats["last"] = [0] * (len(beats["data"]) - 1) + [1]
-    return beats
-
-
-def _ru_expected(cfg, partials) -> dict:
-    r = g.ru_reduce(cfg.acc, partials, final=cfg.final)
-    out = _partial_beats(r["O"], r["m"], r["l"], cfg.vector_width, cfg.acc.width)
-    if cfg.final:
-        out["norm"] = _pack(np.reshape(r["norm"], (cfg.beats, cfg.vector_width)), 16)
-        out["lse"] = [r["lse"]] * cfg.beats
-    return out
-
-
 def _simulate(unit: str, tier: str, cfg, phases: list, sim: str, units: list) -> list:
     """Run one simulation; raise ToolError naming the first mismatch; return PhaseResults."""
     from pimforge import api
@@ -382,17 +325,24 @@ def _received(manifest, phase_result, width: int, n: int) -> dict:
     bits each), m and l (and lse) from beat 0."""
     from pimforge.sim.harness.job import unpack_payloads
     f = unpack_payloads(manifest, "o", phase_result.received["o"])
-    out = {"O": _unpack(f["data"], width, n).reshape(-1), "m": int(f["m"][0]), "l": int(f["l"][0])}
+    out = {"O": unpack_rows(f["data"], width, n).reshape(-1), "m": int(f["m"][0]),
+           "l": int(f["l"][0])}
     if "lse" in f:
         out["lse"] = int(f["lse"][0])
-        out["norm"] = _unpack(f["norm"], 16, n).reshape(-1)
+        out["norm"] = unpack_rows(f["norm"], 16, n).reshape(-1)
     return out
 
 
 def _rtl_system(acc, scale, q16, k16, v16, split, pus, tile, sim, units) -> list:
     """PAM Alg. 1 on the RTL units (same result layout as ``system_attention``, per head)."""
     from pimforge.hw.pam.config import PamSystemConfig
+    from pimforge.sim.benches.pam_pu import pu_expected
+    from pimforge.sim.benches.pam_ru import ru_expected
     from pimforge.sim.harness.job import Phase
+
+    def ru_phase(name, cfg, parts):
+        return Phase(name, {"i": ru_request_beats(parts, cfg.vector_width, cfg.acc.width)},
+                     {"o": ru_expected(cfg, parts)})
     heads, n, d = k16.shape
     sys_cfg = PamSystemConfig(hbm_pus=pus[0], ddr_pus=pus[1], ssd_pus=pus[2], head_dim=d,
                               acc=acc, tile_tokens=tile, score_scale=scale)
@@ -411,9 +361,8 @@ def _rtl_system(acc, scale, q16, k16, v16, split, pus, tile, sim, units) -> list
             for h in range(heads):
                 if c:
                     ks, vs = k16[h, a:a + c], v16[h, a:a + c]
-                    i_q, i_kv = _pu_streams(pu_cfg, q16[h], ks, vs)
-                    r = g.pu_local_attention(acc, pu_cfg.scale, q16[h], ks, vs, tile)
-                    exp = _partial_beats(r["O"], r["m"], r["l"], pu_cfg.lanes, acc.width)
+                    i_q, i_kv = pu_beats(pu_cfg, q16[h], ks, vs)
+                    exp = pu_expected(pu_cfg, q16[h], ks, vs)
                     phases.append(Phase(f"head {h} pu {p} ({c} tokens)",
                                         {"i_q": i_q, "i_kv": i_kv}, {"o": exp}))
                     sets.append(h)
@@ -422,15 +371,13 @@ def _rtl_system(acc, scale, q16, k16, v16, split, pus, tile, sim, units) -> list
         for h, (pr, man) in zip(sets, _simulate("pam_pu", tier, pu_cfg, phases, sim, units)):
             pu_out[h].append(_received(man, pr, acc.width, pu_cfg.lanes))
         # intra-device reduction (Alg. 1 lines 15-22) in PU order
-        phases = [Phase(f"head {h} intra-device", {"i": _ru_inputs(ru_cfg, pu_out[h])},
-                        {"o": _ru_expected(ru_cfg, pu_out[h])}) for h in range(heads)]
+        phases = [ru_phase(f"head {h} intra-device", ru_cfg, pu_out[h]) for h in range(heads)]
         for h, (pr, man) in enumerate(_simulate("pam_ru", tier, ru_cfg, phases, sim, units)):
             device_partials[h][t] = _received(man, pr, acc.width, ru_cfg.vector_width)
     # inter-device reduction and normalization in the HBM tier's final RU (Alg. 1 line 21)
     fin_cfg = sys_cfg.device_config("hbm").ru_config(final=True)
     parts = [[p for p in device_partials[h] if p is not None] for h in range(heads)]
-    phases = [Phase(f"head {h} inter-device", {"i": _ru_inputs(fin_cfg, parts[h])},
-                    {"o": _ru_expected(fin_cfg, parts[h])}) for h in range(heads)]
+    phases = [ru_phase(f"head {h} inter-device", fin_cfg, parts[h]) for h in range(heads)]
     out = []
     for h, (pr, man) in enumerate(_simulate("pam_ru", "hbm final", fin_cfg, phases, sim, units)):
         r = _received(man, pr, acc.width, fin_cfg.vector_width)

@@ -141,7 +141,8 @@ def test_bad_config_names_the_field(overrides, field):
 def test_rtl_row_max_orders_signed_zeros(hbm_run):
     """Scores -0 then +0 (q = 0, K rows of opposite signs): the Row-wise Max Unit must pick +0,
     as the golden model's order (-0 < +0) says; a comparator that calls them equal would not."""
-    from pimforge.sim.benches.pam_pu import pu_beats, pu_expected
+    from pimforge.sim.benches.pam_beats import pu_beats
+    from pimforge.sim.benches.pam_pu import pu_expected
     from pimforge.sim.harness.job import Job, Phase
     cfg, _ = hbm_run
     d = cfg.head_dim

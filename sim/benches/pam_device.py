@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from pimforge.hw.pam.config import TIERS
-from pimforge.sim.benches.pam_pu import pack_vec, pu_beats, random_set
+from pimforge.sim.benches.pam_beats import pack_rows, partial_beats, pu_beats
+from pimforge.sim.benches.pam_pu import random_set
 from pimforge.sim.golden import pam as g
 from pimforge.sim.harness.job import Job, Phase
 from pimforge.sim.harness.stall import StallPattern
@@ -32,7 +33,7 @@ SYSTEM_REQUESTS = ((7, (2, 1, 1)), (1, (2, 1, 1)), (20, (1, 0, 1)), (9, (0, 1, 2
 
 def _q_beats(q16, lanes: int, mask: int) -> dict:
     rows = np.asarray(q16, dtype=np.int64).reshape(-1, lanes)
-    return {"data": pack_vec(rows, 16), "active": [mask] * len(rows)}
+    return {"data": pack_rows(rows, 16), "active": [mask] * len(rows)}
 
 
 def _device_inputs(dcfg, q16, k16, v16, counts, kv: list) -> dict:
@@ -42,9 +43,7 @@ def _device_inputs(dcfg, q16, k16, v16, counts, kv: list) -> dict:
     for k, c in enumerate(counts):
         if c:
             mask |= 1 << k
-            _, f = pu_beats(pcfg, q16, k16[start:start + c], v16[start:start + c])
-            for name, col in f.items():
-                kv[k].setdefault(name, []).extend(col)
+            _extend(kv[k], pu_beats(pcfg, q16, k16[start:start + c], v16[start:start + c])[1])
         start += c
     return _q_beats(q16, dcfg.lanes, mask)
 
@@ -56,16 +55,6 @@ def _extend(dst: dict, src: dict):
 
 def _empty_kv():
     return {"data": [], "is_v": [], "last": []}
-
-
-def _out_beats(r: dict, acc, w: int, final: bool) -> dict:
-    bw = len(r["O"]) // w
-    out = {"data": pack_vec(np.asarray(r["O"]).reshape(bw, w), acc.width),
-           "m": [r["m"]] * bw, "l": [r["l"]] * bw}
-    if final:
-        out["norm"] = pack_vec(np.asarray(r["norm"]).reshape(bw, w), 16)
-        out["lse"] = [r["lse"]] * bw
-    return out
 
 
 def _device_golden(cfg, q16, k16, v16, counts):
@@ -95,7 +84,7 @@ def device_stream(cfg, rng, sizes=DEVICE_REQUESTS) -> tuple:
         _extend(q, _device_inputs(cfg, q16, k16, v16, counts, kv))
         r = _device_golden(cfg, q16, k16, v16, counts)
         if r is not None:
-            _extend(o, _out_beats(r, cfg.acc, cfg.ru_vector_width, False))
+            _extend(o, partial_beats(r, cfg.ru_vector_width, cfg.acc.width))
     inputs = {"i_q": q, **{f"i_kv{k}": kv[k] for k in range(cfg.pus)}}
     return inputs, {"o": o}
 
@@ -116,7 +105,7 @@ def system_stream(cfg, rng, requests=SYSTEM_REQUESTS) -> tuple:
             _extend(q[t], _device_inputs(d, q16, k16[start:start + c], v16[start:start + c],
                                          counts, kv[t]))
             start += c
-        _extend(o, _out_beats(r, cfg.acc, cfg.ru_vector_width, True))
+        _extend(o, partial_beats(r, cfg.ru_vector_width, cfg.acc.width, final=True))
     inputs = {f"i_q_{t}": q[t] for t in TIERS}
     for t in TIERS:
         inputs.update({f"i_kv_{t}{k}": f for k, f in enumerate(kv[t])})

@@ -1,66 +1,30 @@
 """Bench of ``pam_pu``: token sets as beat streams, golden partials as expected output.
 
-:func:`pu_beats` turns one token set (fp16 bit patterns) into the PU's ``i_q`` and ``i_kv`` beats in
-the tile order of the stream format (K rows of a tile, then its V rows); :func:`pu_job` builds a
-bench job of several sets of different sizes, without and with random stalls on every stream.
+:func:`~pimforge.sim.benches.pam_beats.pu_beats` turns one token set (fp16 bit patterns) into the
+PU's ``i_q`` and ``i_kv`` beats in the tile order of the stream format (K rows of a tile, then its
+V rows); :func:`pu_job` builds a bench job of several sets of different sizes, without and with
+random stalls on every stream.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from pimforge.hw.fp.format import FP16
+from pimforge.sim.benches.pam_beats import partial_beats, pu_beats
 from pimforge.sim.golden import pam as g
 from pimforge.sim.harness.job import Job, Phase
 from pimforge.sim.harness.stall import StallPattern
 
-__all__ = ["pack_vec", "unpack_vec", "pu_beats", "pu_expected", "pu_job", "DEFAULT_SETS"]
+__all__ = ["pu_beats", "pu_expected", "pu_job", "random_set", "DEFAULT_SETS"]
 
 # token-set sizes of the default bench: one token, a partial tile, exact tiles, odd sizes
 DEFAULT_SETS = (1, 5, 16, 37, 64)
 
 
-def pack_vec(rows, width: int) -> list:
-    """Pack each row of bit patterns (element 0 least significant) into one Python int."""
-    rows = np.asarray(rows, dtype=np.int64)
-    out = []
-    for row in rows.reshape(len(rows), -1).tolist():
-        v = 0
-        for k, x in enumerate(row):
-            v |= (int(x) & ((1 << width) - 1)) << (k * width)
-        out.append(v)
-    return out
-
-
-def unpack_vec(values, width: int, n: int) -> np.ndarray:
-    """Inverse of :func:`pack_vec`: ints to an (len, n) array of bit patterns."""
-    mask = (1 << width) - 1
-    return np.array([[(int(v) >> (k * width)) & mask for k in range(n)] for v in values],
-                    dtype=np.int64).reshape(len(values), n)
-
-
-def pu_beats(cfg, q16, k16, v16) -> tuple:
-    """``(q_fields, kv_fields)`` for one token set."""
-    L, B, T = cfg.lanes, cfg.beats, cfg.tile_tokens
-    k16 = np.asarray(k16, dtype=np.int64)
-    v16 = np.asarray(v16, dtype=np.int64)
-    n = len(k16)
-    q = pack_vec(np.asarray(q16, dtype=np.int64).reshape(B, L), 16)
-    data, is_v = [], []
-    for a in range(0, n, T):
-        for rows, flag in ((k16[a:a + T], 0), (v16[a:a + T], 1)):
-            data += pack_vec(rows.reshape(-1, L), 16)
-            is_v += [flag] * (len(rows) * B)
-    last = [0] * len(data)
-    last[-1] = 1
-    return {"data": q}, {"data": data, "is_v": is_v, "last": last}
-
-
 def pu_expected(cfg, q16, k16, v16) -> dict:
     """Golden ``o`` beats of one token set."""
     r = g.pu_local_attention(cfg.acc, cfg.scale, q16, k16, v16, cfg.tile_tokens)
-    L, B = cfg.lanes, cfg.beats
-    return {"data": pack_vec(r["O"].reshape(B, L), cfg.acc.width), "m": [r["m"]] * B,
-            "l": [r["l"]] * B}
+    return partial_beats(r, cfg.lanes, cfg.acc.width)
 
 
 def random_set(cfg, rng, n: int, kind: str = "normal") -> tuple:

@@ -20,23 +20,16 @@ from __future__ import annotations
 import numpy as np
 
 from pimforge.hw.fp.format import FP16
+from pimforge.sim.benches.pam_beats import partial_beats, ru_request_beats
 from pimforge.sim.golden import pam
 from pimforge.sim.harness.job import Job, Phase
 from pimforge.sim.harness.stall import StallPattern
 
-__all__ = ["softmax_inputs", "softmax_job", "ru_requests", "ru_stream", "ru_job", "pack_vec",
+__all__ = ["softmax_inputs", "softmax_job", "ru_requests", "ru_expected", "ru_stream", "ru_job",
            "STALL_P"]
 
 STALL_P = 0.3
 PU_REQUESTS = 12   # requests (per phase) whose partials come from pu_local_attention (slow)
-
-
-def pack_vec(bits, width: int) -> int:
-    """Elements (bit patterns) packed into one int, element 0 in the least significant bits."""
-    out = 0
-    for j, b in enumerate(np.asarray(bits, dtype=np.int64).tolist()):
-        out |= (int(b) & ((1 << width) - 1)) << (j * width)
-    return out
 
 
 def _stall(phase: Phase, seed: int) -> Phase:
@@ -159,28 +152,20 @@ def ru_requests(cfg, rng, n_requests: int) -> list:
     return reqs
 
 
+def ru_expected(cfg, parts) -> dict:
+    """Golden ``o`` fields (``ru_reduce``) of one request."""
+    r = pam.ru_reduce(cfg.acc, parts, final=cfg.final)
+    return partial_beats(r, cfg.vector_width, cfg.acc.width, final=cfg.final)
+
+
 def ru_stream(cfg, requests) -> tuple:
     """Input fields and expected output fields (golden ``ru_reduce``) for a list of requests."""
-    acc, w, bw = cfg.acc, cfg.vector_width, cfg.beats
-    aw = acc.width
-    fin = {k: [] for k in ("data", "m", "l", "last")}
-    fout = {k: [] for k in (["data", "norm", "m", "l", "lse"] if cfg.final
-                            else ["data", "m", "l"])}
+    fin, fout = {}, {}
     for parts in requests:
-        for k, p in enumerate(parts):
-            for b in range(bw):
-                fin["data"].append(pack_vec(p["O"][b * w:(b + 1) * w], aw))
-                fin["m"].append(p["m"])
-                fin["l"].append(p["l"])
-                fin["last"].append(int(k == len(parts) - 1 and b == bw - 1))
-        r = pam.ru_reduce(acc, parts, final=cfg.final)
-        for b in range(bw):
-            fout["data"].append(pack_vec(r["O"][b * w:(b + 1) * w], aw))
-            fout["m"].append(r["m"])
-            fout["l"].append(r["l"])
-            if cfg.final:
-                fout["norm"].append(pack_vec(r["norm"][b * w:(b + 1) * w], 16))
-                fout["lse"].append(r["lse"])
+        for dst, src in ((fin, ru_request_beats(parts, cfg.vector_width, cfg.acc.width)),
+                         (fout, ru_expected(cfg, parts))):
+            for k, v in src.items():
+                dst.setdefault(k, []).extend(v)
     return fin, fout
 
 
