@@ -29,6 +29,8 @@ class _Source:
         self.active = False
         self.driven_valid = 0     # last value written to `valid`: writes only on change
         self.stamps = []
+        self.start = 0            # memory model: first cycle a beat may be offered
+        self.after = None         # memory model: (stamps of the output it reads back, latency)
 
 
 class _Sink:
@@ -66,6 +68,11 @@ async def run_phase(dut, manifest, phase, drain_cycles, timeout_factor) -> Phase
     sinks = [_Sink(dut, n, streams[n], pack_fields(manifest, n, phase.expected[n]),
                    phase.stall_for(n, "ready").as_list())
              for n in streams if streams[n]["direction"] == "out"]
+    by_name = {k.name: k for k in sinks}
+    for s in sources:
+        s.start = phase.start_delay.get(s.name, 0)
+        dep = phase.after.get(s.name)
+        s.after = None if dep is None else (by_name[dep[0]].stamps, dep[1])
     await _reset(dut, sources, sinks)
     errors = []
     total = sum(len(s.payloads) for s in sources) + sum(len(k.expected) for k in sinks)
@@ -81,7 +88,9 @@ async def run_phase(dut, manifest, phase, drain_cycles, timeout_factor) -> Phase
         for s in sources:
             if s.active:
                 continue  # hold valid and payload until the transfer
-            if s.idx < len(s.payloads) and s.pattern[cyc % s.plen]:
+            if s.idx < len(s.payloads) and s.pattern[cyc % s.plen] and cyc >= s.start and \
+                    (s.after is None or (len(s.after[0]) > s.idx
+                                         and cyc > s.after[0][s.idx] + s.after[1])):
                 s.payload.value = s.payloads[s.idx]
                 s.active = True
                 if not s.driven_valid:

@@ -23,6 +23,12 @@ class Phase:
     expected: dict                    # stream -> {field: array}
     valid_stall: dict = field(default_factory=dict)   # stream -> StallPattern
     ready_stall: dict = field(default_factory=dict)   # stream -> StallPattern
+    # Memory-model timing (the DRAM a bench plays): input stream -> cycles before its first beat
+    # may be offered (read latency), and input stream -> (output stream, latency): beat k is
+    # offered only ``latency`` cycles after the DUT's k-th transfer on that output (data read back
+    # from where the DUT wrote it).
+    start_delay: dict = field(default_factory=dict)
+    after: dict = field(default_factory=dict)
 
     def stall_for(self, stream: str, side: str) -> StallPattern:
         table = self.valid_stall if side == "valid" else self.ready_stall

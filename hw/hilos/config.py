@@ -1,0 +1,205 @@
+"""Configs of the HILOS attention-kernel units (HILOS §4.4, Fig. 7, §5.4).
+
+Numerics shared by every unit (the golden model is :mod:`pimforge.sim.golden.hilos`): Q, K, V,
+the softmax output ``y`` and O are fp16; the GEMV accumulators, the exponentials and the sums are
+fp32; the scores that travel between the units (and through the DRAM model) are in
+``score_fmt``: fp32 by default, fp16 as in the paper (fp16 resolves a score of 300 to 1/4, and
+``exp`` turns that into a 25% error on a weight: the heavy-tailed inputs then miss 1e-3).
+
+Rates.  K and V arrive as beats of ``beat_elems`` (E) fp16 values, one beat per cycle.  Each GEMV
+has ``E x d_group`` multiply-accumulate lanes, so it does one beat's worth of work per cycle:
+``qk_gemv``'s lanes each keep ``block / E`` token accumulators and walk a transposed column in
+``block / E`` cycles.  (``block`` MACs per query, one column element each per cycle, would finish
+a tile ``block / E`` times faster than it arrives, capping their utilization at ``E / block``.)
+Scores appear at ``d_group * E / head_dim`` per cycle on average, so the softmax passes work on
+``score_lanes = next_pow2(ceil(d_group * E / head_dim))`` elements per cycle: 2 for d_group 5,
+the paper's exponential unroll factor of two (§5.4).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from pimforge.config import UnitConfig, param
+from pimforge.errors import ConfigError
+from pimforge.hw.fp.format import FP32
+
+__all__ = ["QkGemvConfig", "TwoPassSoftmaxConfig", "SvGemvConfig", "HilosAttentionConfig",
+           "HILOS_PRESETS", "score_lanes"]
+
+
+def _score_fmt_check(v, cfg):
+    return None if v.name in ("fp16", "fp32") else "fp16, fp32"
+
+
+def _block():
+    return param(128, "tokens per block: the K tile is block tokens x head_dim, the softmax "
+                 "works on d_group x block scores (HILOS §4.4)", choices=(32, 64, 128))
+
+
+def _beat():
+    return param(32, "fp16 elements per K/V beat (32 = one 512-bit AXI beat)",
+                 choices=(8, 16, 32))
+
+
+def _d_group():
+    return param(1, "query heads sharing one KV head (GQA; the paper uses 1, 4 and 5)",
+                 lo=1, hi=8)
+
+
+def _head_dim():
+    return param(128, "head dimension d", choices=(64, 128))
+
+
+def _score_fmt():
+    return param(FP32, "format of the scores between the units and in DRAM (fp32, or fp16 as "
+                 "in the paper)", kind="format", check=_score_fmt_check)
+
+
+def _scale():
+    return param(0.0, "score scale applied to Q.K; 0 means 1/sqrt(head_dim)", lo=0.0,
+                 hi=65504.0)
+
+
+def _mask_value():
+    return param(-1e4, "score given to a masked (padded) position in pass 1 (the paper's -1e4)",
+                 lo=-65504.0, hi=0.0)
+
+
+def _clock():
+    return param(296.0, "clock in MHz (the paper's FPGA runs at 296 MHz)", lo=1.0, hi=5000.0)
+
+
+def _op_depth():
+    return param(2, "pipeline registers inside each float operation; exp and recip use one "
+                 "more", lo=1, hi=3)
+
+
+def score_lanes(d_group: int, beat_elems: int, head_dim: int) -> int:
+    """Score elements per cycle of the softmax passes (see the module docstring)."""
+    need = max(1, math.ceil(d_group * beat_elems / head_dim))
+    return 1 << (need - 1).bit_length()
+
+
+class _Common:
+    """Derived sizes every HILOS config shares."""
+
+    @property
+    def row_beats(self) -> int:
+        """Beats per K or V row: head_dim / beat_elems."""
+        return self.head_dim // self.beat_elems
+
+    @property
+    def lanes(self) -> int:
+        """Score elements per score beat (and exponential units per softmax pass)."""
+        return score_lanes(self.d_group, self.beat_elems, self.head_dim)
+
+    @property
+    def block_beats(self) -> int:
+        """Beats of one query's scores of one block: block / lanes."""
+        return self.block // self.lanes
+
+    @property
+    def scale(self) -> float:
+        return self.score_scale if self.score_scale > 0 else 1.0 / math.sqrt(self.head_dim)
+
+    def _check_loops(self, qk: bool, sv: bool):
+        # A lane's accumulator is updated again every block/E (QK) or head_dim/E (SV) cycles;
+        # the adder's result returns op_depth cycles after its operands (with forwarding).
+        if qk and self.block // self.beat_elems < self.op_depth:
+            raise ConfigError(self.UNIT, "block", self.block,
+                              f">= op_depth x beat_elems = {self.op_depth * self.beat_elems} "
+                              f"(each MAC lane revisits a token accumulator every "
+                              f"block/beat_elems cycles, and the adder takes op_depth)")
+        if sv and self.row_beats < self.op_depth:
+            raise ConfigError(self.UNIT, "beat_elems", self.beat_elems,
+                              f"<= head_dim/op_depth = {self.head_dim // self.op_depth} (each "
+                              f"SV lane revisits an O accumulator every head_dim/beat_elems "
+                              f"cycles, and the adder takes op_depth)")
+
+
+@dataclass(frozen=True)
+class QkGemvConfig(_Common, UnitConfig):
+    """``qk_gemv``: Q.K^T with the online block transpose (HILOS Fig. 7d)."""
+
+    UNIT = "qk_gemv"
+    block: int = _block()
+    beat_elems: int = _beat()
+    d_group: int = _d_group()
+    head_dim: int = _head_dim()
+    score_fmt: object = _score_fmt()
+    score_scale: float = _scale()
+    clock_mhz: float = _clock()
+    op_depth: int = _op_depth()
+
+    def validate(self):
+        self._check_loops(qk=True, sv=False)
+
+
+@dataclass(frozen=True)
+class TwoPassSoftmaxConfig(_Common, UnitConfig):
+    """``two_pass_softmax``: statistics aggregation and normalization (HILOS Alg. 1, Fig. 7b-c)."""
+
+    UNIT = "two_pass_softmax"
+    block: int = _block()
+    beat_elems: int = _beat()
+    d_group: int = _d_group()
+    head_dim: int = _head_dim()
+    score_fmt: object = _score_fmt()
+    mask_value: float = _mask_value()
+    clock_mhz: float = _clock()
+    op_depth: int = _op_depth()
+
+
+@dataclass(frozen=True)
+class SvGemvConfig(_Common, UnitConfig):
+    """``sv_gemv``: O = sum_j y_j V_j with y_j broadcast (HILOS Fig. 7e)."""
+
+    UNIT = "sv_gemv"
+    block: int = _block()
+    beat_elems: int = _beat()
+    d_group: int = _d_group()
+    head_dim: int = _head_dim()
+    clock_mhz: float = _clock()
+    op_depth: int = _op_depth()
+
+    def validate(self):
+        self._check_loops(qk=False, sv=True)
+
+
+@dataclass(frozen=True)
+class HilosAttentionConfig(_Common, UnitConfig):
+    """``hilos_attention``: the four units as a concurrent block pipeline (HILOS Fig. 7a)."""
+
+    UNIT = "hilos_attention"
+    block: int = _block()
+    beat_elems: int = _beat()
+    d_group: int = _d_group()
+    head_dim: int = _head_dim()
+    score_fmt: object = _score_fmt()
+    score_scale: float = _scale()
+    mask_value: float = _mask_value()
+    clock_mhz: float = _clock()
+    op_depth: int = _op_depth()
+
+    def validate(self):
+        self._check_loops(qk=True, sv=True)
+
+    def _sub(self, cls, *names):
+        return cls(**{n: getattr(self, n) for n in names})
+
+    def qk_config(self) -> QkGemvConfig:
+        return self._sub(QkGemvConfig, "block", "beat_elems", "d_group", "head_dim", "score_fmt",
+                         "score_scale", "clock_mhz", "op_depth")
+
+    def softmax_config(self) -> TwoPassSoftmaxConfig:
+        return self._sub(TwoPassSoftmaxConfig, "block", "beat_elems", "d_group", "head_dim",
+                         "score_fmt", "mask_value", "clock_mhz", "op_depth")
+
+    def sv_config(self) -> SvGemvConfig:
+        return self._sub(SvGemvConfig, "block", "beat_elems", "d_group", "head_dim", "clock_mhz",
+                         "op_depth")
+
+
+# HILOS §5.4 / Table 3: 128-token blocks, 512-bit AXI beats, d_group 1, 4 and 5 at 296 MHz.
+HILOS_PRESETS = {f"hilos_dgroup{g}": {"d_group": g} for g in (1, 4, 5)}
