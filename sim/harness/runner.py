@@ -24,7 +24,7 @@ from pimforge.errors import ToolError, UserError
 __all__ = ["SIMULATORS", "simulator_available", "build", "run", "build_root", "waves_requested"]
 
 SIMULATORS = ("verilator", "icarus")
-HARNESS_VERSION = "7"
+HARNESS_VERSION = "8"
 _BUILT: dict = {}
 
 
@@ -97,7 +97,11 @@ _RUNTIME_OBJECTS = ("verilated", "verilated_vpi", "verilated_dpi", "verilated_th
 def _verilator_flags(waves: bool) -> list:
     # Splitting the generated C++ into small functions keeps the compile of big designs (a PU is
     # over 1 MB of Verilog) in tens of seconds instead of many minutes at any optimization level.
+    # cocotb's runner makes every signal public (--public-flat-rw); the benches only touch the top
+    # module's ports, so only those stay public: the C++ of a big design shrinks several times
+    # and builds 5-7x faster (hilos_attention, 2 MB of Verilog: 282 s -> 41 s).
     flags = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "fast", "-CFLAGS", "-O1",
+             "--no-public-flat-rw", "--public-depth", "1",
              "--output-split-cfuncs", "2000"]
     return flags + (["--trace-fst", "--trace-structs"] if waves else [])
 
