@@ -7,6 +7,8 @@
 >>> result.passed, result.phases[0].cycles
 >>> res = api.pam_attention(q, k, v, split=(2, 1, 1), acc="fp32")   # PAM Alg. 1, golden model
 >>> res.o, res.heads[0].lse, res.max_rel_err
+>>> res = api.hilos_attention(q, k, v, mask=m, precomputed=p)       # HILOS kernel, golden model
+>>> res.o, res.rel_err
 """
 from __future__ import annotations
 
@@ -17,10 +19,11 @@ import numpy as np
 from pimforge import generate as _gen
 from pimforge.config import load_yaml, parse_overrides
 from pimforge.registry import get_unit, units
+from pimforge.software.hilos_attention import HilosAttentionResult, hilos_attention  # HILOS kernel
 from pimforge.software.pam_attention import PamAttentionResult, pam_attention  # PAM Alg. 1 flow
 
 __all__ = ["units", "config", "generate", "elaborate", "run_bench", "BenchResult", "pam_attention",
-           "PamAttentionResult"]
+           "PamAttentionResult", "hilos_attention", "HilosAttentionResult"]
 
 
 def config(unit: str, preset: str | None = None, config_file=None, overrides=None, sets=None):

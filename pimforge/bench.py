@@ -138,3 +138,63 @@ def pam_benchmark(out, n_tokens: int = 1024, progress=print) -> dict:
               "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S")}
     _write_json(Path(out), report)
     return report
+
+
+# HILOS Table 3: achieved throughput of the paper's kernel per d_group (296 MHz, KU15P)
+HILOS_PAPER_GFLOPS = {1: 11.9, 4: 46.8, 5: 56.3}
+
+
+def hilos_benchmark(out, n_tokens: int = 4096, jobs: int = 10, progress=print) -> dict:
+    """Run ``jobs`` KV heads of ``n_tokens`` tokens each through the ``hilos_attention`` RTL for
+    each preset (d = 128, 512-bit beats, DRAM model at one beat per cycle per port) and report
+    kernel cycles against the bound, MAC utilization, tokens per second and GFLOPS at the
+    preset clock (296 MHz), beside the paper's GFLOPS (HILOS Table 3)."""
+    from pimforge import api
+    from pimforge.hw.hilos.units_attention import attention_cycles, bound_parts, kernel_bound
+    from pimforge.registry import get_unit
+    from pimforge.sim.benches.hilos_attention import attention_phase, random_job
+    from pimforge.sim.harness.job import Job
+
+    unit = get_unit("hilos_attention")
+    rows = {}
+    for preset in unit.presets:
+        cfg = unit.preset_config(preset)
+        G, d = cfg.d_group, cfg.head_dim
+        progress(f"hilos_attention {preset}: {jobs} jobs x {n_tokens} tokens, d={d}, d_group {G}")
+        rng = np.random.default_rng(5)
+        js = [random_job(cfg, rng, n_tokens) for _ in range(jobs)]
+        api.elaborate("hilos_attention", cfg)
+        res = api.run_bench("hilos_attention", cfg, job=Job([attention_phase(cfg, js)]))
+        if not res.passed:
+            raise RuntimeError(f"hilos_attention {preset} bench failed:\n{res.summary()}")
+        ph = res.phases[0]
+        first = ph.in_stamps["i_q"][0]
+        cycles = ph.cycles - first
+        shape = [(n_tokens, n_tokens)] * jobs
+        bound = kernel_bound(cfg, shape)
+        model = attention_cycles(cfg, n_tokens, jobs)
+        seconds = cycles / (cfg.clock_mhz * 1e6)
+        flops = 4.0 * d * G * n_tokens * jobs      # QK^T and S.V: 2 d flops each per token, query
+        k, v = ph.in_stamps["i_k"], ph.in_stamps["i_v"]
+        rows[preset] = {
+            "d_group": G, "head_dim": d, "block": cfg.block, "beat_elems": cfg.beat_elems,
+            "exp_units_per_pass": cfg.lanes, "mac_lanes_per_gemv": cfg.beat_elems * G,
+            "jobs": jobs, "tokens_per_job": n_tokens, "clock_mhz": cfg.clock_mhz,
+            "rtl_cycles": cycles, "bound_cycles": bound, "bound_parts": bound_parts(cfg, shape),
+            "cycles_over_bound": round(cycles / bound, 4),
+            "model_cycles": model, "model_error": round(abs(model - cycles) / cycles, 5),
+            "qk_utilization": round(len(k) / (k[-1] + 1 - k[0]), 4),
+            "sv_utilization": round(len(v) / (v[-1] + 1 - v[0]), 4),
+            "tokens_per_second": round(n_tokens * jobs / seconds),
+            "gflops": round(flops / seconds / 1e9, 2),
+            "paper_gflops": HILOS_PAPER_GFLOPS.get(G),
+            "simulated_cycles_per_second": round(res.cycles_per_second),
+        }
+    report = {"benchmark": "hilos_attention_presets", "presets": rows,
+              "note": "cycles from the first Q beat to the last output beat of the last job; "
+                      "utilization = K (V) beats over the cycles from the first to the last K "
+                      "(V) beat; GFLOPS count 4 d flops per token and query (Q.K^T and S.V)",
+              "python": platform.python_version(), "cpus": os.cpu_count(),
+              "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    _write_json(Path(out), report)
+    return report

@@ -4,10 +4,13 @@
     pimforge config UNIT [--preset P]        print a unit's config as YAML (a starting point)
     pimforge generate UNIT [--preset P] [--config F.yaml] [--set k=v ...] --out DIR
     pimforge test UNIT [--preset P] [--config F.yaml] [--set k=v ...] [--sim verilator|icarus] [--seed N]
-    pimforge bench [--out DIR]               simulated cycles/s, special-function accuracy, PAM PU tiers (JSON)
+    pimforge bench [--out DIR] [--only B]    simulated cycles/s, special-function accuracy, PAM PU tiers,
+                                             HILOS kernel presets (JSON)
     pimforge demo                            generate every unit, run one bench, print a summary
     pimforge run pam-attention --q Q.npy --k K.npy --v V.npy [--split H:D:S] [--pus H:D:S]
                  [--backend golden|rtl] [--acc fp16|fp32] [--tile N] [--scale X] --out O.npy [--report R.json]
+    pimforge run hilos-attention --q Q.npy --k K.npy --v V.npy [--mask M.npy] [--precomputed P.npy]
+                 [--backend golden|rtl] [--block N] [--beat-elems N] [--score-fmt fp32|fp16] [--scale X] --out O.npy [--report R.json]
 
 User errors end with one line, ``error: ...``, and exit status 2; a failing bench exits 1.
 """
@@ -57,11 +60,14 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--seed", type=int, default=1, help="random seed for stimulus and stalls (default 1)")
     q.add_argument("--n-random", type=int, default=20000, help="random operations (default 20000)")
 
-    q = sub.add_parser("bench", help="measure simulation speed, special-function accuracy and the "
-                       "PAM PU tiers (cycles/token, tokens/s, utilization); writes JSON files")
+    q = sub.add_parser("bench", help="measure simulation speed, special-function accuracy, the "
+                       "PAM PU tiers (cycles/token, tokens/s, utilization) and the HILOS kernel "
+                       "presets (cycles vs bound, GFLOPS vs the paper); writes JSON files")
     q.add_argument("--out", default="build/bench", metavar="DIR",
-                   help="directory for harness.json, accuracy.json and pam.json "
+                   help="directory for harness.json, accuracy.json, pam.json and hilos.json "
                         "(default build/bench)")
+    q.add_argument("--only", choices=("all", "harness", "accuracy", "pam", "hilos"), default="all",
+                   help="run one benchmark only (default all)")
     q.add_argument("--cycles", type=int, default=200000, help="operations to stream (default 200000)")
 
     q = sub.add_parser("demo", help="generate every unit into build/demo, run one bench, summarize")
@@ -87,6 +93,32 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--scale", default=None, metavar="X", help="score scale (default 1/sqrt(d))")
     f.add_argument("--out", required=True, metavar="O.npy", help="output O, float16 (heads, d)")
     f.add_argument("--report", metavar="R.json", help="also write a JSON report per head")
+
+    f = flows.add_parser("hilos-attention", help="the HILOS near-storage attention kernel (two-pass "
+                         "softmax, block-transposed GEMV, GQA): Q, K, V .npy in, O .npy out")
+    f.add_argument("--q", required=True, metavar="Q.npy",
+                   help="queries, (Hq, d), float16 or float32; d_group = Hq / Hkv queries share a KV head")
+    f.add_argument("--k", required=True, metavar="K.npy",
+                   help="keys stored near the SSD, (Hkv, N_k, d), float16 or float32")
+    f.add_argument("--v", required=True, metavar="V.npy",
+                   help="values, (Hkv, N, d); N = N_k + the precomputed tokens, which come last")
+    f.add_argument("--mask", metavar="M.npy",
+                   help="padding mask, (N,) or (Hkv, N), bool or 0/1: true = padded (left out)")
+    f.add_argument("--precomputed", metavar="P.npy",
+                   help="host-precomputed scaled scores of the newest tokens (delayed KV "
+                        "writeback, HILOS 4.3), (Hq, N - N_k)")
+    f.add_argument("--backend", default="golden", metavar="golden|rtl",
+                   help="golden: bit-exact model (default); rtl: cocotb simulation of the Verilog")
+    f.add_argument("--block", default="128", metavar="N", help="tokens per block: 32, 64 or 128 "
+                   "(default 128)")
+    f.add_argument("--beat-elems", default="32", metavar="N",
+                   help="fp16 elements per K/V beat of the hardware: 8, 16 or 32 (default 32, one "
+                        "512-bit AXI beat); changes the rtl cycle count, not the result")
+    f.add_argument("--score-fmt", default="fp32", metavar="fp32|fp16",
+                   help="format of the scores between the units (default fp32; fp16 as in the paper)")
+    f.add_argument("--scale", default=None, metavar="X", help="score scale (default 1/sqrt(d))")
+    f.add_argument("--out", required=True, metavar="O.npy", help="output O, float16 (Hq, d)")
+    f.add_argument("--report", metavar="R.json", help="also write a JSON report")
     return p
 
 
@@ -157,23 +189,44 @@ def _cmd_bench(args):
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UserError(f"output directory '{out}' is a file; give a directory path")
-    report = harness_benchmark(out / "harness.json", n_ops=args.cycles)
-    print(f"simulation speed: {report['unit']} {report['config']} on Verilator, "
-          f"{report['simulated_cycles']} cycles in {report['wall_s']:.2f} s = "
-          f"{report['cycles_per_second']:,.0f} cycles/s (target {report['target_cycles_per_second']:,})")
-    print("special-function accuracy (golden = RTL, vs float64):")
-    acc = accuracy_benchmark(out / "accuracy.json")
-    for r in acc["results"]:
-        print(f"  {r['function']:<6} {r['format']}  max {r['max_ulp']:.4f} ulp (limit {r['limit_ulp']})  "
-              f"over {r['inputs']}")
-    from pimforge.bench import pam_benchmark
-    print("PAM PU tiers (RTL, 1024 tokens, d=128, fp16):")
-    pam = pam_benchmark(out / "pam.json", progress=lambda msg: print(f"  running {msg}", flush=True))
-    for tier, r in pam["tiers"].items():
-        print(f"  {tier}: {r['cycles_per_token']:.3f} cycles/token, {r['tokens_per_second']:,} "
-              f"tokens/s at {r['clock_mhz']:g} MHz, utilization {r['utilization']:.4f}, "
-              f"model error {r['model_error']:.2%}, {r['simulated_cycles_per_second']:,} sim cycles/s")
-    print(f"wrote {out / 'harness.json'}, {out / 'accuracy.json'} and {out / 'pam.json'}")
+    only = args.only
+    written = []
+    if only in ("all", "harness"):
+        report = harness_benchmark(out / "harness.json", n_ops=args.cycles)
+        print(f"simulation speed: {report['unit']} {report['config']} on Verilator, "
+              f"{report['simulated_cycles']} cycles in {report['wall_s']:.2f} s = "
+              f"{report['cycles_per_second']:,.0f} cycles/s (target "
+              f"{report['target_cycles_per_second']:,})")
+        written.append("harness.json")
+    if only in ("all", "accuracy"):
+        print("special-function accuracy (golden = RTL, vs float64):")
+        acc = accuracy_benchmark(out / "accuracy.json")
+        for r in acc["results"]:
+            print(f"  {r['function']:<6} {r['format']}  max {r['max_ulp']:.4f} ulp (limit "
+                  f"{r['limit_ulp']})  over {r['inputs']}")
+        written.append("accuracy.json")
+    progress = lambda msg: print(f"  running {msg}", flush=True)  # noqa: E731
+    if only in ("all", "pam"):
+        from pimforge.bench import pam_benchmark
+        print("PAM PU tiers (RTL, 1024 tokens, d=128, fp16):")
+        pam = pam_benchmark(out / "pam.json", progress=progress)
+        for tier, r in pam["tiers"].items():
+            print(f"  {tier}: {r['cycles_per_token']:.3f} cycles/token, {r['tokens_per_second']:,} "
+                  f"tokens/s at {r['clock_mhz']:g} MHz, utilization {r['utilization']:.4f}, "
+                  f"model error {r['model_error']:.2%}, {r['simulated_cycles_per_second']:,} "
+                  f"sim cycles/s")
+        written.append("pam.json")
+    if only in ("all", "hilos"):
+        from pimforge.bench import hilos_benchmark
+        print("HILOS kernel presets (RTL, 10 jobs x 4096 tokens, d=128):")
+        hil = hilos_benchmark(out / "hilos.json", progress=progress)
+        for name, r in hil["presets"].items():
+            print(f"  {name}: {r['rtl_cycles']:,} cycles = {r['cycles_over_bound']:.3f} x bound "
+                  f"{r['bound_cycles']:,}, QK/SV utilization {r['qk_utilization']:.3f}/"
+                  f"{r['sv_utilization']:.3f}, {r['gflops']:.1f} GFLOPS at {r['clock_mhz']:g} MHz "
+                  f"(paper {r['paper_gflops']}), model error {r['model_error']:.2%}")
+        written.append("hilos.json")
+    print("wrote " + ", ".join(str(out / w) for w in written))
     return 0
 
 
@@ -183,8 +236,8 @@ def _cmd_demo(args):
 
 
 def _cmd_run(args):
-    from pimforge.software import pam_attention
-    flows = {"pam-attention": pam_attention.run_cli}
+    from pimforge.software import hilos_attention, pam_attention
+    flows = {"pam-attention": pam_attention.run_cli, "hilos-attention": hilos_attention.run_cli}
     return flows[args.flow](args)
 
 

@@ -13,7 +13,7 @@ from pimforge.errors import UserError
 
 __all__ = ["Unit", "register", "units", "get_unit"]
 
-AREAS = ["pimforge.hw.fp.units", "pimforge.hw.pam.units"]
+AREAS = ["pimforge.hw.fp.units", "pimforge.hw.pam.units", "pimforge.hw.hilos.units"]
 
 
 @dataclass(frozen=True)

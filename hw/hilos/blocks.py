@@ -19,7 +19,7 @@ __all__ = ["accumulate"]
 
 
 def accumulate(m, products: list, *, valid, addr, first, depth: int, op_depth: int,
-               side=None, name: str = "acc"):
+               side=None, read_addr=None, name: str = "acc"):
     """``acc[addr][i] = (first ? +0 : acc[addr][i]) + products[i]`` in fp32 (round to nearest
     even), for every lane i at once.
 
@@ -31,9 +31,12 @@ def accumulate(m, products: list, *, valid, addr, first, depth: int, op_depth: i
     addr : accumulator address (``range(depth)``).
     first : start this accumulator from +0 instead of reading it.
     side : dict of values delayed alongside (tags).
+    read_addr : optional second address: a combinational read port for whoever drains the bank
+        (``sv_gemv`` reads a finished job's accumulators while the next job updates others).
 
     Returns ``(sums, valid_out, side_out)`` ``op_depth`` cycles later: the new values, which are
-    also written back to the bank in that cycle.
+    also written back to the bank in that cycle; with ``read_addr`` a fourth item, the bank word
+    at ``read_addr`` (the memory as it is, no forwarding).
     """
     lanes = len(products)
     mem = Memory(shape=32 * lanes, depth=depth, init=[])
@@ -56,6 +59,10 @@ def accumulate(m, products: list, *, valid, addr, first, depth: int, op_depth: i
         if i == 0:
             v_out, t_out = v, t
     m.d.comb += [wr.addr.eq(t_out.pop("_addr")), wr.data.eq(Cat(*sums)), wr.en.eq(v_out)]
-    return sums, v_out, t_out
+    if read_addr is None:
+        return sums, v_out, t_out
+    drain = mem.read_port(domain="comb")
+    m.d.comb += drain.addr.eq(read_addr)
+    return sums, v_out, t_out, drain.data
 
 

@@ -37,14 +37,18 @@ NEG_INF32 = 0xFF800000
 
 
 def qk_scores(q16, k16, scale: float, score_fmt=FP32) -> np.ndarray:
-    """Scores (score_fmt bits) of fp16 ``q`` (d,) against fp16 rows ``k`` (n, d)."""
+    """Scores (score_fmt bits) of fp16 ``q`` (d,) or (G, d) against fp16 rows ``k`` (n, d):
+    shape (n,) or (G, n)."""
     q = _convert(FP16, FP32, np.asarray(q16, dtype=np.int64))
     k = _convert(FP16, FP32, np.asarray(k16, dtype=np.int64))
-    acc = np.zeros(len(k), dtype=np.int64)
-    for i in range(len(q)):
-        acc = fp_fma(F32, np.full_like(acc, q[i]), k[:, i], acc)
-    s = fp_mul(F32, acc, int(float_bits(FP32, [scale])[0]))
-    return _convert(FP32, score_fmt, s)
+    qq = np.atleast_2d(q)
+    acc = np.zeros((len(qq), len(k)), dtype=np.int64)
+    for i in range(qq.shape[1]):
+        acc = fp_fma(F32, np.broadcast_to(qq[:, i:i + 1], acc.shape), np.broadcast_to(k[:, i],
+                     acc.shape), acc)
+    s = fp_mul(F32, acc, np.full_like(acc, int(float_bits(FP32, [scale])[0])))
+    s = _convert(FP32, score_fmt, s)
+    return s if q.ndim == 2 else s[0]
 
 
 def _tree(values, op):
@@ -118,15 +122,18 @@ def two_pass_softmax(x, block: int, mask=None, score_fmt=FP32, mask_value=MASK_V
 
 
 def sv_output(y16, v16, mask=None) -> np.ndarray:
-    """fp16 output bits: ``O = fma(y_j, v_j, O)`` over unmasked tokens in order, fp32."""
+    """fp16 output bits: ``O = fma(y_j, v_j, O)`` over unmasked tokens in order, fp32.  ``y16``
+    (n,) gives O (d,); (G, n) gives (G, d)."""
     y = _convert(FP16, FP32, np.asarray(y16, dtype=np.int64))
+    yy = np.atleast_2d(y)
     v = _convert(FP16, FP32, np.asarray(v16, dtype=np.int64))
-    mask = np.zeros(len(y), dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
-    o = np.zeros(v.shape[1], dtype=np.int64)
-    for j in range(len(y)):
-        if not mask[j]:
-            o = fp_fma(F32, np.full_like(o, y[j]), v[j], o)
-    return _convert(FP32, FP16, o)
+    mask = np.zeros(yy.shape[1], dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+    o = np.zeros((len(yy), v.shape[1]), dtype=np.int64)
+    for j in np.nonzero(~mask)[0]:
+        o = fp_fma(F32, np.broadcast_to(yy[:, j:j + 1], o.shape), np.broadcast_to(v[j], o.shape),
+                   o)
+    o = _convert(FP32, FP16, o)
+    return o if y.ndim == 2 else o[0]
 
 
 def mask_bits(mask_value: float) -> int:
@@ -138,7 +145,7 @@ def group_scores(q16, k16, scale: float, score_fmt=FP32, pre=None) -> np.ndarray
     """Scores (G, n_k + c) of a query group: ``qk_scores`` of each query against K, then the
     host-precomputed scalars ``pre`` (G, c) (score_fmt bits) of the most recent tokens."""
     q16 = np.atleast_2d(np.asarray(q16, dtype=np.int64))
-    s = np.stack([qk_scores(q, k16, scale, score_fmt) for q in q16]) if len(k16) else \
+    s = qk_scores(q16, k16, scale, score_fmt) if len(k16) else \
         np.zeros((len(q16), 0), dtype=np.int64)
     if pre is not None and np.size(pre):
         s = np.concatenate([s, np.asarray(pre, dtype=np.int64).reshape(len(q16), -1)], axis=1)
@@ -161,7 +168,7 @@ def hilos_group(q16, k16, v16, block: int = 128, mask=None, scale=None, score_fm
     segments = [n_k, n - n_k] if n > n_k else [n_k]
     rows = [two_pass_softmax(row, block, mask, score_fmt, mask_value, segments) for row in s]
     y = np.stack([r["y"] for r in rows])
-    o = np.stack([sv_output(row, v16, mask) for row in y])
+    o = sv_output(y, v16, mask)
     return {"O": o, "s": s, "y": y, "m": [r["m"] for r in rows], "Z": [r["Z"] for r in rows],
             "segments": segments}
 

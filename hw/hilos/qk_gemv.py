@@ -1,0 +1,352 @@
+"""``qk_gemv``: the query-key GEMV with the online block transpose (HILOS §4.4, Fig. 7d).
+
+The paper's unit "loads a 128 x 128 square block of the Key matrix into an on-chip buffer
+(K-Buf), performs the transposition locally, then stores the transposed matrix to another
+on-chip buffer (K^T-Buf)" and streams its columns to the MACs with q broadcast.  Here the
+transpose is a *view*, not a second buffer::
+
+    i_q ──► Q buffer (2 jobs x d_group x head_dim fp16) ── q[g][i] broadcast ──┐
+                                                                                ▼
+    i_k ──► K-Buf: E banks (bank = token mod E), 2 tiles ──► K^T view ──► E x d_group MAC lanes
+            (row beats written in token order)      column slice: dim i of     │ lane (g, e):
+                                                    tokens tE .. tE+E-1        │ block/E token
+                                                                               │ accumulators
+            score buffer (2 tiles x d_group x block, raw fp32 sums) ◄── i = d-1 ┘
+                 │ U sums a cycle, row-block order
+                 └──► x scale (U multipliers) ──► score_fmt ──► output FIFO ──► o
+
+* **K-Buf and K^T view.**  A K row arrives as ``R = head_dim / E`` beats of E dims.  Token
+  ``t`` of a tile goes to bank ``t mod E``, one word per row beat.  Reading the *same* address
+  of all E banks and taking element ``i mod E`` of each word gives dim i of E consecutive tokens:
+  a column of ``K^T``.  So the E banks, read column-wise, *are* the K^T-Buf (no copy is made and
+  no cycle is spent transposing).  The K-Buf holds two tiles of ``block`` tokens: one loads while
+  the MAC array works on the other.
+* **MAC array.**  ``E x d_group`` lanes; lane (g, e) multiplies q[g][i] (fp16 x fp16, exact in
+  fp32) and adds it into accumulator t of its bank (:func:`~pimforge.hw.hilos.blocks.accumulate`,
+  ``block / E`` accumulators, the first dim reads +0).  Order: for i in 0..d-1, for t in
+  0..block/E-1, one cycle each.  A tile takes ``block x head_dim / E`` cycles: its load time, so
+  at one K beat per cycle the array never idles.  (The paper's ``block`` MACs per query would
+  finish a column in one cycle and then wait ``block / E`` cycles for the next tile to load.)
+  A short last tile is computed as a whole one; its missing tokens leave with keep = 0.
+* **Scores.**  The sums of the last dim go, raw, into a double-buffered score buffer; the drain
+  reads U of them a cycle in row-block order, scales them (fp32 multiply, as the golden model)
+  and rounds them to ``score_fmt``.  Scaling at the drain needs U multipliers instead of
+  ``E x d_group``: the drain rate (G x block / U beats a tile) never exceeds the tile rate.
+* **Flow control** is at the inputs only; every datapath is free-running.  A K beat is accepted
+  while its K-Buf half is not full; a Q beat while its Q bank (two: the next job's Q loads while
+  the current job computes) is free.  A tile computes when its K-Buf half is full (``block``
+  rows or the job's last beat) and its job's Q is loaded; its last dim (the pass that writes the
+  score buffer) waits until its score-buffer half is drained.  The drain issues a read only
+  while the output FIFO has a free slot for it (credits), so back-pressure on ``o`` stops the
+  drain, then the last-dim pass, then the K input.
+
+Numerics are :func:`pimforge.sim.golden.hilos.qk_scores` bit for bit: ``fma32(q, k, acc)``
+equals ``add32(mul_wide(q, k), acc)`` because an fp16 x fp16 product is exact in fp32.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import fifo
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from pimforge.hw.core.component import PimComponent
+from pimforge.hw.fp.format import FP16, FP32
+from pimforge.hw.hilos.blocks import accumulate
+from pimforge.hw.hilos.config import QkGemvConfig
+from pimforge.hw.hilos.streams import k_signature, score_signature, vec_signature
+from pimforge.hw.pam.blocks import float_op, op_latency
+
+__all__ = ["QkGemv", "qk_timing"]
+
+
+def _log2(n: int) -> int:
+    return n.bit_length() - 1
+
+
+def qk_timing(cfg: QkGemvConfig) -> dict:
+    """Fixed latencies of ``qk_gemv``, in cycles (used by the RTL and the cycle model).
+
+    * ``tile``: MAC-array cycles per tile, ``block x head_dim / E``.
+    * ``mac``: from a MAC issue to the cycle its sum is written (K-Buf read, multiply, add).
+    * ``scale``, ``conv``: the drain's fp32 scale multiply and its rounding to ``score_fmt``
+      (0 for fp32).
+    * ``drain``: from a drain read to the cycle its beat can leave on ``o`` (score-buffer read,
+      scale, conversion, output FIFO).
+    * ``fifo``: output FIFO depth (the drain's credits): ``drain + 1`` beats in flight plus one.
+    """
+    od = cfg.op_depth
+    conv = op_latency("convert", od) if cfg.score_fmt.width != 32 else 0
+    mac = 1 + op_latency("mul_wide", od) + op_latency("add", od)
+    drain = 1 + op_latency("mul", od) + conv + 1
+    return {"tile": cfg.block * cfg.row_beats, "mac": mac, "scale": op_latency("mul", od),
+            "conv": conv, "drain": drain, "fifo": drain + 1}
+
+
+class QkGemv(PimComponent):
+    """Q.K^T of one KV head's ``d_group`` queries against a stream of K rows (see the module
+    docstring for the microarchitecture and :mod:`pimforge.hw.hilos.streams` for the beats).
+
+    Latency: :attr:`latency` cycles from a tile's last K beat to its first score beat when the
+    MAC array is idle.  Throughput: one K beat per cycle at steady state (the MAC array is busy
+    every cycle while K streams in); scores leave at up to one beat of U per cycle.
+
+    Parameters
+    ----------
+    cfg : QkGemvConfig
+    """
+
+    UNIT = "qk_gemv"
+
+    def __init__(self, cfg: QkGemvConfig):
+        E, U = cfg.beat_elems, cfg.lanes
+        super().__init__(cfg, {
+            "i_q": In(vec_signature(E)),
+            "i_k": In(k_signature(E)),
+            "o": Out(score_signature(U, cfg.score_fmt)),
+        })
+
+    @property
+    def timing(self) -> dict:
+        return qk_timing(self.cfg)
+
+    @property
+    def latency(self) -> int:
+        """Cycles from the last K beat of a tile to its first score beat (MAC array idle, Q
+        loaded, no stalls)."""
+        from pimforge.hw.hilos.units_qk import qk_tail_cycles
+        return qk_tail_cycles(self.cfg)
+
+    @property
+    def throughput(self) -> float:
+        """K beats per cycle at steady state."""
+        return 1.0
+
+    def manifest(self) -> dict:
+        cfg = self.cfg
+        man = super().manifest()
+        man["timing"] = self.timing
+        man["mac_lanes"] = cfg.beat_elems * cfg.d_group
+        man["k_buf_bits"] = 2 * cfg.block * cfg.head_dim * 16
+        man["score_buffer_bits"] = 2 * cfg.d_group * cfg.block * 32
+        man["q_buffer_bits"] = 2 * cfg.d_group * cfg.head_dim * 16
+        return man
+
+    # ------------------------------------------------------------------------------------------
+    def elaborate(self, platform):
+        from pimforge.sim.golden.pam import scale_bits
+        cfg = self.cfg
+        m = Module()
+        E, G, D, B, U = cfg.beat_elems, cfg.d_group, cfg.head_dim, cfg.block, cfg.lanes
+        R, T, od = cfg.row_beats, B // E, cfg.op_depth
+        BB = B // U                        # score beats of one query of one tile
+        CW = E // U                        # score beats per token group of E
+        fmt = cfg.score_fmt
+        tm = self.timing
+        lt, le = _log2(T), _log2(E)
+
+        # ---------------- Q buffer: one memory per query, two job banks ----------------
+        q_loaded = [Signal(name=f"q_loaded{b}") for b in range(2)]
+        wq = Signal(name="q_write_bank")
+        q_g = Signal(range(G), name="q_query")
+        q_w = Signal(range(R), name="q_beat")
+        q_ready = Signal(name="q_ready")
+        m.d.comb += [q_ready.eq(Mux(wq, q_loaded[1], q_loaded[0]) == 0),
+                     self.i_q.ready.eq(q_ready)]
+        q_fire = self.i_q.valid & q_ready
+        q_rd = []
+        for g in range(G):
+            mem = Memory(shape=16 * E, depth=2 * R, init=[])
+            m.submodules[f"q_buf{g}"] = mem
+            wr = mem.write_port()
+            m.d.comb += [wr.addr.eq(Cat(q_w, wq)), wr.data.eq(self.i_q.payload.data),
+                         wr.en.eq(q_fire & (q_g == g))]
+            q_rd.append(mem.read_port())
+        with m.If(q_fire):
+            m.d.sync += q_w.eq(q_w + 1)             # R is a power of two: wraps
+            with m.If(q_w == R - 1):
+                m.d.sync += q_g.eq(Mux(q_g == G - 1, 0, q_g + 1))
+                with m.If(q_g == G - 1):
+                    m.d.sync += wq.eq(~wq)
+                    for b in range(2):
+                        with m.If(wq == b):
+                            m.d.sync += q_loaded[b].eq(1)
+
+        # ---------------- K-Buf: E banks x (2 tiles x block/E tokens x R beats) ----------------
+        k_full = [Signal(name=f"k_full{h}") for h in range(2)]
+        k_mask = [Signal(B, name=f"k_mask{h}") for h in range(2)]
+        k_count = [Signal(range(B + 1), name=f"k_count{h}") for h in range(2)]
+        k_last = [Signal(name=f"k_last{h}") for h in range(2)]
+        wh = Signal(name="k_write_half")
+        k_tok = Signal(range(B), name="k_token")
+        k_b = Signal(range(R), name="k_beat")
+        k_ready = Signal(name="k_ready")
+        m.d.comb += [k_ready.eq(Mux(wh, k_full[1], k_full[0]) == 0),
+                     self.i_k.ready.eq(k_ready)]
+        k_fire = self.i_k.valid & k_ready
+        row_end = k_fire & (k_b == R - 1)
+        tile_end = row_end & ((k_tok == B - 1) | self.i_k.payload.last)
+        k_rd = []
+        for e in range(E):
+            mem = Memory(shape=16 * E, depth=2 * T * R, init=[])
+            m.submodules[f"k_buf{e}"] = mem
+            wr = mem.write_port()
+            m.d.comb += [wr.addr.eq(Cat(k_b, k_tok[le:], wh)), wr.data.eq(self.i_k.payload.data),
+                         wr.en.eq(k_fire & (k_tok[:le] == e))]
+            k_rd.append(mem.read_port())
+        with m.If(k_fire):
+            m.d.sync += k_b.eq(k_b + 1)
+            for h in range(2):
+                with m.If(wh == h):
+                    m.d.sync += k_mask[h].bit_select(k_tok, 1).eq(self.i_k.payload.mask)
+        with m.If(row_end):
+            m.d.sync += k_tok.eq(k_tok + 1)
+        with m.If(tile_end):
+            m.d.sync += [k_tok.eq(0), wh.eq(~wh)]
+            for h in range(2):
+                with m.If(wh == h):
+                    m.d.sync += [k_full[h].eq(1), k_count[h].eq(k_tok + 1),
+                                 k_last[h].eq(self.i_k.payload.last)]
+
+        # ---------------- MAC issue: for i in 0..d-1, for t in 0..block/E-1 ----------------
+        s_owned = [Signal(name=f"score_owned{h}") for h in range(2)]
+        s_ready = [Signal(name=f"score_ready{h}") for h in range(2)]
+        s_mask = [Signal(B, name=f"score_mask{h}") for h in range(2)]
+        s_count = [Signal(range(B + 1), name=f"score_count{h}") for h in range(2)]
+        s_last = [Signal(name=f"score_last{h}") for h in range(2)]
+        ch = Signal(name="compute_half")        # K-Buf half read = score-buffer half written
+        qb = Signal(name="q_read_bank")
+        step = Signal(range(T * D), name="mac_step")
+        t = step[:lt]
+        i_lo = step[lt:lt + le]
+        i_hi = step[lt + le:]
+        final_start = step == (D - 1) * T
+        last_step = step == T * D - 1
+        cur_full = Mux(ch, k_full[1], k_full[0])
+        cur_q = Mux(qb, q_loaded[1], q_loaded[0])
+        cur_owned = Mux(ch, s_owned[1], s_owned[0])
+        cur_job_last = Mux(ch, k_last[1], k_last[0])
+        issue = Signal(name="mac_issue")
+        m.d.comb += issue.eq(cur_full & cur_q & ~(final_start & cur_owned))
+        for r in k_rd:
+            m.d.comb += r.addr.eq(Cat(i_hi, t, ch))
+        for r in q_rd:
+            m.d.comb += r.addr.eq(Cat(i_hi, qb))
+        with m.If(issue):
+            m.d.sync += step.eq(step + 1)
+            with m.If(final_start):
+                # the tile's descriptor moves with it to the score-buffer half it now owns
+                for h in range(2):
+                    with m.If(ch == h):
+                        m.d.sync += [s_owned[h].eq(1), s_mask[h].eq(k_mask[h]),
+                                     s_count[h].eq(k_count[h]), s_last[h].eq(k_last[h])]
+            with m.If(last_step):
+                m.d.sync += ch.eq(~ch)
+                for h in range(2):
+                    with m.If(ch == h):
+                        m.d.sync += k_full[h].eq(0)
+                with m.If(cur_job_last):
+                    m.d.sync += qb.eq(~qb)
+                    for b in range(2):
+                        with m.If(qb == b):
+                            m.d.sync += q_loaded[b].eq(0)
+        # the K^T view: element i mod E of every bank's word = dim i of tokens tE .. tE+E-1
+        rd_valid = Signal(name="kt_valid")
+        rd_tag = {"sel": Signal(le, name="kt_sel"), "t": Signal(lt, name="kt_t"),
+                  "first": Signal(name="kt_first"), "final": Signal(name="kt_final"),
+                  "half": Signal(name="kt_half")}
+        m.d.sync += [rd_valid.eq(issue), rd_tag["sel"].eq(i_lo), rd_tag["t"].eq(t),
+                     rd_tag["first"].eq(step < T), rd_tag["final"].eq(step >= (D - 1) * T),
+                     rd_tag["half"].eq(ch)]
+        kt_view = [r.data.word_select(rd_tag["sel"], 16) for r in k_rd]
+        q_col = [r.data.word_select(rd_tag["sel"], 16) for r in q_rd]
+        prods, p_valid, p_tag = [], None, None
+        for g in range(G):
+            for e in range(E):
+                first_lane = g == 0 and e == 0
+                r, v, tg = float_op(m, "mul_wide", FP32, od, {"a": q_col[g], "b": kt_view[e]},
+                                    valid=rd_valid if first_lane else None,
+                                    side=rd_tag if first_lane else None, src=FP16,
+                                    name=f"qk{g}_{e}")
+                prods.append(r["r"])
+                if first_lane:
+                    p_valid, p_tag = v, tg
+        sums, a_valid, a_tag = accumulate(
+            m, prods, valid=p_valid, addr=p_tag["t"], first=p_tag["first"], depth=T,
+            op_depth=od, side={"final": p_tag["final"], "half": p_tag["half"],
+                               "t": p_tag["t"]}, name="mac")
+
+        # ---------------- score buffer: 2 halves x block/E words of d_group x E sums ----------
+        sbuf = Memory(shape=32 * G * E, depth=2 * T, init=[])
+        m.submodules.score_buffer = sbuf
+        s_wr = sbuf.write_port()
+        s_rd = sbuf.read_port()
+        s_write = a_valid & a_tag["final"]
+        m.d.comb += [s_wr.addr.eq(Cat(a_tag["t"], a_tag["half"])), s_wr.data.eq(Cat(*sums)),
+                     s_wr.en.eq(s_write)]
+        with m.If(s_write & (a_tag["t"] == T - 1)):
+            for h in range(2):
+                with m.If(a_tag["half"] == h):
+                    m.d.sync += s_ready[h].eq(1)
+
+        # ---------------- drain: row-block order, U scores a cycle, credits ----------------
+        dh = Signal(name="drain_half")
+        dg = Signal(range(G), name="drain_query")
+        dbb = Signal(range(BB), name="drain_beat")
+        pending = Signal(range(tm["fifo"] + 1), name="drain_pending")
+        out_fifo = fifo.SyncFIFO(width=fmt.width * U + 2 * U + 1, depth=tm["fifo"])
+        m.submodules.out_fifo = out_fifo
+        cur_ready = Mux(dh, s_ready[1], s_ready[0])
+        drain = Signal(name="drain_issue")
+        m.d.comb += drain.eq(cur_ready & (pending < tm["fifo"]))
+        o_fire = self.o.valid & self.o.ready
+        m.d.sync += pending.eq(pending + drain - o_fire)
+        drain_last = (dg == G - 1) & (dbb == BB - 1)
+        with m.If(drain):
+            m.d.sync += dbb.eq(dbb + 1)             # BB is a power of two: wraps
+            with m.If(dbb == BB - 1):
+                m.d.sync += dg.eq(Mux(dg == G - 1, 0, dg + 1))
+            with m.If(drain_last):
+                m.d.sync += dh.eq(~dh)
+                for h in range(2):
+                    with m.If(dh == h):
+                        m.d.sync += [s_ready[h].eq(0), s_owned[h].eq(0)]
+        m.d.comb += s_rd.addr.eq(Cat(dbb[_log2(CW):], dh))
+        count = Mux(dh, s_count[1], s_count[0])
+        keep = Cat(*[Cat(Const(u, _log2(U)), dbb) < count if U > 1 else dbb < count
+                     for u in range(U)])
+        mask = Mux(dh, s_mask[1], s_mask[0]).word_select(dbb, U) & keep
+        d_tag = {"chunk": Signal(range(G * CW), name="drain_chunk"),
+                 "keep": Signal(U, name="drain_keep"), "mask": Signal(U, name="drain_mask"),
+                 "last": Signal(name="drain_last")}
+        d_valid = Signal(name="drain_valid")
+        m.d.sync += [d_valid.eq(drain), d_tag["chunk"].eq(Cat(dbb[:_log2(CW)], dg)),
+                     d_tag["keep"].eq(keep), d_tag["mask"].eq(mask),
+                     d_tag["last"].eq(Mux(dh, s_last[1], s_last[0]) & drain_last)]
+        chunk = s_rd.data.word_select(d_tag["chunk"], 32 * U)
+        tail = {k: d_tag[k] for k in ("keep", "mask", "last")}
+        scale = Const(scale_bits(cfg.scale), 32)
+        raw, o_valid, o_tag = [], None, None
+        for u in range(U):
+            lead = u == 0
+            r, v, tg = float_op(m, "mul", FP32, od, {"a": chunk[32 * u:32 * (u + 1)], "b": scale},
+                                valid=d_valid if lead else None, side=tail if lead else None,
+                                name=f"scale{u}")
+            if tm["conv"]:
+                r, v, tg = float_op(m, "convert", fmt, od, {"a": r["r"]}, src=FP32,
+                                    valid=v if lead else None, side=tg if lead else None,
+                                    name=f"score_fmt{u}")
+            raw.append(r["r"])
+            if lead:
+                o_valid, o_tag = v, tg
+        # block padding (keep = 0) leaves as 0, whatever the unused accumulators held
+        scores = [Mux(o_tag["keep"][u], x, 0) for u, x in enumerate(raw)]
+        m.d.comb += [out_fifo.w_data.eq(Cat(*scores, o_tag["keep"], o_tag["mask"], o_tag["last"])),
+                     out_fifo.w_en.eq(o_valid)]
+        fw = fmt.width * U
+        m.d.comb += [self.o.valid.eq(out_fifo.r_rdy), out_fifo.r_en.eq(self.o.ready),
+                     self.o.payload.data.eq(out_fifo.r_data[:fw]),
+                     self.o.payload.keep.eq(out_fifo.r_data[fw:fw + U]),
+                     self.o.payload.mask.eq(out_fifo.r_data[fw + U:fw + 2 * U]),
+                     self.o.payload.last.eq(out_fifo.r_data[fw + 2 * U])]
+        return m
