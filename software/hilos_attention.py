@@ -19,20 +19,17 @@ attention on the fp16 inputs (precomputed scores taken as given, masked position
 """
 from __future__ import annotations
 
-import io
-import json
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from pimforge.errors import ToolError, UserError
-from pimforge.generate import write_atomic
 from pimforge.hw.fp.format import FP16, FP32
 from pimforge.sim.golden import hilos as h
 from pimforge.sim.golden.pam import bits_float, float_bits
 from pimforge.software.pam_attention import (_check_choice, _check_out_path, _json_float,
-                                             _to_fp16, check_scale, load_npy)
+                                             _to_fp16, check_scale, load_npy, write_outputs)
 
 __all__ = ["BACKENDS", "SCORE_FMTS", "HilosAttentionResult", "hilos_attention", "kernel_config",
            "run_cli", "reference"]
@@ -283,14 +280,6 @@ def run_cli(args) -> int:
     d = q.shape[-1] if q.ndim else 0
     scale = None if args.scale is None else check_scale(args.scale, d, "--scale", repr(args.scale))
     res = hilos_attention(q, k, v, mask, pre, block, fmt, scale, backend, beat_elems=beat)
-    buf = io.BytesIO()
-    np.save(buf, res.o, allow_pickle=False)
-    files = {args.out: buf.getvalue()}
-    if args.report is not None:
-        files[args.report] = (json.dumps(res.report(), indent=2) + "\n").encode()
-    print(res.summary())
-    for path in write_atomic(files):
-        print(f"wrote {path}")
-    return 0
+    return write_outputs(res, args.out, args.report)
 
 

@@ -437,11 +437,17 @@ def run_cli(args) -> int:
     scale = None if args.scale is None else check_scale(args.scale, d, "--scale", repr(args.scale))
     res = pam_attention(*arrays, split=split, pus=pus, acc=acc, tile=tile, scale=scale,
                         backend=backend)
+    return write_outputs(res, args.out, args.report)
+
+
+def write_outputs(res, out, report=None) -> int:
+    """Print a flow result's summary and write its O (.npy) and optional JSON report, both or
+    neither (temporary names, renamed once both are complete)."""
     buf = io.BytesIO()
     np.save(buf, res.o, allow_pickle=False)
-    files = {args.out: buf.getvalue()}
-    if args.report is not None:
-        files[args.report] = (json.dumps(res.report(), indent=2) + "\n").encode()
+    files = {out: buf.getvalue()}
+    if report is not None:
+        files[report] = (json.dumps(res.report(), indent=2) + "\n").encode()
     print(res.summary())
     for path in write_atomic(files):
         print(f"wrote {path}")

@@ -18,7 +18,7 @@ the paper's exponential unroll factor of two (§5.4).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from pimforge.config import UnitConfig, param
 from pimforge.errors import ConfigError
@@ -119,14 +119,20 @@ class _Common:
 
 
 @dataclass(frozen=True)
-class QkGemvConfig(_Common, UnitConfig):
-    """``qk_gemv``: Q.K^T with the online block transpose (HILOS Fig. 7d)."""
+class _HilosConfig(_Common, UnitConfig):
+    """The sizes every HILOS unit shares (its subclasses add their own fields)."""
 
-    UNIT = "qk_gemv"
     block: int = _block()
     beat_elems: int = _beat()
     d_group: int = _d_group()
     head_dim: int = _head_dim()
+
+
+@dataclass(frozen=True)
+class QkGemvConfig(_HilosConfig):
+    """``qk_gemv``: Q.K^T with the online block transpose (HILOS Fig. 7d)."""
+
+    UNIT = "qk_gemv"
     score_fmt: object = _score_fmt()
     score_scale: float = _scale()
     clock_mhz: float = _clock()
@@ -137,14 +143,10 @@ class QkGemvConfig(_Common, UnitConfig):
 
 
 @dataclass(frozen=True)
-class TwoPassSoftmaxConfig(_Common, UnitConfig):
+class TwoPassSoftmaxConfig(_HilosConfig):
     """``two_pass_softmax``: statistics aggregation and normalization (HILOS Alg. 1, Fig. 7b-c)."""
 
     UNIT = "two_pass_softmax"
-    block: int = _block()
-    beat_elems: int = _beat()
-    d_group: int = _d_group()
-    head_dim: int = _head_dim()
     score_fmt: object = _score_fmt()
     mask_value: float = _mask_value()
     clock_mhz: float = _clock()
@@ -152,14 +154,10 @@ class TwoPassSoftmaxConfig(_Common, UnitConfig):
 
 
 @dataclass(frozen=True)
-class SvGemvConfig(_Common, UnitConfig):
+class SvGemvConfig(_HilosConfig):
     """``sv_gemv``: O = sum_j y_j V_j with y_j broadcast (HILOS Fig. 7e)."""
 
     UNIT = "sv_gemv"
-    block: int = _block()
-    beat_elems: int = _beat()
-    d_group: int = _d_group()
-    head_dim: int = _head_dim()
     clock_mhz: float = _clock()
     op_depth: int = _op_depth()
 
@@ -168,14 +166,10 @@ class SvGemvConfig(_Common, UnitConfig):
 
 
 @dataclass(frozen=True)
-class HilosAttentionConfig(_Common, UnitConfig):
+class HilosAttentionConfig(_HilosConfig):
     """``hilos_attention``: the four units as a concurrent block pipeline (HILOS Fig. 7a)."""
 
     UNIT = "hilos_attention"
-    block: int = _block()
-    beat_elems: int = _beat()
-    d_group: int = _d_group()
-    head_dim: int = _head_dim()
     score_fmt: object = _score_fmt()
     score_scale: float = _scale()
     mask_value: float = _mask_value()
@@ -185,20 +179,18 @@ class HilosAttentionConfig(_Common, UnitConfig):
     def validate(self):
         self._check_loops(qk=True, sv=True)
 
-    def _sub(self, cls, *names):
-        return cls(**{n: getattr(self, n) for n in names})
+    def _sub(self, cls):
+        """The unit config of ``cls`` with this config's values of its fields."""
+        return cls(**{f.name: getattr(self, f.name) for f in fields(cls)})
 
     def qk_config(self) -> QkGemvConfig:
-        return self._sub(QkGemvConfig, "block", "beat_elems", "d_group", "head_dim", "score_fmt",
-                         "score_scale", "clock_mhz", "op_depth")
+        return self._sub(QkGemvConfig)
 
     def softmax_config(self) -> TwoPassSoftmaxConfig:
-        return self._sub(TwoPassSoftmaxConfig, "block", "beat_elems", "d_group", "head_dim",
-                         "score_fmt", "mask_value", "clock_mhz", "op_depth")
+        return self._sub(TwoPassSoftmaxConfig)
 
     def sv_config(self) -> SvGemvConfig:
-        return self._sub(SvGemvConfig, "block", "beat_elems", "d_group", "head_dim", "clock_mhz",
-                         "op_depth")
+        return self._sub(SvGemvConfig)
 
 
 # HILOS §5.4 / Table 3: 128-token blocks, 512-bit AXI beats, d_group 1, 4 and 5 at 296 MHz.

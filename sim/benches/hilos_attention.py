@@ -23,7 +23,7 @@ from pimforge.hw.fp.format import FP16
 from pimforge.sim.benches.hilos_beats import k_beats, o_beats, q_beats, row_block_beats, v_beats
 from pimforge.sim.golden import hilos as h
 from pimforge.sim.golden.pam import float_bits
-from pimforge.sim.harness.job import Job, Phase
+from pimforge.sim.harness.job import Job, Phase, concat_fields
 from pimforge.sim.harness.stall import StallPattern
 
 __all__ = ["HilosJob", "attention_inputs", "attention_phase", "attention_job", "random_job",
@@ -64,13 +64,6 @@ def random_job(cfg, rng, n_k: int, c: int = 0, masked: float = 0.0, kind: str = 
                     mask, pre)
 
 
-def _cat(parts: list) -> dict:
-    out = {}
-    for p in parts:
-        for key, vals in p.items():
-            out.setdefault(key, []).extend(vals)
-    return out
-
 
 def attention_inputs(cfg, jobs) -> tuple:
     """``(inputs, expected)`` field dicts of a run of ``jobs`` back to back (golden filled in)."""
@@ -90,9 +83,9 @@ def attention_inputs(cfg, jobs) -> tuple:
         vs.append(v_beats(cfg, j.v16))
         ss.append(row_block_beats(cfg, g["s"], j.mask, w, g["segments"]))
         os_.append(o_beats(cfg, g["O"]))
-    pre = _cat(pres) if pres else {"data": [], "keep": [], "mask": [], "last": []}
-    inputs = {"i_q": _cat(qs), "i_k": _cat(ks), "i_pre": pre, "i_v": _cat(vs), "i_s": _cat(ss)}
-    expected = {"o_s": _cat(ss), "o": _cat(os_)}
+    pre = concat_fields(pres) if pres else {"data": [], "keep": [], "mask": [], "last": []}
+    inputs = {"i_q": concat_fields(qs), "i_k": concat_fields(ks), "i_pre": pre, "i_v": concat_fields(vs), "i_s": concat_fields(ss)}
+    expected = {"o_s": concat_fields(ss), "o": concat_fields(os_)}
     return inputs, expected
 
 

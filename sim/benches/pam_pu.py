@@ -12,7 +12,7 @@ import numpy as np
 from pimforge.hw.fp.format import FP16
 from pimforge.sim.benches.pam_beats import partial_beats, pu_beats
 from pimforge.sim.golden import pam as g
-from pimforge.sim.harness.job import Job, Phase
+from pimforge.sim.harness.job import Job, Phase, concat_fields
 from pimforge.sim.harness.stall import StallPattern
 
 __all__ = ["pu_beats", "pu_expected", "pu_job", "random_set", "DEFAULT_SETS"]
@@ -38,13 +38,6 @@ def random_set(cfg, rng, n: int, kind: str = "normal") -> tuple:
     return tuple(g.float_bits(FP16, x) for x in (q, k, v))
 
 
-def _concat(parts: list) -> dict:
-    out = {}
-    for p in parts:
-        for k, v in p.items():
-            out.setdefault(k, []).extend(v)
-    return out
-
 
 def pu_job(cfg, rng, seed: int = 1, sets=DEFAULT_SETS, stall_p: float = 0.3, stalls: bool = True,
            kinds=("normal", "large")) -> Job:
@@ -57,8 +50,8 @@ def pu_job(cfg, rng, seed: int = 1, sets=DEFAULT_SETS, stall_p: float = 0.3, sta
         qs.append(qf)
         kvs.append(kvf)
         outs.append(pu_expected(cfg, q16, k16, v16))
-    inputs = {"i_q": _concat(qs), "i_kv": _concat(kvs)}
-    expected = {"o": _concat(outs)}
+    inputs = {"i_q": concat_fields(qs), "i_kv": concat_fields(kvs)}
+    expected = {"o": concat_fields(outs)}
     phases = [Phase("no stalls", inputs, expected)]
     if stalls:
         st = {"*": StallPattern.random(stall_p, seed)}

@@ -14,7 +14,7 @@ from pimforge.hw.fp.format import FP16
 from pimforge.sim.benches.hilos_beats import k_beats, q_beats, row_block_beats
 from pimforge.sim.golden import hilos as h
 from pimforge.sim.golden.pam import float_bits
-from pimforge.sim.harness.job import Job, Phase
+from pimforge.sim.harness.job import Job, Phase, concat_fields
 from pimforge.sim.harness.stall import StallPattern
 
 __all__ = ["JobSpec", "default_jobs", "qk_expected", "qk_inputs", "qk_job", "random_job"]
@@ -76,13 +76,6 @@ def qk_expected(cfg, q16, k16, pad) -> dict:
     return row_block_beats(cfg, s, pad, cfg.score_fmt.width)
 
 
-def _concat(parts: list) -> dict:
-    out = {}
-    for p in parts:
-        for key, v in p.items():
-            out.setdefault(key, []).extend(v)
-    return out
-
 
 def qk_inputs(cfg, rng, jobs) -> tuple:
     """``(inputs, expected)`` of ``jobs`` (:class:`JobSpec`) run back to back."""
@@ -93,7 +86,7 @@ def qk_inputs(cfg, rng, jobs) -> tuple:
         qs.append(q_beats(cfg, q16))
         ks.append(k_beats(cfg, k16, pad))
         outs.append(qk_expected(cfg, q16, k16, pad))
-    return {"i_q": _concat(qs), "i_k": _concat(ks)}, {"o": _concat(outs)}
+    return {"i_q": concat_fields(qs), "i_k": concat_fields(ks)}, {"o": concat_fields(outs)}
 
 
 def qk_job(cfg, rng, seed: int = 1, jobs=None, stall_p: float = 0.3, stalls: bool = True,

@@ -17,11 +17,11 @@ from pimforge.hw.fp.format import FP16, FP32
 from pimforge.sim.benches.hilos_beats import o_beats, row_block_beats, v_beats
 from pimforge.sim.golden import hilos
 from pimforge.sim.golden.pam import float_bits
-from pimforge.sim.harness.job import Job, Phase
+from pimforge.sim.harness.job import Job, Phase, concat_fields
 from pimforge.sim.harness.stall import StallPattern
 
 __all__ = ["JobSpec", "JobData", "default_jobs", "make_job_data", "sv_expected", "sv_inputs",
-           "sv_job", "concat"]
+           "sv_job"]
 
 INF16, NINF16, NAN16 = 0x7C00, 0xFC00, 0x7E00
 
@@ -127,13 +127,6 @@ def sv_inputs(cfg, data: JobData) -> dict:
             "i_v": v_beats(cfg, data.v16)}
 
 
-def concat(parts: list) -> dict:
-    out = {}
-    for p in parts:
-        for k, v in p.items():
-            out.setdefault(k, []).extend(v)
-    return out
-
 
 def sv_job(cfg, rng, seed: int = 1, jobs=None, stall_p: float = 0.3, stalls: bool = True) -> Job:
     """``jobs`` (JobSpecs, default :func:`default_jobs`) back to back without stalls, then
@@ -146,8 +139,8 @@ def sv_job(cfg, rng, seed: int = 1, jobs=None, stall_p: float = 0.3, stalls: boo
         ps.append(ins["i_p"])
         vs.append(ins["i_v"])
         outs.append(sv_expected(cfg, data))
-    inputs = {"i_p": concat(ps), "i_v": concat(vs)}
-    expected = {"o": concat(outs)}
+    inputs = {"i_p": concat_fields(ps), "i_v": concat_fields(vs)}
+    expected = {"o": concat_fields(outs)}
     phases = [Phase("no stalls", inputs, expected)]
     if stalls:
         phases.append(Phase(f"random stalls p={stall_p}", inputs, expected,

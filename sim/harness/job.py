@@ -13,7 +13,7 @@ import numpy as np
 
 from pimforge.sim.harness.stall import NO_STALL, StallPattern
 
-__all__ = ["Phase", "Job", "PhaseResult", "pack_fields", "unpack_payloads"]
+__all__ = ["Phase", "Job", "PhaseResult", "pack_fields", "unpack_payloads", "concat_fields"]
 
 
 @dataclass
@@ -90,4 +90,14 @@ def unpack_payloads(manifest: dict, stream: str, payloads) -> dict:
         mask = (1 << f["width"]) - 1
         dtype = np.int64 if f["width"] <= 62 else object
         out[f["name"]] = np.array([(int(p) >> f["offset"]) & mask for p in payloads], dtype=dtype)
+    return out
+
+
+def concat_fields(parts) -> dict:
+    """Per-field lists of several requests (``{field: list}`` each) joined end to end, as one
+    stream of back-to-back requests."""
+    out = {}
+    for part in parts:
+        for key, vals in part.items():
+            out.setdefault(key, []).extend(vals)
     return out
