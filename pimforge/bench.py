@@ -144,7 +144,7 @@ def pam_benchmark(out, n_tokens: int = 1024, progress=print) -> dict:
 HILOS_PAPER_GFLOPS = {1: 11.9, 4: 46.8, 5: 56.3}
 
 
-def hilos_benchmark(out, n_tokens: int = 4096, jobs: int = 10, progress=print) -> dict:
+def hilos_benchmark(out, n_tokens: int = 4096, jobs: int = 16, progress=print) -> dict:
     """Run ``jobs`` KV heads of ``n_tokens`` tokens each through the ``hilos_attention`` RTL for
     each preset (d = 128, 512-bit beats, DRAM model at one beat per cycle per port) and report
     kernel cycles against the bound, MAC utilization, tokens per second and GFLOPS at the

@@ -218,7 +218,7 @@ def _cmd_bench(args):
         written.append("pam.json")
     if only in ("all", "hilos"):
         from pimforge.bench import hilos_benchmark
-        print("HILOS kernel presets (RTL, 10 jobs x 4096 tokens, d=128):")
+        print("HILOS kernel presets (RTL, 16 jobs x 4096 tokens, d=128):")
         hil = hilos_benchmark(out / "hilos.json", progress=progress)
         for name, r in hil["presets"].items():
             print(f"  {name}: {r['rtl_cycles']:,} cycles = {r['cycles_over_bound']:.3f} x bound "

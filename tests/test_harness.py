@@ -108,6 +108,10 @@ def test_rtl_fault_is_detected_by_bench():
 
 # The compositions (several PUs each) take many minutes to simulate on Icarus: long sweep only.
 _COMPOSITIONS = {"pam_device", "pam_system"}
+# The HILOS units run a small config (their defaults, 512-bit beats, take minutes on Icarus).
+_HILOS_SMALL = {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 2}
+_ICARUS_OVERRIDES = {u: _HILOS_SMALL for u in ("qk_gemv", "two_pass_softmax", "sv_gemv",
+                                               "hilos_attention")}
 
 
 @pytest.mark.parametrize("unit", [
@@ -116,7 +120,8 @@ _COMPOSITIONS = {"pam_device", "pam_system"}
 def test_icarus(unit):
     """Every unit on Icarus too (when installed): same bench, same golden checks."""
     require_sim("icarus")
-    res = api.run_bench(unit, api.config(unit), sim="icarus", n_random=2000)
+    cfg = api.config(unit, overrides=_ICARUS_OVERRIDES.get(unit))
+    res = api.run_bench(unit, cfg, sim="icarus", n_random=2000)
     assert res.passed, res.summary()
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from pimforge.sim.benches.hilos_beats import row_block_beats
 from pimforge.sim.golden import hilos
 from pimforge.sim.golden.pam import float_bits
-from pimforge.sim.harness.job import Job, Phase
+from pimforge.sim.harness.job import Job, Phase, concat_fields
 from pimforge.sim.harness.stall import StallPattern
 
 __all__ = ["SoftmaxJob", "default_jobs", "random_scores", "softmax_beats", "softmax_job"]
@@ -98,14 +98,6 @@ def softmax_beats(cfg, s, mask=None, segments=None) -> tuple:
             row_block_beats(cfg, y, mask, 16, segments))
 
 
-def _concat(parts: list) -> dict:
-    out = {}
-    for p in parts:
-        for k, v in p.items():
-            out.setdefault(k, []).extend(v)
-    return out
-
-
 def softmax_job(cfg, rng, seed: int = 1, jobs=None, stall_p: float = 0.3,
                 stalls: bool = True) -> Job:
     """The jobs (default :func:`default_jobs`) back to back without stalls, then (``stalls``)
@@ -119,9 +111,9 @@ def softmax_job(cfg, rng, seed: int = 1, jobs=None, stall_p: float = 0.3,
         sb, yb = softmax_beats(cfg, s, _mask(rng, jb.n, jb.mask), list(jb.segments))
         ins.append(sb)
         outs.append(yb)
-    scores = _concat(ins)
+    scores = concat_fields(ins)
     inputs = {"i": scores, "i_s": scores}
-    expected = {"o": _concat(outs)}
+    expected = {"o": concat_fields(outs)}
     phases = [Phase("no stalls", inputs, expected)]
     if stalls:
         phases.append(Phase(f"random stalls p={stall_p}", inputs, expected,
