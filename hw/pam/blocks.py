@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from amaranth.hdl import Signal, Value
 
+from pimforge.hw.core import macros
+from pimforge.hw.core.inventory import op_key, record
 from pimforge.hw.core.pipeline import register_positions
 
 __all__ = ["OPS", "float_op", "comb_op", "op_latency", "delay", "delay_valid"]
@@ -47,6 +49,7 @@ OPS = {"add": ("a", "b"), "sub": ("a", "b"), "mul": ("a", "b"), "mul_wide": ("a"
        "cmp": ("a", "b"), "exp": ("a",), "log": ("a",), "recip": ("a",), "convert": ("a",)}
 
 _FUNCS = ("exp", "log", "recip")
+_SRC_KINDS = ("convert", "mul_wide")  # the operations whose operand format differs
 
 
 def op_latency(kind: str, op_depth: int) -> int:
@@ -58,6 +61,10 @@ def op_latency(kind: str, op_depth: int) -> int:
 def comb_op(m, kind: str, fmt, operands: dict, src=None) -> dict:
     """A float operation with no registers (for decisions that must take effect in one cycle,
     such as the running-maximum compare)."""
+    src = src if kind in _SRC_KINDS else None
+    record(kind, fmt, src, operands=operands)
+    if macros.active():  # hierarchical synthesis: a black-box instance of the operator
+        return macros.instantiate(m, op_key(kind, fmt, src, operands=operands), operands, "cop")
     values = dict(operands)
     for stage in _stages(kind, fmt, src):
         values = stage(m, values)
@@ -79,12 +86,19 @@ def float_op(m, kind: str, fmt, op_depth: int, operands: dict, valid=None, side=
     Returns ``(outputs, valid_out, side_out)``; ``outputs`` is the last stage's dict (``r`` for
     arithmetic, the comparator's flags and ``max``/``min`` for ``cmp``).
     """
-    stages = _stages(kind, fmt, src)
     depth = op_latency(kind, op_depth)
-    counts = register_positions(len(stages), depth)
+    src = src if kind in _SRC_KINDS else None
+    record(kind, fmt, src, op_depth, operands=operands)
     side = dict(side or {})
     if valid is not None:
         side["_valid"] = valid
+    if macros.active():  # hierarchical synthesis: a black-box instance of the operator
+        key = op_key(kind, fmt, src, op_depth, operands=operands)
+        values = macros.instantiate(m, key, operands, name)
+        carry = delay(m, side, depth, f"{name}_p")
+        return values, carry.pop("_valid", None), carry
+    stages = _stages(kind, fmt, src)
+    counts = register_positions(len(stages), depth)
     values = dict(operands)
     carry = dict(side)
     idx = 0

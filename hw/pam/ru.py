@@ -37,6 +37,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from pimforge.hw.core.component import PimComponent
+from pimforge.hw.core.inventory import record
 from pimforge.hw.pam.streams import partial_signature
 from pimforge.hw.core.pipeline import build_pipeline
 from pimforge.hw.fp.format import FP16
@@ -302,8 +303,10 @@ class PamRu(PimComponent):
                 inputs[f"e{j}_a"] = dp.data[j * aw:(j + 1) * aw]
                 inputs[f"e{j}_b"] = scal["r"]
             stages = [_per_lane(s, w, keep) for s in mul_stages(acc, False)]
+            record("mul", acc, count=w, inline=True)  # inventory for synthesis area breakdowns
             if aw != 16:
                 conv = convert_stages(acc, FP16, False)
+                record("convert", FP16, acc, count=w, inline=True)
                 stages += [_per_lane(s, w, keep, {"r": "a"} if k == 0 else None)
                            for k, s in enumerate(conv)]
 

@@ -1,0 +1,161 @@
+"""Readable synthesis reports: ``report.md`` per unit config and a summary table for many."""
+from __future__ import annotations
+
+from pimforge.synth import area
+
+__all__ = ["render", "summary", "summary_rows"]
+
+
+def _n(x, digits=0) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float) and digits:
+        return f"{x:,.{digits}f}"
+    return f"{round(x):,}"
+
+
+def _pct(x) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def _generic_md(r: dict) -> list:
+    lines = ["## Generic gates (Yosys `synth` + ABC)", "",
+             f"- cells: {_n(r['cells'])} ({_n(r['flip_flops'])} flip-flops, {r['latches']} latches)",
+             f"- CMOS transistors (`stat -tech cmos`): {_n(r['transistors'])}; "
+             f"NAND2 equivalents (4 transistors each): {_n(r['nand2_eq'])}",
+             f"- logic depth (`ltp -noff`): {r['logic_depth']} gates"
+             + ("" if r.get("flow", "flat") == "flat" else
+                " (the deepest of the unit and each operator; paths that cross an operator's "
+                "boundary are not joined: `--flat` measures them)"),
+             f"- memories: {len(r['memories'])}, {_n(r['memory_bits'])} bits; model: "
+             f"{r['memory_model']}", "",
+             "| node | NAND2 (um^2) | logic (um^2) | memory (um^2) | total (um^2) | total (mm^2) |",
+             "|---|---|---|---|---|---|"]
+    for node, a in r["areas"].items():
+        lines.append(f"| {area.NODES[node]['label']} | {r['nodes'][node]} | {_n(a['logic_um2'])} | "
+                     f"{_n(a['memory_um2'])} | {_n(a['total_um2'])} | {a['total_um2'] / 1e6:.4f} |")
+    b = r["breakdown"]
+    lines += ["", "Area breakdown (PAM 7.5's form):", "",
+              "| part | NAND2 eq. | share |", "|---|---|---|",
+              f"| compute datapath (float operators) | {_n(b['datapath_nand2'])} | {_pct(b['datapath'])} |",
+              f"| storage (SRAM macros) | {_n(b['storage_nand2'])} | {_pct(b['storage'])} |",
+              f"| control and staging (the rest) | {_n(b['control_nand2'])} | {_pct(b['control'])} |"]
+    if b.get("note"):
+        lines.append(f"\n{b['note']}.")
+    if b.get("capped"):
+        lines.append("\nThe operators synthesized on their own exceed the unit's logic (constant "
+                     "operands and unused flags are optimized inside the unit); datapath capped.")
+    if r["operators"]:
+        lines += ["", "| float operator | count | NAND2 eq. each |", "|---|---|---|"]
+        lines += [f"| {o['op']} | {o['count']} | {_n(o['nand2_each'])} |" for o in r["operators"]]
+    if r["memories"]:
+        lines += ["", "| memory | words x bits | copies | bits | ports (r/w) |",
+                  "|---|---|---|---|---|"]
+        lines += [f"| {m['name']} | {m['depth']} x {m['width']} | {m.get('copies', 1)} | "
+                  f"{_n(m['bits'] * m.get('copies', 1))} | "
+                  f"{m['read_ports']}/{m['write_ports']}{' (ROM)' if m['rom'] else ''} |"
+                  for m in r["memories"]]
+    return lines
+
+
+def _xcup_md(r: dict) -> list:
+    u = r["utilization"]
+    lines = [f"## AMD UltraScale+ (`synth_xilinx -family xcup -uram`), % of {r['device']}", "",
+             "| LUT | FF | CARRY8 | DSP48E2 | BRAM36 | URAM | LUT levels |", "|---|---|---|---|---|---|---|",
+             f"| {_n(r['LUT'])} ({_pct(u['LUT'])}) | {_n(r['FF'])} ({_pct(u['FF'])}) | "
+             f"{_n(r['CARRY8'])} | {_n(r['DSP48E2'])} ({_pct(u['DSP48E2'])}) | "
+             f"{r['BRAM36']:g} ({_pct(u['BRAM36'])}) | {_n(r['URAM'])} ({_pct(u['URAM'])}) | "
+             f"{r['lut_levels']} |", "",
+             f"LUTs include {_n(r['LUT_as_memory'])} used as memory. LUT levels: the longest "
+             "chain of LUT, MUXF and carry cells between registers, RAMs or DSPs. CARRY8: Yosys maps carry "
+             "chains to CARRY4 halves, counted two to a CARRY8."]
+    return lines
+
+
+def _ecp5_md(r: dict) -> list:
+    fmax = f"{r['fmax_mhz']:.1f} MHz" if r.get("fmax_mhz") else "-"
+    lines = [f"## Lattice ECP5 (`synth_ecp5` + nextpnr-ecp5), {r['device']}", "",
+             "| LUT4 | FF | MULT18 | EBR | fmax |", "|---|---|---|---|---|",
+             f"| {_n(r['LUT4'])} | {_n(r['FF'])} | {_n(r['MULT18'])} | {_n(r['EBR'])} | {fmax} |", "",
+             f"Placed and routed inside a harness ({r['harness']}); fmax is nextpnr's figure "
+             "for the clock."]
+    if r.get("note"):
+        lines.append(f"\n{r['note']}.")
+    return lines
+
+
+def render(report: dict) -> str:
+    """Markdown for one unit config."""
+    lines = [f"# Synthesis report: {report['unit']} ({report['label']})", ""]
+    if report.get("error"):
+        return "\n".join(lines + [f"FAILED: {report['error']}", ""])
+    cfg = ", ".join(f"{k}={v}" for k, v in report["config"].items())
+    lines += [f"Config: {cfg}", ""]
+    tools = {}
+    for t, r in report["targets"].items():
+        tools.update(r.get("key", {}).get("tools", {}))
+    lines += ["Tools: " + ", ".join(f"{k} {v}" for k, v in sorted(tools.items())), ""]
+    renderers = {"generic": _generic_md, "xcup": _xcup_md, "ecp5": _ecp5_md}
+    for t, r in report["targets"].items():
+        lines += renderers[t](r) + [""]
+        lines.append(f"_Flow: {r.get('flow', 'flat')}. {'Cached result' if r['cached'] else 'Synthesized'} "
+                     f"in {r['elapsed_s']:.1f} s; work directory {r['workdir']}_")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def summary_rows(reports: list) -> list:
+    """One flat dict per report: the headline figure of each target."""
+    rows = []
+    for rep in reports:
+        row = {"unit": rep["unit"], "config": rep["label"], "error": rep.get("error")}
+        t = rep.get("targets", {})
+        if "generic" in t:
+            g = t["generic"]
+            row.update({"nand2_eq": g["nand2_eq"], "memory_bits": g["memory_bits"],
+                        "asap7_um2": g["areas"]["asap7"]["total_um2"],
+                        "nangate45_um2": g["areas"]["nangate45"]["total_um2"],
+                        "logic_depth": g["logic_depth"],
+                        "datapath": g["breakdown"]["datapath"]})
+        if "xcup" in t:
+            x = t["xcup"]
+            row.update({k: x[k] for k in ("LUT", "FF", "DSP48E2", "BRAM36", "URAM")})
+            row["lut_levels"] = x["lut_levels"]
+        if "ecp5" in t:
+            e = t["ecp5"]
+            row.update({"LUT4": e["LUT4"], "ecp5_FF": e["FF"], "MULT18": e["MULT18"],
+                        "EBR": e["EBR"], "fmax_mhz": e.get("fmax_mhz")})
+        rows.append(row)
+    return rows
+
+
+_COLUMNS = [("nand2_eq", "NAND2 eq."), ("memory_bits", "SRAM bits"), ("asap7_um2", "ASAP7 um^2"),
+            ("nangate45_um2", "Nangate45 um^2"), ("logic_depth", "depth"), ("datapath", "datapath"),
+            ("LUT", "LUT"), ("FF", "FF"), ("DSP48E2", "DSP"), ("BRAM36", "BRAM36"), ("URAM", "URAM"),
+            ("lut_levels", "LUT lvls"), ("LUT4", "LUT4"), ("ecp5_FF", "ECP5 FF"),
+            ("MULT18", "MULT18"), ("EBR", "EBR"), ("fmax_mhz", "fmax MHz")]
+
+
+def summary(reports: list) -> str:
+    """A Markdown table with one row per unit config and the columns that were measured."""
+    rows = summary_rows(reports)
+    cols = [(k, h) for k, h in _COLUMNS if any(k in r for r in rows)]
+    lines = ["| unit | config | " + " | ".join(h for _, h in cols) + " |",
+             "|---|---|" + "---|" * len(cols)]
+    for r in rows:
+        if r["error"]:
+            lines.append(f"| {r['unit']} | {r['config']} | FAILED: {r['error']} |")
+            continue
+        cells = []
+        for k, _ in cols:
+            v = r.get(k)
+            if k == "datapath":
+                cells.append(_pct(v))
+            elif k == "fmax_mhz":
+                cells.append(f"{v:.1f}" if v else "no fit" if "LUT4" in r else "-")
+            elif k == "BRAM36":
+                cells.append("-" if v is None else f"{v:g}")
+            else:
+                cells.append(_n(v))
+        lines.append(f"| {r['unit']} | {r['config']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

