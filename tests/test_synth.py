@@ -190,3 +190,23 @@ def test_cli_writes_report(tmp_path, capsys):
     assert rep["targets"]["generic"]["transistors"] > 0
     md = (out / "report.md").read_text()
     assert "ASAP7" in md and "0.05832" in md and "Area breakdown" in md
+
+
+def test_hierarchical_ecp5_sums_and_checks_the_fit(monkeypatch):
+    """The unit around its operators plus count x each operator, checked against the device
+    (tool runs are replaced by fixed figures: this tests the bookkeeping, not the tools)."""
+    calls = []
+
+    def fake_ecp5(verilog, top, work, device, place=True, lib=""):
+        calls.append((top, place))
+        return {"LUT4": 5000, "FF": 100, "MULT18": 1, "ALU54": 0, "EBR": 2, "by_type": {},
+                "device": "fake"}
+    monkeypatch.setattr(flows, "ecp5", fake_ecp5)
+    targets, devices = _targets("ecp5", "25k")
+    job = _job("pam_ru", vector_width=4, head_dim=64, op_depth=1)
+    rep = run.synthesize(job, targets, devices, use_cache=False)["targets"]["ecp5"]
+    n_ops = sum(n for k, n in job.elaborate(False)[2].items() if not k.inline)
+    assert rep["LUT4"] == 5000 * (1 + n_ops) and rep["MULT18"] == 1 + n_ops
+    assert rep["fits"] is False and "does not fit LFE5U-25F" in rep["note"]
+    assert rep["fmax_mhz"] is None
+    assert not any(place for top, place in calls)  # nothing was placed
