@@ -5,7 +5,7 @@
     pimforge generate UNIT [--preset P] [--config F.yaml] [--set k=v ...] --out DIR
     pimforge test UNIT [--preset P] [--config F.yaml] [--set k=v ...] [--sim verilator|icarus] [--seed N]
     pimforge bench [--out DIR] [--only B]    simulated cycles/s, special-function accuracy, PAM PU tiers,
-                                             HILOS kernel presets (JSON)
+                                             HILOS kernel presets, synthesis flow times (JSON)
     pimforge synth UNIT|all|compare [--preset P] [--config F] [--set k=v ...]
                  [--target generic|xcup|ecp5[,...]] [--device D] [--out DIR] [--jobs N]
     pimforge demo                            generate every unit, run one bench, print a summary
@@ -63,8 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--n-random", type=int, default=20000, help="random operations (default 20000)")
 
     q = sub.add_parser("bench", help="measure simulation speed, special-function accuracy, the "
-                       "PAM PU tiers (cycles/token, tokens/s, utilization) and the HILOS kernel "
-                       "presets (cycles vs bound, GFLOPS vs the paper); writes JSON files")
+                       "PAM PU tiers (cycles/token, tokens/s, utilization), the HILOS kernel "
+                       "presets (cycles vs bound, GFLOPS vs the paper) and the synthesis flow "
+                       "(synth all wall time); writes JSON files")
     q.add_argument("--out", default="build/bench", metavar="DIR",
                    help="directory for harness.json, accuracy.json, pam.json, hilos.json and "
                         "synth.json "
