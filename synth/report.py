@@ -78,7 +78,7 @@ def _ecp5_md(r: dict) -> list:
              "| LUT4 | FF | MULT18 | EBR | fmax |", "|---|---|---|---|---|",
              f"| {_n(r['LUT4'])} | {_n(r['FF'])} | {_n(r['MULT18'])} | {_n(r['EBR'])} | {fmax} |", "",
              f"Placed and routed inside a harness ({r['harness']}); fmax is nextpnr's figure "
-             "for the clock."]
+             f"for the clock. LUT mapping: {r.get('lut_mapper', 'ABC9')}."]
     if r.get("note"):
         lines.append(f"\n{r['note']}.")
     return lines
