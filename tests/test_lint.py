@@ -64,7 +64,17 @@ def _hierarchical(unit: str, cfg) -> tuple:
     return text, top
 
 
+_BY_CONFIG: dict = {}
+
+
 def _lint_config(unit: str, cfg_name: str, tmp_path_factory, flat: bool = False):
+    """Lint one config once per session (the stale-waiver check reuses the result)."""
+    if (unit, cfg_name, flat) not in _BY_CONFIG:
+        _BY_CONFIG[unit, cfg_name, flat] = _lint_design(unit, cfg_name, tmp_path_factory, flat)
+    return _BY_CONFIG[unit, cfg_name, flat]
+
+
+def _lint_design(unit: str, cfg_name: str, tmp_path_factory, flat: bool):
     hier = None if flat else _hierarchical(unit, CONFIGS[unit, cfg_name])
     if hier is None:
         verilog, _, comp = api.elaborate(unit, CONFIGS[unit, cfg_name])
