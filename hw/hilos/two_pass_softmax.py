@@ -44,7 +44,7 @@ from pimforge.hw.core.component import PimComponent
 from pimforge.hw.fp.format import FP16, FP32
 from pimforge.hw.hilos.config import TwoPassSoftmaxConfig
 from pimforge.hw.hilos.streams import score_signature, y_signature
-from pimforge.hw.pam.blocks import delay, delay_valid, float_op, op_latency
+from pimforge.hw.pam.blocks import beat_tree, delay, delay_valid, float_op, op_latency
 
 __all__ = ["TwoPassSoftmax", "softmax_timing"]
 
@@ -220,19 +220,14 @@ class TwoPassSoftmax(PimComponent):
             row = [r[f"x{k}"] for k in range(len(nxt))]
             mtag = {k: r[k] for k in mtag}
             lvl += 1
-        x = row[0]
-        for lvl in range(_log2(BB)):
-            held = Signal(32, name=f"mbeat{lvl}_held")
-            have = Signal(name=f"mbeat{lvl}_have")
-            with m.If(v):
-                m.d.sync += have.eq(~have)
-                with m.If(~have):
-                    m.d.sync += held.eq(x)
+
+        def max_level(held, x, valid, lvl):
+            nonlocal mtag
             r = delay(m, {"x": max2(held, x, f"mb{lvl}"), **mtag}, 1, name=f"mbeat{lvl}_")
-            v = delay_valid(m, v & have, 1, name=f"mbeat{lvl}_v")
             x = r.pop("x")
             mtag = r
-        m_blk, m_valid = x, v
+            return x, delay_valid(m, valid, 1, name=f"mbeat{lvl}_v")
+        m_blk, m_valid = beat_tree(m, row[0], v, _log2(BB), 32, max_level, "mbeat")
 
         # second read of the row block at U per cycle (BB cycles; row blocks are >= BB apart)
         seq_busy = Signal(name="exp_busy")
@@ -273,18 +268,13 @@ class TwoPassSoftmax(PimComponent):
                 if k == 0:
                     nv, nt = rv, rt
             row, v, stag, lvl = nxt, nv, nt, lvl + 1
-        x = row[0]
-        for lvl in range(_log2(BB)):
-            held = Signal(32, name=f"sbeat{lvl}_held")
-            have = Signal(name=f"sbeat{lvl}_have")
-            with m.If(v):
-                m.d.sync += have.eq(~have)
-                with m.If(~have):
-                    m.d.sync += held.eq(x)
-            r, v, stag = float_op(m, "add", FP32, od, {"a": held, "b": x}, valid=v & have,
-                                  side=stag, name=f"sbeat{lvl}")
-            x = r["r"]
-        s_blk, s_valid = x, v
+
+        def sum_level(held, x, valid, lvl):
+            nonlocal stag
+            r, valid, stag = float_op(m, "add", FP32, od, {"a": held, "b": x}, valid=valid,
+                                      side=stag, name=f"sbeat{lvl}")
+            return r["r"], valid
+        s_blk, s_valid = beat_tree(m, row[0], v, _log2(BB), 32, sum_level, "sbeat")
 
         # streaming update (Alg. 1 lines 5-9): one merge_stats per query
         merges = [merge_stats(m, FP32, od, valid=s_valid & (stag["g"] == g), first=stag["first"],

@@ -16,7 +16,7 @@ from pimforge.hw.core import macros
 from pimforge.hw.core.inventory import op_key, record
 from pimforge.hw.core.pipeline import register_positions
 
-__all__ = ["OPS", "float_op", "comb_op", "op_latency", "delay", "delay_valid"]
+__all__ = ["OPS", "float_op", "comb_op", "op_latency", "delay", "delay_valid", "beat_tree"]
 
 
 def _stages(kind: str, fmt, src=None):
@@ -138,3 +138,19 @@ def delay_valid(m, valid, cycles: int, name: str = "dlyv"):
         m.d.sync += r.eq(v)
         v = r
     return v
+
+
+def beat_tree(m, x, valid, levels: int, width: int, combine, name: str):
+    """A streaming pairwise tree over consecutive beats: at each of ``levels`` levels the first
+    beat of a pair is held and the second is combined with it, so ``2**levels`` beats reduce to
+    one in the same pairwise order as a full tree.  ``combine(held, x, valid, level)`` builds one
+    level's operation on the pair and returns ``(x, valid)`` of its result."""
+    for lvl in range(levels):
+        held = Signal(width, name=f"{name}{lvl}_held")
+        have = Signal(name=f"{name}{lvl}_have")
+        with m.If(valid):
+            m.d.sync += have.eq(~have)
+            with m.If(~have):
+                m.d.sync += held.eq(x)
+        x, valid = combine(held, x, valid & have, lvl)
+    return x, valid

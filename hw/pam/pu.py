@@ -42,7 +42,7 @@ from amaranth.lib.wiring import In, Out
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.pam.streams import kv_signature, partial_signature, q_signature
 from pimforge.hw.fp.format import FP16
-from pimforge.hw.pam.blocks import delay, delay_valid, float_op, op_latency
+from pimforge.hw.pam.blocks import beat_tree, delay, delay_valid, float_op, op_latency
 from pimforge.hw.pam.config import PamPuConfig
 from pimforge.sim.golden.pam import SCORE
 
@@ -205,17 +205,13 @@ class PamPu(PimComponent):
                 if i == 0:
                     nv = v
             prods, valid, level = nxt, nv, level + 1
-        x = prods[0]
-        for lvl in range(_log2(B)):                    # streaming pairwise tree over the beats
-            held = Signal(sw, name=f"bt{lvl}_held")
-            have = Signal(name=f"bt{lvl}_have")
-            with m.If(valid):
-                m.d.sync += have.eq(~have)
-                with m.If(~have):
-                    m.d.sync += held.eq(x)
-            r, v, _ = float_op(m, "add", SCORE, od, {"a": held, "b": x}, valid=valid & have,
+
+        def add_level(held, x, valid, lvl):
+            r, v, _ = float_op(m, "add", SCORE, od, {"a": held, "b": x}, valid=valid,
                                name=f"bt{lvl}")
-            x, valid = r["r"], v
+            return r["r"], v
+        # streaming pairwise tree over the beats
+        x, valid = beat_tree(m, prods[0], valid, _log2(B), sw, add_level, "bt")
         r, s_valid, _ = float_op(m, "mul", SCORE, od,
                                  {"a": x, "b": Const(scale_bits(cfg.scale), sw)},
                                  valid=valid, name="scale")
