@@ -24,7 +24,7 @@ from pimforge.hw.core.inventory import OpKey, recording
 from pimforge.synth import area, flows
 from pimforge.synth.tools import tool_version
 
-__all__ = ["SynthJob", "synthesize", "synthesize_many", "cache_root", "operator_area"]
+__all__ = ["SynthJob", "synthesize", "synthesize_many", "cache_root", "operator_result"]
 
 
 def cache_root() -> Path:
@@ -106,11 +106,6 @@ def operator_result(op: OpKey, target: str, dev, use_cache: bool = True) -> dict
     return res
 
 
-def operator_area(op: OpKey, use_cache: bool = True) -> float:
-    """NAND2 equivalents of one float operator synthesized on its own (generic flow)."""
-    return operator_result(op, "generic", None, use_cache)["transistors"] / area.TRANSISTORS_PER_NAND2
-
-
 # -- units ---------------------------------------------------------------------------------------
 
 class SynthJob:
@@ -124,6 +119,15 @@ class SynthJob:
     def __init__(self, unit, cfg, label: str, flat: bool = False):
         self.unit, self.cfg, self.label, self.flat = unit, cfg, label, flat
         self._elab = {}
+
+    @property
+    def float_unit(self) -> bool:
+        """A unit of the float library itself: one operator, always synthesized flat."""
+        return self.unit.factory.__module__.startswith("pimforge.hw.fp.")
+
+    @property
+    def flat_run(self) -> bool:
+        return self.flat or self.float_unit
 
     def elaborate(self, flat: bool | None = None):
         """Verilog text, top name and the operator inventory (elaborated once per mode)."""
@@ -186,11 +190,13 @@ def _generic_report(job: SynthJob, res: dict, ops: dict, use_cache: bool) -> dic
                         f"{res['workdir']}/stat.txt")
     logic = res["transistors"] / area.TRANSISTORS_PER_NAND2
     mem_bits = sum(mm["bits"] * mm.get("copies", 1) for mm in res["memories"])
-    operators = [{"op": k.label + (" inline" if k.inline else ""), "count": n,
-                  "nand2_each": round(operator_area(k, use_cache), 1),
-                  "logic_depth": operator_result(k, "generic", None, use_cache)["logic_depth"]}
-                 for k, n in sorted(ops.items())]
-    all_dp = job.unit.factory.__module__.startswith("pimforge.hw.fp.")
+    operators = []
+    for k, n in sorted(ops.items()):
+        r = operator_result(k, "generic", None, use_cache)
+        operators.append({"op": k.label + (" inline" if k.inline else ""), "count": n,
+                          "nand2_each": round(r["transistors"] / area.TRANSISTORS_PER_NAND2, 1),
+                          "logic_depth": r["logic_depth"]})
+    all_dp = job.float_unit
     out = dict(res)
     out.update({"nand2_eq": logic, "memory_bits": mem_bits, "memory_model": area.MEMORY_MODEL["text"],
                 "areas": area.areas(logic, mem_bits),
@@ -204,7 +210,7 @@ def _generic_report(job: SynthJob, res: dict, ops: dict, use_cache: bool) -> dic
 
 def _unit_target(job: SynthJob, target: str, dev, use_cache: bool) -> tuple:
     """``(result, cached)`` of one target for one job."""
-    flat = job.flat or job.unit.factory.__module__.startswith("pimforge.hw.fp.")
+    flat = job.flat_run
     text, top, ops = job.elaborate(flat)
     macro_ops = {} if flat else {k: n for k, n in ops.items() if not k.inline}
     vhash = hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -247,13 +253,12 @@ def synthesize(job: SynthJob, targets, devices: dict, use_cache: bool = True,
         t0 = time.perf_counter()
         res, cached = _unit_target(job, target, dev, use_cache)
         if target == "generic":
-            flat = job.flat or job.unit.factory.__module__.startswith("pimforge.hw.fp.")
-            res = _generic_report(job, res, job.elaborate(flat)[2], use_cache)
+            res = _generic_report(job, res, job.elaborate(job.flat_run)[2], use_cache)
         res["cached"] = cached
         res["device"] = res.get("device") or (dev[0] if dev else None)
         res["elapsed_s"] = round(time.perf_counter() - t0, 2)
         report["targets"][target] = res
-        report["top"] = job.elaborate(job.flat)[1]
+        report["top"] = job.elaborate(job.flat_run)[1]
         if progress:
             how = "cached" if cached else f"{res['elapsed_s']:.1f} s"
             progress(f"{job.unit.name} {job.label} {target}: {how}")

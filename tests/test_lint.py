@@ -53,10 +53,10 @@ def _hierarchical(unit: str, cfg) -> tuple:
     from pimforge.hw.core.macros import operator_verilog
     from pimforge.registry import get_unit
     from pimforge.synth.run import SynthJob
-    u = get_unit(unit)
-    if u.factory.__module__.startswith("pimforge.hw.fp."):
+    job = SynthJob(get_unit(unit), cfg, "lint")
+    if job.float_unit:
         return None
-    text, top, ops = SynthJob(u, cfg, "lint").elaborate(flat=False)
+    text, top, ops = job.elaborate(flat=False)
     for op in sorted({k for k in ops if not k.inline}):
         if op not in _OPERATORS:
             _OPERATORS[op] = operator_verilog(op)[0]
