@@ -8,6 +8,10 @@
                                              HILOS kernel presets, synthesis flow times (JSON)
     pimforge synth UNIT|all|compare [--preset P] [--config F] [--set k=v ...]
                  [--target generic|xcup|ecp5[,...]] [--device D] [--out DIR] [--jobs N]
+    pimforge model pam|hilos [--preset P] [--config F] [--set k=v ...] [--describe] [--out DIR]
+                                             the system model: JSON, Markdown tables, PNG plots
+    pimforge reproduce pam|hilos [--seed N] [--out DIR]
+                                             the papers' headline results: paper, ours, ratio
     pimforge demo                            generate every unit, run one bench, print a summary
     pimforge run pam-attention --q Q.npy --k K.npy --v V.npy [--split H:D:S] [--pus H:D:S]
                  [--backend golden|rtl] [--acc fp16|fp32] [--tile N] [--scale X] --out O.npy [--report R.json]
@@ -64,13 +68,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     q = sub.add_parser("bench", help="measure simulation speed, special-function accuracy, the "
                        "PAM PU tiers (cycles/token, tokens/s, utilization), the HILOS kernel "
-                       "presets (cycles vs bound, GFLOPS vs the paper) and the synthesis flow "
-                       "(synth all wall time); writes JSON files")
+                       "presets (cycles vs bound, GFLOPS vs the paper), the synthesis flow "
+                       "(synth all wall time) and the system model (reproduce wall time); "
+                       "writes JSON files")
     q.add_argument("--out", default="build/bench", metavar="DIR",
-                   help="directory for harness.json, accuracy.json, pam.json, hilos.json and "
-                        "synth.json "
+                   help="directory for harness.json, accuracy.json, pam.json, hilos.json, "
+                        "synth.json and model.json "
                         "(default build/bench)")
-    q.add_argument("--only", choices=("all", "harness", "accuracy", "pam", "hilos", "synth"),
+    q.add_argument("--only", choices=("all", "harness", "accuracy", "pam", "hilos", "synth",
+                                      "model"),
                    default="all",
                    help="run one benchmark only (default all)")
     q.add_argument("--cycles", type=int, default=200000, help="operations to stream (default 200000)")
@@ -80,6 +86,14 @@ def build_parser() -> argparse.ArgumentParser:
                        "for every preset, 'synth compare' against the papers")
     from pimforge.synth.cli import add_arguments as _synth_args
     _synth_args(q)
+
+    q = sub.add_parser("model", help="the system model: LLM decoding end to end on a PAM or "
+                       "HILOS system (cycle models calibrated by the RTL); JSON, Markdown, PNG")
+    from pimforge.software.cli import add_model_arguments, add_reproduce_arguments
+    add_model_arguments(q)
+    q = sub.add_parser("reproduce", help="the papers' headline results next to ours (paper, "
+                       "ours, ratio), with plots: pam or hilos")
+    add_reproduce_arguments(q)
 
     q = sub.add_parser("demo", help="generate every unit into build/demo, run one bench, summarize")
     q.add_argument("--out", default="build/demo", metavar="DIR", help="output directory (default build/demo)")
@@ -245,6 +259,14 @@ def _cmd_bench(args):
             extra = f" (cached rerun {r['cached_wall_s']} s)" if "cached_wall_s" in r else ""
             print(f"  {name}: {r['wall_s']} s{extra}")
         written.append("synth.json")
+    if only in ("all", "model"):
+        from pimforge.bench import model_benchmark
+        print("system model (reproduce pam / hilos, each in a fresh process):")
+        mod = model_benchmark(out / "model.json", progress=progress)
+        for name, r in mod["results"].items():
+            print(f"  {name}: {r['wall_s']} s wall ({r['model_s']} s in the model; aim "
+                  f"{r['aim_s']} s), {r['within_20pct']} of {r['rows']} rows within 20%")
+        written.append("model.json")
     print("wrote " + ", ".join(str(out / w) for w in written))
     return 0
 
@@ -265,7 +287,17 @@ def _cmd_run(args):
     return flows[args.flow](args)
 
 
-COMMANDS = {"list": _cmd_list, "config": _cmd_config, "generate": _cmd_generate, "test": _cmd_test,
+def _cmd_model(args):
+    from pimforge.software.cli import run_model_cli
+    return run_model_cli(args)
+
+
+def _cmd_reproduce(args):
+    from pimforge.software.cli import run_reproduce_cli
+    return run_reproduce_cli(args)
+
+
+COMMANDS = {"model": _cmd_model, "reproduce": _cmd_reproduce, "list": _cmd_list, "config": _cmd_config, "generate": _cmd_generate, "test": _cmd_test,
             "bench": _cmd_bench, "synth": _cmd_synth, "demo": _cmd_demo, "run": _cmd_run}
 
 

@@ -1,0 +1,170 @@
+"""``pimforge model`` and ``pimforge reproduce``: the system model on the command line.
+
+    pimforge model pam|hilos [--preset NAME] [--config F.yaml] [--set k=v ...] [--describe] --out DIR
+    pimforge reproduce pam|hilos [--seed N] --out DIR
+
+Both write ``<stem>.json`` (everything, machine-readable), ``<stem>.md`` (tables) and one PNG
+per plot into DIR, all or nothing.  User mistakes end with one line and exit status 2.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from pathlib import Path
+
+from pimforge.errors import UserError
+
+__all__ = ["SYSTEMS", "add_model_arguments", "add_reproduce_arguments", "run_model_cli",
+           "run_reproduce_cli", "system_module", "model_config"]
+
+# system name -> (module, config class); Hermes, LoL-PIM and PAPI plug in here
+SYSTEMS = {"pam": ("pimforge.software.pam_system", "PamModelConfig"),
+           "hilos": ("pimforge.software.hilos_system", "HilosModelConfig")}
+
+
+def system_module(name: str):
+    if name not in SYSTEMS:
+        raise UserError(f"unknown system '{name}'; allowed: {', '.join(SYSTEMS)}")
+    return importlib.import_module(SYSTEMS[name][0])
+
+
+def model_config(name: str, preset: str | None = None, config: str | None = None, sets=()):
+    """The system's config from its defaults, a preset, a YAML file and ``--set`` overrides."""
+    from pimforge.config import build_config, load_yaml, parse_overrides
+    mod = system_module(name)
+    cls = getattr(mod, SYSTEMS[name][1])
+    base = {}
+    if preset is not None:
+        if preset not in mod.PRESETS:
+            raise UserError(f"model {name}: unknown preset '{preset}'; allowed: "
+                            f"{', '.join(mod.PRESETS)}")
+        base = dict(mod.PRESETS[preset])
+    layers = []
+    if config:
+        layers.append((load_yaml(config), f"config file '{config}'"))
+    if sets:
+        layers.append((parse_overrides(cls, sets, unit=cls.UNIT), "--set"))
+    for mapping, src in layers:      # name the layer an unknown field came from
+        _check_keys(cls, mapping, src)
+    return build_config(cls, base, *[m for m, _ in layers], unit=cls.UNIT)
+
+
+def _check_keys(cls, mapping: dict, source: str) -> None:
+    from dataclasses import fields
+    names = sorted(f.name for f in fields(cls) if f.metadata)
+    for key in mapping:
+        if key not in names:
+            raise UserError(f"{cls.UNIT}: unknown field '{key}' in {source}; allowed: "
+                            f"{', '.join(names)}")
+
+
+def _system_help() -> str:
+    return "system: " + ", ".join(SYSTEMS)
+
+
+def add_model_arguments(q) -> None:
+    q.add_argument("system", help=_system_help())
+    q.add_argument("--preset", help="start from a named preset (see --describe)")
+    q.add_argument("--config", metavar="FILE.yaml", help="YAML mapping of model fields")
+    q.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
+                   help="override one field; repeatable (see --describe for the fields)")
+    q.add_argument("--describe", action="store_true",
+                   help="print the system's fields, their defaults and allowed values, and its "
+                        "presets, then exit")
+    q.add_argument("--out", default=None, metavar="DIR",
+                   help="output directory for model.json, model.md and the PNG plots "
+                        "(default build/model/<system>)")
+    q.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def add_reproduce_arguments(q) -> None:
+    q.add_argument("system", help=_system_help())
+    q.add_argument("--seed", type=int, default=0, help="seed of the sampled requests and traces "
+                   "(default 0; results are deterministic for a seed)")
+    q.add_argument("--out", default=None, metavar="DIR",
+                   help="output directory for reproduce.json, reproduce.md and the PNG plots "
+                        "(default build/reproduce/<system>)")
+    q.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def precheck_out(out) -> Path:
+    """Fail before a long run, not after it: the output path must be a writable directory or
+    creatable in a writable one."""
+    out = Path(out)
+    if out.exists():
+        if not out.is_dir():
+            raise UserError(f"output directory '{out}' is a file; give a directory path")
+        if not os.access(out, os.W_OK | os.X_OK):
+            raise UserError(f"output directory '{out}' is not writable")
+        return out
+    parent = out.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise UserError(f"output directory '{out}' cannot be created: '{parent}' is not a "
+                        f"writable directory")
+    return out
+
+
+def _describe(name: str) -> int:
+    from dataclasses import fields
+    from pimforge.config import config_to_dict
+    mod = system_module(name)
+    cls = getattr(mod, SYSTEMS[name][1])
+    defaults = config_to_dict(cls())
+    print(f"pimforge model {name}: fields (name = default: description; allowed)")
+    for f in fields(cls):
+        if not f.metadata:
+            continue
+        doc, allowed = cls.field_docs()[f.name]
+        print(f"  {f.name} = {defaults[f.name]}: {doc}; allowed: {allowed}")
+    print("presets:")
+    for p, over in mod.PRESETS.items():
+        print(f"  {p}: " + (", ".join(f"{k}={v}" for k, v in over.items()) or "(the defaults)"))
+    return 0
+
+
+def run_model_cli(args) -> int:
+    from pimforge.software.report import write_result
+    if args.describe:
+        return _describe(args.system)
+    mod = system_module(args.system)
+    cfg = model_config(args.system, args.preset, args.config, args.set)
+    out = precheck_out(args.out or f"build/model/{args.system}")
+    res = mod.run_model(cfg, progress=not args.quiet)
+    written = write_result(res, out, "model")
+    _summary(res, written)
+    return 0
+
+
+def run_reproduce_cli(args) -> int:
+    from pimforge.software.report import write_result
+    mod = system_module(args.system)
+    out = precheck_out(args.out or f"build/reproduce/{args.system}")
+    if args.seed < 0:
+        raise UserError(f"--seed: got {args.seed}; allowed: an integer >= 0")
+    res = mod.reproduce(progress=not args.quiet, seed=args.seed)
+    written = write_result(res, out, "reproduce")
+    _summary(res, written)
+    return 0
+
+
+def _summary(res, written) -> None:
+    from pimforge.software.report import fmt
+    if res.rows:
+        width = max(len(r.item) for r in res.rows)
+        width = min(width, 72)
+        print(f"{'item':<{width}}  {'paper':>10}  {'ours':>10}  ratio")
+        for r in res.rows:
+            ratio = "-" if r.ratio is None else f"{r.ratio:.2f}"
+            ours = "-" if r.ours is None else fmt(r.ours)
+            print(f"{r.item[:width]:<{width}}  {fmt(r.paper):>10}  {ours:>10}  {ratio}")
+    else:
+        t = res.tables[0]
+        print(t.title)
+        print("  " + " | ".join(str(c) for c in t.columns))
+        for row in t.rows:
+            print("  " + " | ".join(fmt(c) for c in row))
+    print(f"model run time {res.seconds:.1f} s; wrote "
+          + ", ".join(str(w) for w in written), file=sys.stdout)

@@ -1,0 +1,363 @@
+"""The PAM system model: its equations against hand-computed values, Algorithm 2 against a
+literal one-swap-at-a-time implementation, the scheduler's invariants, the RTL calibration, OOM
+handling, determinism, the command line and a reproduce smoke run."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from pimforge.config import ConfigError
+from pimforge.software import calibration as cal
+from pimforge.software import devices as dv
+from pimforge.software import locality as loc
+from pimforge.software import pam_system as ps
+from pimforge.software import workloads as wl
+
+
+# ---------------------------------------------------------------------------------------------
+# equations by hand
+
+def test_importance_factor_eq7():
+    # I = 0.6 * S + 0.4 * I_prev: [0.6*0 + 0.4*1, 0.6*2 + 0.4*0] = [0.4, 1.2]
+    got = loc.importance_update(np.array([1.0, 0.0]), np.array([0.0, 2.0]), 0.6)
+    assert got == pytest.approx([0.4, 1.2])
+
+
+def test_device_importance_score_eq8():
+    # HBM holds 1 and 2 -> 1.5; DDR holds 3 -> 3; SSD holds 4 and 6 -> 5
+    imp = np.array([1.0, 2.0, 3.0, 4.0, 6.0])
+    tier = np.array([0, 0, 1, 2, 2])
+    assert loc.device_scores(imp, tier) == pytest.approx([1.5, 3.0, 5.0])
+    # an empty tier scores 0
+    assert loc.device_scores(imp, np.array([0, 0, 0, 2, 2])) == pytest.approx([2.0, 0.0, 5.0])
+
+
+def test_balanced_ratios():
+    # IS_t ~ R_t / n_t: (100/10) / (1/10) = 100 and (10/10) / (1/10) = 10
+    assert loc.balanced_ratios([100.0, 10.0, 1.0], [10, 10, 10]) == pytest.approx((100.0, 10.0))
+    # twice the SSD tokens halves SSD's weight: x doubles
+    assert loc.balanced_ratios([100.0, 10.0, 1.0], [10, 10, 20]) == pytest.approx((200.0, 20.0))
+
+
+def test_model_sizes_by_hand():
+    m = wl.get_model("LLaMA3-70B")
+    h, ffn, kv = 8192, 28672, 8 * 128
+    per_layer = 2 * h * h + 2 * h * kv + 3 * h * ffn      # Q, O, K, V, SwiGLU
+    assert m.params == 80 * per_layer + 2 * 128256 * h     # untied embedding and LM head
+    assert 70.0e9 < m.params < 71.0e9
+    assert m.kv_bytes_per_token == 2 * 80 * 8 * 128 * 2    # 327,680 B
+    opt = wl.get_model("OPT-175B")
+    assert opt.kv_bytes_per_token == 2 * 96 * 96 * 128 * 2
+    assert 174e9 < opt.params < 176e9
+
+
+def test_dataset_means_follow_the_papers():
+    inp, out = wl.get_dataset("WildChat").sample(20000, seed=3)
+    assert np.mean(inp + out) == pytest.approx(738, rel=0.03)       # PAM §7.2
+    lo, hi = wl.get_dataset("Arxiv_sum").sample(2000, seed=1)
+    total = lo + hi
+    assert total.min() >= 1500 - 1 and total.max() <= 8000 + 1       # PAM §7.1
+    a = wl.get_dataset("ShareGPT").sample(100, seed=5)
+    b = wl.get_dataset("ShareGPT").sample(100, seed=5)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
+def test_capacity_split_and_oom_by_hand():
+    model = wl.get_model("Qwen2.5-32B")
+    cfg = ps.PamModelConfig(hbm_stacks=10, ddr_dimms=2, ssds=1, hbm_reserve=0.0)
+    hw = ps.Hardware.from_config(cfg)
+    hbm_free = 10 * 16e9 - model.weight_bytes            # 160 GB less the weights
+    kv = hbm_free + 64e9 + 1e12                          # fills HBM, both DIMMs, 1 TB of SSD
+    got = ps.capacity_split(hw, model, kv, 0.0)
+    assert got == pytest.approx([hbm_free / kv, 64e9 / kv, 1e12 / kv])
+    assert ps.capacity_split(hw, model, hbm_free + 64e9 + 2048e9 + 1e9, 0.0) is None
+    assert ps.capacity_split(hw, model, hbm_free + 1e9, 0.0, ("hbm",)) is None
+
+
+def test_gemm_time_by_hand():
+    cfg = ps.PamModelConfig(model="LLaMA3-70B")
+    hw = ps.Hardware.from_config(cfg)
+    m = wl.get_model("LLaMA3-70B")
+    b = 512
+    # 8 GPUs = TP 4 x PP 2: 1/8 of the FLOPs each; each of the 2 micro-batches re-reads the
+    # stage's 1/8 of the weights; ring all-reduce moves 2 * 3/4 of (b / 2) x 8192 fp16 twice a
+    # layer
+    flops = 2 * m.active_params * b / 8
+    gemm = max(flops / (989.4e12 * 0.7), m.weight_bytes * 2 / 8 / (3.35e12 * 0.85))
+    allreduce = 2 * 80 * (b / 2) * 8192 * 2 * (2 * 3 / 4) / (450e9 * 0.9)
+    assert ps.fc_time(hw, m, b) == pytest.approx(gemm + allreduce)
+
+
+def test_vllm_all_in_hbm_by_hand():
+    cfg = ps.PamModelConfig(model="Qwen2.5-32B", dataset="ShareGPT")
+    lengths = {"ctx": 400.0, "total": 600.0, "out": 200.0}
+    r = ps.step("vLLM-offloading", cfg, 32, lengths)
+    assert r["shares"] == pytest.approx([1.0, 0.0, 0.0])
+    kv = 32 * 400 * (2 * 64 * 8 * 128 * 2)
+    assert r["attention"] == pytest.approx(kv / (8 * 3.35e12 * 0.85))
+
+
+# ---------------------------------------------------------------------------------------------
+# Algorithm 2
+
+def _alg2_literal(imp, tier, x, y):
+    """PAM Algorithm 2 as written: one swap at a time, recomputing the device scores."""
+    tier = tier.copy()
+
+    def scores():
+        return loc.device_scores(imp, tier)
+
+    swaps = 0
+    while True:
+        sh, sd, ss = scores()
+        if not (sh + sd) / ss < x + y:
+            break
+        d = np.flatnonzero(tier == 1)
+        s = np.flatnonzero(tier == 2)
+        lo, hi = d[np.argmin(imp[d])], s[np.argmax(imp[s])]
+        if imp[hi] <= imp[lo]:
+            break                          # no swap can raise the ratio any more
+        tier[lo], tier[hi] = 2, 1
+        swaps += 1
+    while True:
+        sh, sd, ss = scores()
+        if not sh / sd < x / y:
+            break
+        h = np.flatnonzero(tier == 0)
+        d = np.flatnonzero(tier == 1)
+        lo, hi = h[np.argmin(imp[h])], d[np.argmax(imp[d])]
+        if imp[hi] <= imp[lo]:
+            break
+        tier[lo], tier[hi] = 1, 0
+        swaps += 1
+    return tier, swaps
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_algorithm2_matches_the_literal_loop(seed):
+    rng = np.random.default_rng(seed)
+    n = 300
+    imp = rng.lognormal(0, 1.2, n)
+    tier = rng.choice(3, n, p=[0.2, 0.3, 0.5]).astype(np.int8)
+    x, y = [(3.0, 2.0), (20.0, 4.0), (1.5, 1.2)][seed % 3]
+    want, want_swaps = _alg2_literal(imp, tier, x, y)
+    got = tier.copy()
+    swaps = loc.schedule_step(imp, got, x, y)
+    assert sum(swaps) == want_swaps
+    assert np.array_equal(got, want)
+    # invariants: no token lost or duplicated, every tier keeps its token count
+    assert np.array_equal(np.bincount(got, minlength=3), np.bincount(tier, minlength=3))
+
+
+def test_algorithm2_is_a_no_op_when_balanced():
+    imp = np.array([9.0, 8.0, 2.0, 1.0, 0.5])
+    tier = np.array([0, 0, 1, 2, 2], np.int8)
+    before = tier.copy()
+    assert loc.schedule_step(imp, tier, 1.0, 1.0) == (0, 0)
+    assert np.array_equal(tier, before)
+
+
+@pytest.mark.parametrize("policy", loc.POLICIES)
+def test_trace_invariants(policy):
+    shares = (0.2, 0.3, 0.5)
+    p = loc.LocalityParams(drift=0.01)
+    tr = loc.simulate(300, 40, shares, policy, ratios=(30.0, 5.0), params=p, seed=4)
+    n = tr.tokens
+    # sparse attention activates ceil(keep * n) tokens, each exactly once, in some tier
+    assert np.array_equal(tr.activated.sum(axis=1), np.ceil(n / 8).astype(int))
+    assert tr.fractions().sum() == pytest.approx(1.0)
+    # both mappings spread the same activated tokens over the PUs
+    load = tr.pu_load.sum(axis=2)
+    assert np.array_equal(load[..., 0], tr.activated)
+    assert np.array_equal(load[..., 1], tr.activated)
+    assert np.all(tr.tiling_factor() >= 1.0 - 1e-12)
+    if policy != "pam":
+        assert not tr.migrated.any()
+    again = loc.simulate(300, 40, shares, policy, ratios=(30.0, 5.0), params=p, seed=4)
+    assert np.array_equal(tr.activated, again.activated)
+    other = loc.simulate(300, 40, shares, policy, ratios=(30.0, 5.0), params=p, seed=5)
+    assert not np.array_equal(tr.pu_load, other.pu_load)
+
+
+def test_capacities_respected_in_traces(monkeypatch):
+    """Every step, no tier holds more tokens than its share allows (the last tier takes the
+    rest)."""
+    seen = []
+    real = loc.schedule_step
+
+    def spy(imp, tier, x, y):
+        out = real(imp, tier, x, y)
+        seen.append(np.bincount(tier, minlength=3))
+        return out
+
+    monkeypatch.setattr(loc, "schedule_step", spy)
+    shares = (0.1, 0.3, 0.6)
+    loc.simulate(200, 30, shares, "pam", ratios=(50.0, 5.0), seed=2)
+    assert len(seen) == 30
+    for j, cnt in enumerate(seen):
+        n = 200 + j
+        assert cnt.sum() == n
+        assert cnt[0] <= round(0.1 * n) and cnt[1] <= round(0.3 * n) + 1
+
+
+def test_pam_keeps_important_tokens_high_and_static_does_not():
+    shares = (0.2, 0.3, 0.5)
+    pam = loc.simulate(600, 60, shares, "pam", ratios=(100.0, 10.0), seed=1).fractions()
+    static = loc.simulate(600, 60, shares, "static", seed=1).fractions()
+    assert pam[0] > 0.8                  # the activated tokens live in HBM
+    assert static[0] < 0.45              # order-filled tiers see them spread as stored
+
+
+# ---------------------------------------------------------------------------------------------
+# calibration by the RTL cycle models
+
+def test_tier_time_is_the_pu_cycle_model():
+    from pimforge.hw.pam.config import PamPuConfig
+    from pimforge.hw.pam.units_pu import pu_schedule
+    tier = dv.PAM_TIERS["ddr"]
+    cfg = PamPuConfig(lanes=4, head_dim=128, tile_tokens=16, clock_mhz=500.0,
+                      buffer_bytes=65536)
+    one = pu_schedule(cfg, [16])[-1][1] + 1
+    five = pu_schedule(cfg, [16] * 5)[-1][1] + 1
+    marginal = (five - one) / 4
+    assert cal.pu_set_cycles(4, 128, 16) == marginal
+    sets = 1e6
+    per_pu = sets / (tier.active_pus(128) * tier.devices)
+    want = (per_pu * marginal + (one - marginal)) / 500e6
+    assert tier.pu_time(128, sets, 16) == pytest.approx(want)
+    # power cap: 204 GFLOPS over 2 * 4 lanes * 500 MHz = 51 PUs may run
+    assert tier.active_pus(128) == pytest.approx(51.0)
+
+
+def test_smartssd_kernel_time_is_the_hilos_cycle_model():
+    from pimforge.hw.hilos.config import HilosAttentionConfig
+    from pimforge.hw.hilos.timing import kernel_schedule
+    cfg = HilosAttentionConfig(d_group=4, head_dim=128)
+    one = kernel_schedule(cfg, [(2048, 2048)])["cycles"]
+    five = kernel_schedule(cfg, [(2048, 2048)] * 5)["cycles"]
+    assert cal.hilos_job_cycles(4, 128, 2048) == (five - one) / 4
+    compute = (10 * (five - one) / 4 + one - (five - one) / 4) / 296e6
+    ssd = dataclasses.replace(dv.SMARTSSD, dram_bw=0.0)        # the cycle model alone
+    assert ssd.kernel_time(4, 128, 10, 2048) == pytest.approx(compute)
+    # with the FPGA DRAM: 10 jobs x 2048 tokens x (K + V) x 128 x 2 B at 62% of 19.2 GB/s
+    dram = 10 * 2048 * 2 * 128 * 2 / (19.2e9 * 11.9 / 19.2)
+    assert dv.SMARTSSD.kernel_time(4, 128, 10, 2048) == pytest.approx(max(compute, dram))
+
+
+def test_ru_merge_cycles_is_the_ru_cycle_model():
+    from pimforge.hw.pam.config import PamRuConfig
+    from pimforge.hw.pam.ru import ru_cycles
+    cfg = PamRuConfig(vector_width=16, head_dim=128)
+    want = (ru_cycles(cfg, [8] * 5) - ru_cycles(cfg, [8])) / 4
+    assert cal.ru_merge_cycles(16, 128, 8) == want
+
+
+# ---------------------------------------------------------------------------------------------
+# the system
+
+def test_attacc_reports_oom_not_a_crash():
+    cfg = ps.PamModelConfig(model="OPT-175B", dataset="Arxiv_sum")
+    r = ps.step("AttAcc", cfg, 64)
+    assert r["oom"] and math.isnan(ps.throughput(r))
+    assert not ps.step("PAM", cfg, 64)["oom"]        # DDR and SSD hold it
+
+
+def test_max_batch_is_the_largest_within_the_slo():
+    cfg = ps.PamModelConfig(model="LLaMA3-70B", dataset="WildChat")
+    b, r = ps.max_batch("vLLM-offloading", cfg, 0.1)
+    assert b > 0 and r["time"] <= 0.1
+    lengths = ps._lengths(cfg.dataset, cfg.seed)
+    worse = ps.step("vLLM-offloading", cfg, int(b * 1.05) + 2, lengths)
+    assert worse["oom"] or worse["time"] > 0.1 or ps.throughput(worse) <= ps.throughput(r) * 1.01
+
+
+def test_pam_beats_its_ablations_when_tiers_spill():
+    cfg = ps.PamModelConfig(model="LLaMA3-70B", dataset="Arxiv_sum")
+    pam = ps.step("PAM", cfg, 4096)
+    assert pam["shares"][2] > 0                       # the KV cache reaches the SSDs
+    for v in ps.ABLATIONS[1:]:
+        assert ps.step("PAM", cfg, 4096, variant=v)["attention"] >= pam["attention"] * 0.999
+    assert ps.step("LS-PIM", cfg, 4096)["attention"] > pam["attention"]
+
+
+def test_config_errors_name_the_field():
+    with pytest.raises(ConfigError, match="'keep'"):
+        ps.PamModelConfig(keep=2.0)
+    with pytest.raises(ConfigError, match="'model'.*LLaMA3-70B"):
+        ps.PamModelConfig(model="GPT-5")
+
+
+def test_run_model_is_deterministic():
+    cfg = ps.PamModelConfig(**ps.PRESETS["small"])
+    a = ps.run_model(cfg, progress=False).to_json()
+    b = ps.run_model(cfg, progress=False).to_json()
+    a.pop("seconds"), b.pop("seconds")
+    assert json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
+
+
+def test_reproduce_smoke():
+    res = ps.reproduce(progress=False)
+    assert len(res.rows) >= 20
+    for r in res.rows:
+        assert r.paper is not None and r.ours is not None and math.isfinite(r.ours), r.item
+        if r.within is False:
+            assert r.note, f"a miss needs its cause: {r.item}"
+    assert {p.name for p in res.plots} == {"pam_fig9", "pam_fig10", "pam_fig12"}
+    assert res.assumptions
+
+
+# ---------------------------------------------------------------------------------------------
+# command line
+
+def _cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "pimforge", *args], capture_output=True,
+                          text=True, cwd=cwd)
+
+
+def test_cli_model_writes_json_markdown_and_png(tmp_path):
+    out = tmp_path / "m"
+    p = _cli("model", "pam", "--preset", "small", "--set", "model=OPT-175B", "--set", "batch=512",
+             "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    data = json.loads((out / "model.json").read_text())
+    assert data["config"]["model"] == "OPT-175B"
+    assert data["data"]["systems"]["AttAcc"]["oom"] is True        # OOM is reported
+    assert "OOM" in (out / "model.md").read_text()
+    assert (out / "pam_systems.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["model", "pam", "--set", "batchh=3"], "unknown field 'batchh'"),
+    (["model", "pam", "--set", "drift=2"], "field 'drift'"),
+    (["model", "pam", "--preset", "nope"], "unknown preset 'nope'"),
+    (["model", "nope"], "unknown system 'nope'"),
+    (["reproduce", "pam", "--seed", "-1"], "--seed"),
+])
+def test_cli_errors_are_one_line(tmp_path, args, needle):
+    p = _cli(*args, "--out", str(tmp_path / "o"))
+    assert p.returncode == 2
+    assert needle in p.stderr and len(p.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()
+
+
+def test_cli_output_path_that_is_a_file(tmp_path):
+    f = tmp_path / "file"
+    f.write_text("x")
+    p = _cli("model", "pam", "--preset", "small", "--out", str(f))
+    assert p.returncode == 2 and "is a file" in p.stderr
+
+
+def test_cli_yaml_config(tmp_path):
+    y = tmp_path / "c.yaml"
+    y.write_text("model: Qwen2.5-32B\nbatch: 16\nsweep: none\nfoo: 1\n")
+    p = _cli("model", "pam", "--config", str(y), "--out", str(tmp_path / "o"))
+    assert p.returncode == 2 and "unknown field 'foo'" in p.stderr
+    y.write_text("model: [\n")
+    p = _cli("model", "pam", "--config", str(y), "--out", str(tmp_path / "o"))
+    assert p.returncode == 2 and "malformed YAML" in p.stderr
