@@ -580,11 +580,13 @@ def run_model(cfg: PamModelConfig, progress: bool = True) -> ModelResult:
         tput = throughput(r) if b else float("nan")
         data["systems"][s] = {"batch": b, "throughput": tput,
                               "step_ms": None if r is None or r["oom"] else 1000 * r["time"],
-                              "fc_ms": None if r is None else 1000 * r["fc"],
-                              "attention_ms": None if r is None else 1000 * r["attention"],
+                              "fc_ms": None if r is None or r["oom"] else 1000 * r["fc"],
+                              "attention_ms": None if r is None or r["oom"]
+                              else 1000 * r["attention"],
                               "oom": bool(r is None or r["oom"])}
-        rows.append([s, b, "OOM" if data["systems"][s]["oom"] else 1000 * r["time"],
-                     1000 * r["fc"] if r else None, 1000 * r["attention"] if r else None,
+        oom = data["systems"][s]["oom"]
+        rows.append([s, b, "OOM" if oom else 1000 * r["time"],
+                     None if oom else 1000 * r["fc"], None if oom else 1000 * r["attention"],
                      tput])
     tables = [Table(f"{cfg.model} on {cfg.dataset}: one decoding step "
                     f"({'batch ' + str(cfg.batch) if cfg.batch else f'largest batch within {cfg.slo_ms:g} ms'})",
