@@ -72,19 +72,20 @@ def add_model_arguments(q) -> None:
     q.add_argument("--describe", action="store_true",
                    help="print the system's fields, their defaults and allowed values, and its "
                         "presets, then exit")
-    q.add_argument("--out", default=None, metavar="DIR",
-                   help="output directory for model.json, model.md and the PNG plots "
-                        "(default build/model/<system>)")
-    q.add_argument("--quiet", action="store_true", help="no progress bar")
+    _output_arguments(q, "model")
 
 
 def add_reproduce_arguments(q) -> None:
     q.add_argument("system", help=_system_help())
     q.add_argument("--seed", type=int, default=0, help="seed of the sampled requests and traces "
                    "(default 0; results are deterministic for a seed)")
+    _output_arguments(q, "reproduce")
+
+
+def _output_arguments(q, stem: str) -> None:
     q.add_argument("--out", default=None, metavar="DIR",
-                   help="output directory for reproduce.json, reproduce.md and the PNG plots "
-                        "(default build/reproduce/<system>)")
+                   help=f"output directory for {stem}.json, {stem}.md and the PNG plots "
+                        f"(default build/{stem}/<system>)")
     q.add_argument("--quiet", action="store_true", help="no progress bar")
 
 

@@ -534,6 +534,12 @@ def _peak_gflops(d_group: int, n: int = 32768, head_dim: int = 128) -> float:
     return jobs * d_group * 4 * head_dim * n / t / 1e9
 
 
+def _range_rows(label: str, paper: tuple, values, source: str, note: str) -> list:
+    """Two rows, the least and the greatest of ``values``, against the paper's range."""
+    return [Row(f"{label} {end}", p, float(f(values)), source=source, note=note)
+            for end, p, f in (("min", paper[0], np.nanmin), ("max", paper[1], np.nanmax))]
+
+
 def reproduce(progress: bool = True, seed: int = 0) -> ModelResult:
     """The paper's headline figures (Figures 10, 12-15, Table 3, §6.4) against the model."""
     t0 = time.monotonic()
@@ -623,18 +629,13 @@ def reproduce(progress: bool = True, seed: int = 0) -> ModelResult:
                 "long context: HILOS(N) reads at N x 3.0 GB/s (+ X-cache) vs CPU attention at "
                 "12 GB/s (assumed, set from this comparison), so the ratio grows ~linearly in N "
                 "where the paper's grows ~1.8x from 4 to 16 devices")
-        rows.append(Row(f"Fig 10: HILOS({N}) / FLEX(DRAM) min", lo, float(np.nanmin(r)),
-                        source="HILOS §6.3", note=note))
-        rows.append(Row(f"Fig 10: HILOS({N}) / FLEX(DRAM) max", hi, float(np.nanmax(r)),
-                        source="HILOS §6.3", note=note))
+        rows += _range_rows(f"Fig 10: HILOS({N}) / FLEX(DRAM)", (lo, hi), r, "HILOS §6.3", note)
     r16 = [sp(k, "FLEX(16 SSDs)") for k in grid]
     note16 = ("both reads end at ~25 GB/s (4 x PCIe 4.0 x4 vs the chassis x16 link); the model "
               "has no PCIe-switch / U.2-adapter overhead (the paper gives none), so the gap "
               "comes only from the weights and write paths")
-    rows.append(Row("Fig 10: FLEX(16 SSDs) / FLEX(SSD) min", 0.64, float(np.nanmin(r16)),
-                    source="HILOS §6.3", note=note16))
-    rows.append(Row("Fig 10: FLEX(16 SSDs) / FLEX(SSD) max", 0.94, float(np.nanmax(r16)),
-                    source="HILOS §6.3", note=note16))
+    rows += _range_rows("Fig 10: FLEX(16 SSDs) / FLEX(SSD)", (0.64, 0.94), r16, "HILOS §6.3",
+                        note16)
     # Figure 15
     ans = [v["ANS"] for v in ab.values()]
     wb = [v["ANS+WB"] / v["ANS"] for v in ab.values()]
@@ -691,10 +692,7 @@ def reproduce(progress: bool = True, seed: int = 0) -> ModelResult:
     note12 = ("HILOS(8) over the better of FLEX(DRAM) / FLEX(SSD), Qwen2.5-32B, Mixtral-8x7B, "
               "GLaM-143B, 8K-128K; GQA models run alpha = 0 (their X-cache is larger than the "
               "KV cache); no GPU-memory limit modeled")
-    rows.append(Row("Fig 12b: GQA/MoE speedup min", 1.16, float(np.nanmin(v12)),
-                    source="HILOS §6.4", note=note12))
-    rows.append(Row("Fig 12b: GQA/MoE speedup max", 3.36, float(np.nanmax(v12)),
-                    source="HILOS §6.4", note=note12))
+    rows += _range_rows("Fig 12b: GQA/MoE speedup", (1.16, 3.36), v12, "HILOS §6.4", note12)
     rows.append(Row("Fig 14: max speedup over output lengths (prefill included)", 6.08,
                     float(np.nanmax(list(f14.values()))), source="HILOS §6.4",
                     note="HILOS(8) / FLEX(SSD), OPT-66B/175B, s = 16K/64K, n = 16..256; "

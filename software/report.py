@@ -54,6 +54,7 @@ class Plot:
     x: list = field(default_factory=list)
     logy: bool = False
     labels: dict = field(default_factory=dict)
+    hlines: list = field(default_factory=list)      # dashed reference lines (y values)
 
 
 @dataclass
@@ -195,6 +196,8 @@ def _png(plot: Plot) -> bytes:
         for name, ys in plot.series.items():
             ys = [np.nan if v is None else v for v in ys]
             ax.plot(plot.x, ys, marker="o", label=name)
+    for y in plot.hlines:
+        ax.axhline(y, color="grey", linestyle="--", linewidth=0.8)
     if plot.logy:
         ax.set_yscale("log")
     ax.set_title(plot.title, fontsize=10)
@@ -210,9 +213,26 @@ def _png(plot: Plot) -> bytes:
     return buf.getvalue()
 
 
+def headline_plot(result: ModelResult) -> Plot | None:
+    """The reproduce rows drawn: ours over the paper's value for every row with a value."""
+    rows = [r for r in result.rows if r.ours is not None and r.paper and r.ours > 0]
+    if not rows:
+        return None
+    return Plot(f"{result.system}_headlines", f"{result.system.upper()}: ours / paper per "
+                "headline result (dashed: the +-20% aim)", "bar", "", "ours / paper",
+                {"ours / paper": [r.ratio for r in rows]},
+                groups=[r.item[:40] for r in rows], logy=True,
+                labels={"ours / paper": [f"{r.ratio:.2f}" for r in rows]},
+                hlines=[1 - FIDELITY, 1.0, 1 + FIDELITY])
+
+
 def write_result(result: ModelResult, out, stem: str) -> list:
-    """Write ``stem.json``, ``stem.md`` and one PNG per plot into ``out``, all or nothing."""
+    """Write ``stem.json``, ``stem.md`` and one PNG per plot into ``out`` (with the reproduce
+    rows, also ``<system>_headlines.png``), all or nothing."""
     from pimforge.generate import write_outputs
+    head = headline_plot(result)
+    if head is not None and all(p.name != head.name for p in result.plots):
+        result.plots.append(head)
     files = {f"{stem}.json": json.dumps(result.to_json(), indent=2, default=_json_default) + "\n",
              f"{stem}.md": result.markdown()}
     for p in result.plots:

@@ -268,13 +268,18 @@ def test_attacc_reports_oom_not_a_crash():
     assert not ps.step("PAM", cfg, 64)["oom"]        # DDR and SSD hold it
 
 
-def test_max_batch_is_the_largest_within_the_slo():
+def test_max_batch_is_the_peak_within_the_slo():
     cfg = ps.PamModelConfig(model="LLaMA3-70B", dataset="WildChat")
     b, r = ps.max_batch("vLLM-offloading", cfg, 0.1)
-    assert b > 0 and r["time"] <= 0.1
+    assert b > 0 and r["time"] <= 0.1 and not r["oom"]
     lengths = ps._lengths(cfg.dataset, cfg.seed)
-    worse = ps.step("vLLM-offloading", cfg, int(b * 1.05) + 2, lengths)
-    assert worse["oom"] or worse["time"] > 0.1 or ps.throughput(worse) <= ps.throughput(r) * 1.01
+    for g in ps.BATCH_GRID:
+        other = ps.step("vLLM-offloading", cfg, g, lengths)
+        if not other["oom"] and other["time"] <= 0.1:
+            assert ps.throughput(other) <= ps.throughput(r) * 1.001, g
+    # a looser SLO never gives less
+    b2, r2 = ps.max_batch("vLLM-offloading", cfg, 0.2)
+    assert ps.throughput(r2) >= ps.throughput(r)
 
 
 def test_pam_beats_its_ablations_when_tiers_spill():
@@ -293,12 +298,24 @@ def test_config_errors_name_the_field():
         ps.PamModelConfig(model="GPT-5")
 
 
-def test_run_model_is_deterministic():
-    cfg = ps.PamModelConfig(**ps.PRESETS["small"])
-    a = ps.run_model(cfg, progress=False).to_json()
-    b = ps.run_model(cfg, progress=False).to_json()
-    a.pop("seconds"), b.pop("seconds")
-    assert json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
+def test_runs_are_deterministic_across_processes(tmp_path):
+    """Two fresh processes (no shared caches) give the same JSON, traces included."""
+    outs = []
+    for k in range(2):
+        out = tmp_path / f"run{k}"
+        p = _cli("model", "pam", "--preset", "offline_llama70b", "--set", "batch=4096",
+                 "--set", "sweep=none", "--quiet", "--out", str(out))
+        assert p.returncode == 0, p.stderr
+        data = json.loads((out / "model.json").read_text())
+        data.pop("seconds")
+        outs.append(data)
+    assert outs[0] == outs[1]
+    assert outs[0]["data"]["systems"]["PAM"]["throughput"] > 0
+    # and another seed draws other requests and traces
+    p = _cli("model", "pam", "--preset", "offline_llama70b", "--set", "batch=4096", "--set",
+             "sweep=none", "--set", "seed=3", "--quiet", "--out", str(tmp_path / "seed3"))
+    other = json.loads((tmp_path / "seed3" / "model.json").read_text())
+    assert other["data"]["systems"]["PAM"] != outs[0]["data"]["systems"]["PAM"]
 
 
 def test_reproduce_smoke():
