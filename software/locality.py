@@ -189,8 +189,12 @@ def _place_prefill(policy, score, shares, n):
 
 def _caps(shares, n):
     """Tokens each tier may hold out of ``n`` (the last tier takes the rounding)."""
-    c = np.rint(np.asarray(shares, float) * n).astype(np.int64)
+    sh = np.asarray(shares, float)
+    c = np.rint(sh * n).astype(np.int64)
+    c[H] = min(c[H], n)
     c[D] = min(c[D], n - c[H])
+    if sh[S] <= 0:                  # no SSD share: DDR (or HBM) takes the rounding
+        c[D if sh[D] > 0 else H] += n - c[H] - c[D]
     c[S] = n - c[H] - c[D]
     return c
 
