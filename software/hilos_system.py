@@ -791,7 +791,8 @@ def assumptions() -> list:
         ("GPU memory", "not a limit (K/V regeneration streamed in chunks)", "simplification"),
     ]
     shared = [a for a in dev.assumptions() if a[0] in (
-        "GPU achievable fraction", "link efficiency", "SmartSSD P2P read", "SmartSSD write")]
+        "GPU achievable fraction", "link efficiency", "SmartSSD P2P read", "SmartSSD write",
+        "SmartSSD FPGA DRAM efficiency")]
     return own + shared + list(wl.assumptions())
 
 
