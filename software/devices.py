@@ -237,8 +237,8 @@ def assumptions() -> list:
         ("PAM bank bandwidth", "32 B (HBM) / 8 B (DDR) per bank per tCCD_L",
          "derived from Table 1 timings; the PIM datapath width per bank is not given"),
         ("PAM SSD count", "8 SSDs x 8 channels x 2 TB",
-         "Table 1 lists 64 channels of 256 GB (16 TB); §7.1 says 8 TB: capacity is not the "
-         "limit in any run"),
+         "Table 1 lists 64 channels of 256 GB (16 TB); §7.1 says 8 TB: no reproduce run "
+         "fills either"),
         ("SmartSSD P2P read", "3.0 GB/s", "HILOS §6.4 says only that it is below 3.0 GB/s"),
         ("SmartSSD write", "2.0 GB/s", "not given"),
         ("SmartSSD FPGA DRAM efficiency", "62% of DDR4-2400's 19.2 GB/s",

@@ -612,8 +612,9 @@ def _assumptions():
               "PAM interleaves tokens over bank groups (§6.1) without a granularity"),
              ("GQA on the PUs", "each query head streams its KV head's tokens",
               "our pam_pu holds one query; PAM does not say how GQA maps"),
-             ("fixed tiling (w/o PAMattention, L-PIM, LS-PIM)", "16-token tiles computed "
-              "whole; scores gathered to HBM and back", "PAM names FlashDecoding's tiling only"),
+             ("without PAMattention (L-PIM, LS-PIM, the ablation)", "scores gathered to HBM "
+              "and back over the tiers' host links; the ablation also computes whole 16-token "
+              "tiles (FlashDecoding's fixed tiling)", "PAM names FlashDecoding's tiling only"),
              ("HBM reserve", "10% for activations", "not given"),
              ("pipeline parallelism", "2 micro-batches keep both stages busy; each re-reads "
               "its stage's weights", "PAM §7.1 uses TP4 x PP2 without a schedule"),
