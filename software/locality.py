@@ -21,8 +21,8 @@ One trace follows one (request, KV head) through ``steps`` decoding steps:
 * **Intra-device mapping** (PAM §6.1): tokens of a tier go to bank groups (PUs) either
   greedily by activation frequency over the last 10 steps (PAM) or by their 16-token page
   index round robin (naive, "w/o KV mapping"); the trace records each PU's activated tokens.
-* **Fixed tiling** ("w/o PAMattention"): the work if whole 16-token tiles must be computed
-  whenever one of their tokens is activated.
+* **Fixed tiling** ("w/o PAMattention"): the work if a tier's tokens, stored 16 to a tile in
+  position order, must be computed a whole tile at a time whenever one of them is activated.
 
 Everything per step is vectorized NumPy over the tokens.
 """
@@ -178,6 +178,22 @@ class Trace:
         return np.where(mean > 0, busiest / np.maximum(mean, 1e-12), 1.0)
 
 
+def _tiled_work(tier: np.ndarray, act: np.ndarray) -> np.ndarray:
+    """Tokens each tier computes under fixed tiling: a tier stores its tokens in position
+    order, 16 to a tile, and computes every tile that holds one of the activated tokens."""
+    work = np.zeros(3, np.int64)
+    for t in (H, D, S):
+        members = np.flatnonzero(tier == t)              # the tier's storage order
+        mine = act[tier[act] == t]
+        if len(mine) == 0:
+            continue
+        tiles = np.unique(np.searchsorted(members, mine) // TILE)
+        last = (len(members) - 1) // TILE                # the last tile may be partial
+        work[t] = len(tiles) * TILE - (TILE * (last + 1) - len(members) if tiles[-1] == last
+                                       else 0)
+    return work
+
+
 def _place_prefill(policy, score, shares, n):
     caps = _caps(shares, n)
     tier = np.full(n, S, np.int8)
@@ -273,11 +289,7 @@ def simulate(n0: int, steps: int, shares, policy: str = "pam", ratios=(1.0, 1.0)
         act = np.argpartition(-s, k_act - 1)[:k_act]
         tiers_act = tier[act]
         out["act"].append(np.bincount(tiers_act, minlength=3))
-        # fixed tiling: whole tiles of each tier that hold an activated token
-        tiles = np.zeros((3, -(-n_max // TILE)), bool)
-        tiles[tiers_act, act // TILE] = True
-        tile_tok = np.bincount(tier[:n], minlength=3)
-        out["tiled"].append(np.minimum(tiles.sum(axis=1) * TILE, tile_tok))
+        out["tiled"].append(_tiled_work(tier[:n], act))
         act_pu = np.zeros((3, pus))
         np.add.at(act_pu, (tiers_act, greedy_pu[act]), 1)
         naive_load = np.zeros((3, pus))

@@ -163,6 +163,17 @@ def test_algorithm2_is_a_no_op_when_balanced():
     assert np.array_equal(tier, before)
 
 
+def test_fixed_tiling_work_by_hand():
+    # tokens 0-19 in HBM, 20-39 in DDR; a tier stores its tokens 16 to a tile in order
+    tier = np.array([0] * 20 + [1] * 20, np.int8)
+    # token 0 -> HBM tile 0 (16 tokens); token 25 -> DDR rank 5 -> DDR tile 0 (16 tokens)
+    assert loc._tiled_work(tier, np.array([0, 25])).tolist() == [16, 16, 0]
+    # token 19 -> HBM rank 19 -> the last, partial tile (ranks 16-19: 4 tokens)
+    assert loc._tiled_work(tier, np.array([19])).tolist() == [4, 0, 0]
+    # two activated tokens in one tile cost one tile
+    assert loc._tiled_work(tier, np.array([1, 2, 38])).tolist() == [16, 4, 0]
+
+
 @pytest.mark.parametrize("policy", loc.POLICIES)
 def test_trace_invariants(policy):
     shares = (0.2, 0.3, 0.5)
