@@ -139,12 +139,13 @@ class PimTier:
         """Seconds to read ``token_reads`` tokens' K and V (fp16) inside the devices."""
         return token_reads * 4 * head_dim / (self.internal_bw * self.devices)
 
-    def ru_time(self, head_dim: int, merges: float, partials: int) -> float:
+    def ru_time(self, head_dim: int, merges: float, partials: int, final: bool = False) -> float:
         """Seconds for ``merges`` reductions of ``partials`` partials each, spread over the
-        tier's RUs (``pam_ru`` cycle model)."""
+        tier's RUs (``pam_ru`` cycle model; ``final``: the RU also normalizes, PAM Alg. 1
+        line 21)."""
         if merges <= 0:
             return 0.0
-        cyc = cal.ru_merge_cycles(self.ru_width, head_dim, partials)
+        cyc = cal.ru_merge_cycles(self.ru_width, head_dim, partials, final)
         return merges / (self.rus * self.devices) * cyc / (self.clock_mhz * 1e6)
 
 

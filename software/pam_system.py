@@ -268,7 +268,7 @@ def step(system: str, cfg: PamModelConfig, batch: int, lengths=None, variant: st
                 continue
             per_set = 2 * d + (2 * d + 8 if pamattention else 4 * act * frac[t] * tiling[t])
             comm += sets * per_set / (tier.devices * tier.host_bw)
-        final = hw.tiers[0].ru_time(d, sets, int(np.count_nonzero(frac > 0)) or 1) \
+        final = hw.tiers[0].ru_time(d, sets, int(np.count_nonzero(frac > 0)) or 1, final=True) \
             if pamattention else 0.0
         res.update(attention=slowest + comm + final,
                    parts={name: r for name, r in zip(TIERS, tier_res)},

@@ -201,3 +201,30 @@ def test_reproduce_smoke():
         assert math.isfinite(r.ratio), r.item
         assert r.source.startswith("HILOS"), r.item
     assert res.assumptions
+
+
+# --- command line --------------------------------------------------------------------------------
+def _cli(*args):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "pimforge", *args], capture_output=True,
+                          text=True)
+
+
+def test_cli_model_and_reproduce_hilos(tmp_path):
+    import json
+    p = _cli("model", "hilos", "--preset", "small", "--set", "smartssds=4", "--quiet",
+             "--out", str(tmp_path / "m"))
+    assert p.returncode == 0, p.stderr
+    data = json.loads((tmp_path / "m" / "model.json").read_text())
+    assert data["config"]["smartssds"] == 4
+    assert (tmp_path / "m" / "model.md").read_text().startswith("# ")
+    assert any(f.suffix == ".png" for f in (tmp_path / "m").iterdir())
+    p = _cli("reproduce", "hilos", "--quiet", "--out", str(tmp_path / "r"))
+    assert p.returncode == 0, p.stderr
+    rows = json.loads((tmp_path / "r" / "reproduce.json").read_text())["rows"]
+    assert any(r["item"].startswith("Table 3") for r in rows)
+    assert (tmp_path / "r" / "hilos_headlines.png").read_bytes()[:4] == b"\x89PNG"
+    p = _cli("model", "hilos", "--set", "smartssds=99", "--out", str(tmp_path / "x"))
+    assert p.returncode == 2 and "field 'smartssds'" in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1 and not (tmp_path / "x").exists()

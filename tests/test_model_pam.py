@@ -272,6 +272,26 @@ def test_ru_merge_cycles_is_the_ru_cycle_model():
 # ---------------------------------------------------------------------------------------------
 # the system
 
+def test_pamattention_cost_is_the_slowest_tier_plus_the_reduction():
+    """PAM §5: tiers run their local attention in parallel; the step pays the slowest one,
+    the transfers of Q and the partials, and the final inter-device merge in an HBM RU."""
+    cfg = ps.PamModelConfig(model="LLaMA3-70B", dataset="Arxiv_sum")
+    r = ps.step("PAM", cfg, 4096)
+    tiers = [r["parts"][t]["time"] for t in ("hbm", "ddr", "ssd")]
+    assert sum(t > 0 for t in tiers) >= 2                 # several tiers work
+    assert r["attention"] == pytest.approx(max(tiers) + r["comm"] + r["final_reduce"])
+    assert r["final_reduce"] > 0
+    # the final merge is the RU cycle model: sets = 4096 x 64 heads x 80 layers requests of
+    # as many partials as tiers with tokens, over 256 RUs x 40 stacks at 666 MHz, in the
+    # RU's final (normalizing) mode
+    hbm = dv.PAM_TIERS["hbm"]
+    partials = sum(f > 0 for f in r["frac"])
+    want = 4096 * 64 * 80 / (256 * 40) * cal.ru_merge_cycles(16, 128, partials, True) / 666e6
+    assert cal.ru_merge_cycles(16, 128, partials, True) >= cal.ru_merge_cycles(16, 128, partials)
+    assert r["final_reduce"] == pytest.approx(want)
+    assert hbm.rus == 256
+
+
 def test_attacc_reports_oom_not_a_crash():
     cfg = ps.PamModelConfig(model="OPT-175B", dataset="Arxiv_sum")
     r = ps.step("AttAcc", cfg, 64)
