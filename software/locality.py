@@ -216,10 +216,11 @@ def _caps(shares, n):
 
 
 def simulate(n0: int, steps: int, shares, policy: str = "pam", ratios=(1.0, 1.0),
-             params: LocalityParams = LocalityParams(), seed: int = 0, pus: int = 16) -> Trace:
+             params: LocalityParams = LocalityParams(), seed: int = 0, pus: int = 16,
+             lam: float = LAMBDA) -> Trace:
     """Run one trace.  ``shares`` = fractions of the context each tier can hold (HBM, DDR,
     SSD; the batch-level capacity split), ``ratios`` = Algorithm 2's (x, y), ``pus`` = bank
-    groups per tier for the intra-device mapping."""
+    groups per tier for the intra-device mapping, ``lam`` = eq. 7's lambda."""
     if policy not in POLICIES:
         raise ValueError(f"policy {policy!r}; allowed: {', '.join(POLICIES)}")
     rng = np.random.default_rng(seed)
@@ -297,7 +298,7 @@ def simulate(n0: int, steps: int, shares, policy: str = "pam", ratios=(1.0, 1.0)
         out["load"].append(np.stack([act_pu, naive_load], axis=-1))
         hist[j % FREQ_WINDOW] = act_pu
         freq = hist.sum(axis=0)
-        imp[:n] = importance_update(imp[:n], s)
+        imp[:n] = importance_update(imp[:n], s, lam)
         sw = schedule_step(imp[:n], tier[:n], x, y) if policy == "pam" else (0, 0)
         out["mig"].append((2 * sw[0], 2 * sw[1]))
         out["ev"].append(ev)

@@ -145,13 +145,8 @@ def _quantize(shares) -> tuple:
 @lru_cache(maxsize=512)
 def _traces(policy, n0, shares, ratios, keep, drift, lam, seed, n_traces=4, steps=64):
     p = loc.LocalityParams(keep=keep, drift=drift)
-    old = loc.LAMBDA
-    try:
-        loc.LAMBDA = lam
-        return tuple(loc.simulate(n0, steps, shares, policy, ratios=ratios, params=p,
-                                  seed=seed * 1000 + k) for k in range(n_traces))
-    finally:
-        loc.LAMBDA = old
+    return tuple(loc.simulate(n0, steps, shares, policy, ratios=ratios, params=p,
+                              seed=seed * 1000 + k, lam=lam) for k in range(n_traces))
 
 
 def trace_stats(policy: str, context: float, shares, ratios, cfg: PamModelConfig) -> dict:

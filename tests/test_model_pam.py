@@ -217,6 +217,23 @@ def test_capacities_respected_in_traces(monkeypatch):
         assert cnt[0] <= round(0.1 * n) and cnt[1] <= round(0.3 * n) + 1
 
 
+def test_lambda_reaches_the_importance_factor(monkeypatch):
+    """The config's lambda is the one eq. 7 runs with."""
+    seen = []
+    real = loc.importance_update
+
+    def spy(i_prev, score, lam=loc.LAMBDA):
+        seen.append(lam)
+        return real(i_prev, score, lam)
+
+    monkeypatch.setattr(loc, "importance_update", spy)
+    loc.simulate(100, 3, (0.3, 0.3, 0.4), "pam", lam=0.25)
+    assert seen == [0.25] * 3
+    a = loc.simulate(300, 30, (0.2, 0.3, 0.5), "pam", ratios=(50.0, 5.0), lam=0.6, seed=1)
+    b = loc.simulate(300, 30, (0.2, 0.3, 0.5), "pam", ratios=(50.0, 5.0), lam=0.1, seed=1)
+    assert not np.array_equal(a.migrated, b.migrated)
+
+
 def test_pam_keeps_important_tokens_high_and_static_does_not():
     shares = (0.2, 0.3, 0.5)
     pam = loc.simulate(600, 60, shares, "pam", ratios=(100.0, 10.0), seed=1).fractions()
