@@ -21,16 +21,12 @@ __all__ = ["pu_set_cycles", "pu_fill_cycles", "ru_merge_cycles", "hilos_job_cycl
 MARGINAL_JOBS = 4     # jobs behind the first one used for the marginal cost
 
 
-def _pu_cfg(lanes: int, head_dim: int, clock_mhz: float, tile: int):
-    from pimforge.hw.pam.config import PamPuConfig
-    return PamPuConfig(lanes=lanes, head_dim=head_dim, tile_tokens=tile, clock_mhz=clock_mhz,
-                       buffer_bytes=65536)
-
-
 @lru_cache(maxsize=4096)
 def _pu_cycles(lanes, head_dim, tile, n, k):
+    from pimforge.hw.pam.config import PamPuConfig
     from pimforge.hw.pam.units_pu import pu_schedule
-    cfg = _pu_cfg(lanes, head_dim, 666.0, tile)
+    # cycles do not depend on the clock; the buffer size only feeds the manifest
+    cfg = PamPuConfig(lanes=lanes, head_dim=head_dim, tile_tokens=tile, buffer_bytes=65536)
     return pu_schedule(cfg, [n] * k)[-1][1] + 1
 
 

@@ -16,6 +16,7 @@ A PIM tier's attention rate is the least of three limits, in query-head tokens p
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from pimforge.software import calibration as cal
 
@@ -116,13 +117,15 @@ class PimTier:
     def total_capacity(self) -> float:
         return self.devices * self.capacity
 
-    def pu_peak_flops(self, head_dim: int) -> float:
+    @property
+    def pu_peak_flops(self) -> float:
         """FLOP/s of one PU at one beat per cycle: 4 d FLOPs per 2 d / lanes beats."""
         return 2.0 * self.lanes * self.clock_mhz * 1e6
 
-    def active_pus(self, head_dim: int) -> float:
+    @property
+    def active_pus(self) -> float:
         """PUs that may run at once under the power cap (fractional: a duty cycle)."""
-        return min(float(self.pus), self.flops_cap / self.pu_peak_flops(head_dim))
+        return min(float(self.pus), self.flops_cap / self.pu_peak_flops)
 
     def pu_time(self, head_dim: int, sets: float, tokens_per_set: float) -> float:
         """Seconds for ``sets`` token sets of ``tokens_per_set`` tokens each (one query head
@@ -131,9 +134,14 @@ class PimTier:
             return 0.0
         n = max(1, round(tokens_per_set))
         cyc = cal.pu_set_cycles(self.lanes, head_dim, n, self.tile)
-        per_pu = sets / (self.active_pus(head_dim) * self.devices)
+        per_pu = sets / (self.active_pus * self.devices)
         fill = cal.pu_fill_cycles(self.lanes, head_dim, n, self.tile) if per_pu > 0 else 0
         return (per_pu * cyc + fill) / (self.clock_mhz * 1e6)
+
+    def token_rate(self, head_dim: int) -> float:
+        """Query-head tokens per second of the whole tier on long streams: the least of its
+        PUs (16-token sets back to back, cycle model) and its internal bandwidth."""
+        return _token_rate(self, head_dim)
 
     def bw_time(self, head_dim: int, token_reads: float) -> float:
         """Seconds to read ``token_reads`` tokens' K and V (fp16) inside the devices."""
@@ -147,6 +155,12 @@ class PimTier:
             return 0.0
         cyc = cal.ru_merge_cycles(self.ru_width, head_dim, partials, final)
         return merges / (self.rus * self.devices) * cyc / (self.clock_mhz * 1e6)
+
+
+@lru_cache(maxsize=64)
+def _token_rate(tier: PimTier, head_dim: int) -> float:
+    sets = 1e6
+    return sets * 16 / max(tier.pu_time(head_dim, sets, 16), tier.bw_time(head_dim, sets * 16))
 
 
 # PAM Table 1 and §7.1-7.5.  HBM3 5.2 Gbps, 16 GB per stack, 40 stacks (5 per H100), 16

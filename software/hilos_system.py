@@ -40,7 +40,6 @@ __all__ = ["PRESETS", "HilosModelConfig", "run_model", "reproduce", "traffic_rat
            "assumptions", "SYSTEMS"]
 
 GB = dev.GB
-MHZ = 1e6
 
 # --- HILOS testbed (Table 1, §5.3, §6.1) ------------------------------------------------------
 HOST_DRAM = 16 * 32 * GB            # Table 1: 16 x 32 GB DDR4-3200
@@ -382,13 +381,6 @@ def _ratio(a: float, b: float) -> float:
     return a / b
 
 
-def _clean(v):
-    """NaN -> None for JSON."""
-    if isinstance(v, float) and math.isnan(v):
-        return None
-    return v
-
-
 # --- run_model ----------------------------------------------------------------------------------
 CONTEXTS = (8192, 16384, 32768, 65536, 131072)
 ALPHAS = (0.0, 0.125, 0.25, 0.5, 0.75, 1.0)
@@ -427,13 +419,13 @@ def run_model(cfg: HilosModelConfig, progress: bool = True) -> ModelResult:
                             ["resource", "seconds", "kind"],
                             [[k, v, "overlapped"] for k, v in hs.parts.items()]
                             + [[k, v, "serial"] for k, v in hs.serial.items()]))
-        data["point"] = {k: {"batch": v.batch, "throughput": _clean(_tp(v, n, pre)),
-                             "step_s": _clean(v.step), "bound": v.bound,
+        data["point"] = {k: {"batch": v.batch, "throughput": (_tp(v, n, pre)),
+                             "step_s": (v.step), "bound": v.bound,
                              "parts": v.parts, "serial": v.serial} for k, v in point.items()}
         data["alpha_used"] = a_used
         plots.append(Plot("hilos_point", f"{m.name} s={s}: throughput normalized to FLEX(SSD)",
                           "bar", "system", "x FLEX(SSD)",
-                          {"speedup": [_clean(_ratio(_tp(v, n, pre), base))
+                          {"speedup": [(_ratio(_tp(v, n, pre), base))
                                        for v in point.values()]}, groups=list(point)))
         pg.step("point")
         if "context" in want:
@@ -442,7 +434,7 @@ def run_model(cfg: HilosModelConfig, progress: bool = True) -> ModelResult:
                 sysd = _systems(m, gpu, b, ctx, n, cfg, devs)
                 bs = _tp(sysd["FLEX(SSD)"], n, pre)
                 for k in ser:
-                    ser[k].append(_clean(_ratio(_tp(sysd[k], n, pre), bs)))
+                    ser[k].append((_ratio(_tp(sysd[k], n, pre), bs)))
                 pg.step(f"context {ctx}")
             tables.append(Table("Context sweep: throughput / FLEX(SSD)", ["context"] + list(ser),
                                 [[c] + [math.nan if ser[k][i] is None else ser[k][i]
@@ -463,10 +455,10 @@ def run_model(cfg: HilosModelConfig, progress: bool = True) -> ModelResult:
                                   _ratio(t, base)] for k, t in zip(DEVICE_COUNTS, tps)]))
             plots.append(Plot("hilos_devices", f"{m.name} s={s}: HILOS(N) over FLEX(SSD)", "line",
                               "SmartSSDs", "x FLEX(SSD)",
-                              {"HILOS": [_clean(_ratio(t, base)) for t in tps]},
+                              {"HILOS": [(_ratio(t, base)) for t in tps]},
                               x=list(DEVICE_COUNTS)))
             data["device_sweep"] = {"devices": list(DEVICE_COUNTS),
-                                    "throughput": [_clean(t) for t in tps]}
+                                    "throughput": [(t) for t in tps]}
         if "alpha" in want:
             tps = []
             for a in ALPHAS:
@@ -481,9 +473,9 @@ def run_model(cfg: HilosModelConfig, progress: bool = True) -> ModelResult:
                                 note=f"formula alpha = {hilos_alpha(m, N):g}; sweep best = "
                                 f"{best}"))
             plots.append(Plot("hilos_alpha", f"{m.name} s={s}: throughput vs alpha", "line",
-                              "alpha", "tokens/s", {"HILOS": [_clean(t) for t in tps]},
+                              "alpha", "tokens/s", {"HILOS": [(t) for t in tps]},
                               x=list(ALPHAS)))
-            data["alpha_sweep"] = {"alpha": list(ALPHAS), "throughput": [_clean(t) for t in tps],
+            data["alpha_sweep"] = {"alpha": list(ALPHAS), "throughput": [(t) for t in tps],
                                    "best": best, "formula": hilos_alpha(m, N)}
         if "spill" in want:
             tps = []
@@ -497,28 +489,15 @@ def run_model(cfg: HilosModelConfig, progress: bool = True) -> ModelResult:
                                 [[c, t, _ratio(t, np.nanmax(tps_c))]
                                  for c, t in zip(SPILLS, tps)], note=f"best c = {best}"))
             plots.append(Plot("hilos_spill", f"{m.name} s={s}: throughput vs spill interval c",
-                              "line", "c", "tokens/s", {"HILOS": [_clean(t) for t in tps]},
+                              "line", "c", "tokens/s", {"HILOS": [(t) for t in tps]},
                               x=list(SPILLS)))
-            data["spill_sweep"] = {"c": list(SPILLS), "throughput": [_clean(t) for t in tps],
+            data["spill_sweep"] = {"c": list(SPILLS), "throughput": [(t) for t in tps],
                                    "best": best}
     res = ModelResult("hilos", f"HILOS system model: {m.name}, s={s:,}, N={N}",
-                      config_to_dict(cfg), tables, plots, _jsonable(data),
+                      config_to_dict(cfg), tables, plots, data,
                       assumptions=assumptions())
     res.seconds = time.monotonic() - t0
     return res
-
-
-def _jsonable(o):
-    if isinstance(o, dict):
-        return {str(k): _jsonable(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)):
-        return [_jsonable(v) for v in o]
-    if isinstance(o, (np.floating, float)):
-        f = float(o)
-        return None if math.isnan(f) else f
-    if isinstance(o, np.integer):
-        return int(o)
-    return o
 
 
 # --- reproduce ----------------------------------------------------------------------------------
@@ -708,7 +687,7 @@ def reproduce(progress: bool = True, seed: int = 0) -> ModelResult:
                         note="OOM = FLEX(DRAM) cannot fit one sequence's KV cache in DRAM."))
     plots.append(Plot("hilos_fig10", "Figure 10: throughput / FLEX(SSD)", "bar",
                       "model, context", "x FLEX(SSD)",
-                      {k: [_clean(sp(key, k)) for key in grid] for k in cols},
+                      {k: [(sp(key, k)) for key in grid] for k in cols},
                       groups=[f"{mn.split('-')[1]} {s // 1024}K" for mn, s in grid]))
     tables.append(Table("Figure 15: ablation at N = 8 (throughput / FLEX(SSD))",
                         ["model", "context", "ANS", "ANS+WB", "ANS+X", "HILOS"],
@@ -742,7 +721,7 @@ def reproduce(progress: bool = True, seed: int = 0) -> ModelResult:
             "fig14": {f"{mn}|{s}|{o}": v for (mn, s, o), v in f14.items()},
             "table3_gflops": {g: _peak_gflops(g) for g in (1, 4, 5)}}
     res = ModelResult("hilos", "HILOS (ASPLOS'26) reproduction: system model", {},
-                      tables, plots, _jsonable(data), rows=rows, assumptions=assumptions())
+                      tables, plots, data, rows=rows, assumptions=assumptions())
     res.seconds = time.monotonic() - t0
     return res
 
@@ -794,14 +773,3 @@ def assumptions() -> list:
         "GPU achievable fraction", "link efficiency", "SmartSSD P2P read", "SmartSSD write",
         "SmartSSD FPGA DRAM efficiency")]
     return own + shared + list(wl.assumptions())
-
-
-def _main():  # pragma: no cover - manual check
-    r = reproduce(progress=False)
-    for row in r.rows:
-        print(row.item, row.paper, row.ours)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    _main()
-

@@ -96,6 +96,7 @@ class Hardware:
     tp: int = 4             # PAM §7.1: 4-way tensor, 2-way pipeline parallelism
 
     @classmethod
+    @lru_cache(maxsize=64)
     def from_config(cls, cfg: PamModelConfig) -> "Hardware":
         t = dv.PAM_TIERS
         return cls(replace(dv.GPUS["H100"], eff_compute=cfg.gpu_eff), cfg.gpus,
@@ -243,7 +244,7 @@ def step(system: str, cfg: PamModelConfig, batch: int, lengths=None, variant: st
             policy = "static"
         ones = np.ones(3)
         if sparse:
-            rates = [_tier_rate(tier, d) for tier in hw.tiers]
+            rates = [tier.token_rate(d) for tier in hw.tiers]
             ratios = loc.balanced_ratios(rates, shares * max(1.0, ctx))
             st = trace_stats(policy, ctx, shares, ratios, cfg)
             frac = st["frac"]
@@ -279,12 +280,6 @@ def step(system: str, cfg: PamModelConfig, batch: int, lengths=None, variant: st
     return res
 
 
-def _tier_rate(tier: dv.PimTier, d: int) -> float:
-    """Query-head tokens per second of a whole tier for long sets (cycle model)."""
-    sets = 1e6
-    return sets * 1024 / max(tier.pu_time(d, sets * 64, 16), tier.bw_time(d, sets * 1024))
-
-
 @lru_cache(maxsize=64)
 def _lengths_cached(dataset: str, seed: int, n: int = 4096) -> tuple:
     inp, out = wl.get_dataset(dataset).sample(n, seed)
@@ -313,14 +308,12 @@ def _curve(system: str, cfg: PamModelConfig, variant: str) -> tuple:
     return tuple(out)
 
 
-def max_batch(system: str, cfg: PamModelConfig, slo_s: float, hw=None, variant="PAM") -> tuple:
+def max_batch(system: str, cfg: PamModelConfig, slo_s: float, variant="PAM") -> tuple:
     """Peak throughput within the SLO and the memory (PAM §7.1's online metric): every batch of
     :data:`BATCH_GRID` whose step fits the SLO is a candidate, and the one with the highest
     throughput wins (the larger batch on a tie within 0.1%).  Spilling the KV cache to a slower
     tier can make a larger batch slower, so this is not simply the largest feasible batch.
     Returns (batch, step result) or (0, result of batch 1)."""
-    if hw is not None:
-        raise ValueError("max_batch runs on the config's hardware")
     key = replace(cfg, slo_ms=1.0, batch=0, sweep="none")
     curve = _curve(system, key, variant)
     best = (0, curve[0])
@@ -415,13 +408,13 @@ def _headlines(f9, f10, f12) -> tuple:
     computes them."""
     def gain(r):
         return r["PAM"]["throughput"] / r["vLLM-offloading"]["throughput"]
-    conv = _gmean([_gmean([gain(r) for (m, _, _), r in f9.items() if m == mm])
+    conv = _mean([_mean([gain(r) for (m, _, _), r in f9.items() if m == mm])
                    for mm in PAM_MODELS])
     off = {}
     for (m, d, _), r in f10.items():
         off.setdefault((m, d), []).append(r["PAM"] / r["vLLM-offloading"])
-    long_ctx = _gmean([_gmean(v) for v in off.values()])
-    abl = _gmean([r["PAM"] for (_, i), r in f12.items() if i == 0]) if f12 else float("nan")
+    long_ctx = _mean([_mean(v) for v in off.values()])
+    abl = _mean([r["PAM"] for (_, i), r in f12.items() if i == 0]) if f12 else float("nan")
     return conv, long_ctx, abl
 
 
@@ -442,7 +435,8 @@ def sensitivity(progress: bool = True, seed: int = 0) -> Table:
                   "ablation small batch PAM / LS-PIM"], rows)
 
 
-def _gmean(v):
+def _mean(v):
+    """Arithmetic mean of the finite values (the papers' "average" gains)."""
     v = [x for x in v if x and math.isfinite(x)]
     return float(np.mean(v)) if v else float("nan")
 
@@ -459,29 +453,29 @@ def reproduce(progress: bool = True, seed: int = 0, with_sensitivity: bool = Tru
     def gain(row, a="PAM", b="vLLM-offloading"):
         return row[a]["throughput"] / row[b]["throughput"]
 
-    per_model = {m: _gmean([gain(r) for (mm, _, _), r in f9.items() if mm == m])
+    per_model = {m: _mean([gain(r) for (mm, _, _), r in f9.items() if mm == m])
                  for m in PAM_MODELS}
     paper9 = {"Qwen2.5-32B": 7.20, "LLaMA3-70B": 6.93, "OPT-175B": 24.53}
     for m in PAM_MODELS:
         # the weight GEMMs alone cap decoding at gpus x peak / (2 x active params) tokens/s
         spec, gpu = wl.get_model(m), dv.GPUS["H100"]
         cap = 8 * gpu.peak_flops / spec.decode_flops()
-        base = _gmean([r["vLLM-offloading"]["throughput"] for (mm, _, _), r in f9.items()
+        base = _mean([r["vLLM-offloading"]["throughput"] for (mm, _, _), r in f9.items()
                        if mm == m])
         note = (f"8 H100 at 100% of peak cap {m} decoding at {cap:,.0f} tokens/s from the weight "
                 f"GEMMs alone, {cap / base:.1f}x our vLLM-offloading's peak ({base:,.0f}); "
                 f"no attention speedup can exceed that" if cap / base < paper9[m] else "")
         rows.append(Row(f"online: PAM / vLLM-offloading, {m} (mean over sets and SLOs)",
                         paper9[m], per_model[m], source="PAM §7.2, Fig. 9", note=note))
-    conv = _gmean(list(per_model.values()))
+    conv = _mean(list(per_model.values()))
     rows.append(Row("conversation: PAM / vLLM-offloading, mean of the three models", 12.88, conv,
                     source="PAM abstract, §7.2"))
     for d, pv in (("WildChat", 13.76), ("ShareGPT", 6.12)):
         rows.append(Row(f"online {d}: PAM / vLLM-offloading", pv,
-                        _gmean([gain(r) for (_, dd, _), r in f9.items() if dd == d]),
+                        _mean([gain(r) for (_, dd, _), r in f9.items() if dd == d]),
                         source="PAM §7.2"))
     rows.append(Row("online: PAM / LS-PIM", 4.54,
-                    _gmean([gain(r, b="LS-PIM") for r in f9.values()]), source="PAM §7.2"))
+                    _mean([gain(r, b="LS-PIM") for r in f9.values()]), source="PAM §7.2"))
     off = {}
     for (m, d, b), r in f10.items():
         off.setdefault((m, d), []).append(r["PAM"] / r["vLLM-offloading"])
@@ -489,18 +483,18 @@ def reproduce(progress: bool = True, seed: int = 0, with_sensitivity: bool = Tru
                ("OPT-175B", "Arxiv_sum"): 33.0, ("OPT-175B", "Write_doc"): 8.26}
     for k, pv in paper10.items():
         rows.append(Row(f"offline {k[0]} {k[1]}: PAM / vLLM-offloading (mean over batches)",
-                        pv, _gmean(off[k]), source="PAM §7.2, Fig. 10"))
+                        pv, _mean(off[k]), source="PAM §7.2, Fig. 10"))
     rows.append(Row("long context: PAM / vLLM-offloading, mean of the four", 26.41,
-                    _gmean([_gmean(v) for v in off.values()]), source="PAM abstract, §7.2"))
+                    _mean([_mean(v) for v in off.values()]), source="PAM abstract, §7.2"))
     for i, (label, pv) in enumerate((("small", (18.7, 1.93, 2.06, 2.74)),
                                      ("large", (48.56, 2.35, 4.15, 4.62)))):
         cases = [r for (m, j), r in f12.items() if j == i]
-        pam = _gmean([c["PAM"] for c in cases])
+        pam = _mean([c["PAM"] for c in cases])
         rows.append(Row(f"ablation {label} batch: PAM / LS-PIM (attention)", pv[0], pam,
                         source="PAM §7.4, Fig. 12"))
         for v, p_v in zip(ABLATIONS[1:], pv[1:]):
             rows.append(Row(f"ablation {label} batch: PAM / {v}", p_v,
-                            _gmean([c["PAM"] / c[v] for c in cases]), source="PAM §7.4, Fig. 12"))
+                            _mean([c["PAM"] / c[v] for c in cases]), source="PAM §7.4, Fig. 12"))
     cfg = PamModelConfig(seed=seed)
     mig = step("PAM", replace(cfg, dataset="Arxiv_sum"), ABLATION_BATCHES[cfg.model][1]).get(
         "migrated_share", float("nan"))

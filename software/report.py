@@ -15,7 +15,7 @@ import time
 from dataclasses import asdict, dataclass, field
 
 __all__ = ["Table", "Plot", "Row", "ModelResult", "Progress", "write_result", "fmt", "rows_table",
-           "FIDELITY"]
+           "plain", "FIDELITY"]
 
 FIDELITY = 0.20     # the issue's aim: every headline within +-20% of the paper
 
@@ -109,13 +109,14 @@ class ModelResult:
     seconds: float = 0.0
 
     def to_json(self) -> dict:
-        return {"system": self.system, "title": self.title, "config": self.config,
-                "seconds": round(self.seconds, 3),
-                "rows": [r.as_dict() for r in self.rows],
-                "tables": [asdict(t) for t in self.tables],
-                "assumptions": [{"parameter": p, "value": v, "why": w}
-                                for p, v, w in self.assumptions],
-                "data": self.data}
+        """Plain JSON: NaN (OOM) and infinities become null, NumPy scalars Python numbers."""
+        return plain({"system": self.system, "title": self.title, "config": self.config,
+                      "seconds": round(self.seconds, 3),
+                      "rows": [r.as_dict() for r in self.rows],
+                      "tables": [asdict(t) for t in self.tables],
+                      "assumptions": [{"parameter": p, "value": v, "why": w}
+                                      for p, v, w in self.assumptions],
+                      "data": self.data})
 
     def markdown(self) -> str:
         out = [f"# {self.title}", ""]
@@ -233,25 +234,28 @@ def write_result(result: ModelResult, out, stem: str) -> list:
     head = headline_plot(result)
     if head is not None and all(p.name != head.name for p in result.plots):
         result.plots.append(head)
-    files = {f"{stem}.json": json.dumps(result.to_json(), indent=2, default=_json_default) + "\n",
+    files = {f"{stem}.json": json.dumps(result.to_json(), indent=2, allow_nan=False) + "\n",
              f"{stem}.md": result.markdown()}
     for p in result.plots:
         files[f"{p.name}.png"] = _png(p)
     return write_outputs(out, files)
 
 
-def _json_default(o):
-    try:
-        import numpy as np
-        if isinstance(o, np.integer):
-            return int(o)
-        if isinstance(o, np.floating):
-            return None if math.isnan(o) else float(o)
-        if isinstance(o, np.ndarray):
-            return o.tolist()
-    except ImportError:
-        pass
-    raise TypeError(f"not JSON serializable: {type(o).__name__}")
+def plain(o):
+    """``o`` as strict JSON data: mapping keys as strings, tuples and arrays as lists, NumPy
+    scalars as Python numbers, NaN and infinities (OOM, no result) as None."""
+    import numpy as np
+    if isinstance(o, dict):
+        return {str(k): plain(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple, np.ndarray)):
+        return [plain(v) for v in o]
+    if isinstance(o, (bool, np.bool_)):
+        return bool(o)
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (float, np.floating)):
+        return float(o) if math.isfinite(o) else None
+    return o
 
 
 class Progress:

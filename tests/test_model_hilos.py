@@ -156,7 +156,8 @@ def test_flex_dram_oom_is_reported_not_raised():
                       progress=False)
     row = [r for r in res.tables[0].rows if r[0] == "FLEX(DRAM)"][0]
     assert row[1] == "OOM" and math.isnan(row[2])
-    assert res.data["point"]["FLEX(DRAM)"]["throughput"] is None
+    assert math.isnan(res.data["point"]["FLEX(DRAM)"]["throughput"])
+    assert res.to_json()["data"]["point"]["FLEX(DRAM)"]["throughput"] is None   # JSON null
 
 
 def test_deterministic():
@@ -222,7 +223,10 @@ def test_cli_model_and_reproduce_hilos(tmp_path):
     assert any(f.suffix == ".png" for f in (tmp_path / "m").iterdir())
     p = _cli("reproduce", "hilos", "--quiet", "--out", str(tmp_path / "r"))
     assert p.returncode == 0, p.stderr
-    rows = json.loads((tmp_path / "r" / "reproduce.json").read_text())["rows"]
+    def bad(token):
+        raise ValueError(f"non-standard JSON constant {token}")
+    rows = json.loads((tmp_path / "r" / "reproduce.json").read_text(),
+                      parse_constant=bad)["rows"]
     assert any(r["item"].startswith("Table 3") for r in rows)
     assert (tmp_path / "r" / "hilos_headlines.png").read_bytes()[:4] == b"\x89PNG"
     p = _cli("model", "hilos", "--set", "smartssds=99", "--out", str(tmp_path / "x"))

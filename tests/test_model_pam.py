@@ -256,11 +256,11 @@ def test_tier_time_is_the_pu_cycle_model():
     marginal = (five - one) / 4
     assert cal.pu_set_cycles(4, 128, 16) == marginal
     sets = 1e6
-    per_pu = sets / (tier.active_pus(128) * tier.devices)
+    per_pu = sets / (tier.active_pus * tier.devices)
     want = (per_pu * marginal + (one - marginal)) / 500e6
     assert tier.pu_time(128, sets, 16) == pytest.approx(want)
     # power cap: 204 GFLOPS over 2 * 4 lanes * 500 MHz = 51 PUs may run
-    assert tier.active_pus(128) == pytest.approx(51.0)
+    assert tier.active_pus == pytest.approx(51.0)
 
 
 def test_smartssd_kernel_time_is_the_hilos_cycle_model():
@@ -385,6 +385,13 @@ def test_reproduce_smoke():
 # ---------------------------------------------------------------------------------------------
 # command line
 
+def _strict_json(path):
+    """JSON as the standard has it: NaN or Infinity in the file is an error."""
+    def bad(token):
+        raise ValueError(f"{path}: non-standard JSON constant {token}")
+    return json.loads(path.read_text(), parse_constant=bad)
+
+
 def _cli(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "pimforge", *args], capture_output=True,
                           text=True, cwd=cwd)
@@ -395,9 +402,10 @@ def test_cli_model_writes_json_markdown_and_png(tmp_path):
     p = _cli("model", "pam", "--preset", "small", "--set", "model=OPT-175B", "--set", "batch=512",
              "--out", str(out))
     assert p.returncode == 0, p.stderr
-    data = json.loads((out / "model.json").read_text())
+    data = _strict_json(out / "model.json")
     assert data["config"]["model"] == "OPT-175B"
     assert data["data"]["systems"]["AttAcc"]["oom"] is True        # OOM is reported
+    assert data["data"]["systems"]["AttAcc"]["throughput"] is None  # as null, not NaN
     assert "OOM" in (out / "model.md").read_text()
     assert (out / "pam_systems.png").read_bytes()[:4] == b"\x89PNG"
 
