@@ -12,15 +12,18 @@
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import numpy as np
 
-from pimforge import generate as _gen
-from pimforge.config import load_yaml, parse_overrides
+from pimforge.base.files import write_outputs
+from pimforge.hw.core.elaborate import elaborate as _elaborate
+from pimforge.sim.harness.runner import run_unit
+from pimforge.base.config import config_to_dict, load_yaml, parse_overrides
 from pimforge.registry import get_unit, units
-from pimforge.software.hilos_attention import HilosAttentionResult, hilos_attention  # HILOS kernel
-from pimforge.software.pam_attention import PamAttentionResult, pam_attention  # PAM Alg. 1 flow
+from pimforge.software.hilos.attention import HilosAttentionResult, hilos_attention  # HILOS kernel
+from pimforge.software.pam.attention import PamAttentionResult, pam_attention  # PAM Alg. 1 flow
 
 __all__ = ["units", "config", "generate", "elaborate", "run_bench", "BenchResult", "pam_attention",
            "PamAttentionResult", "hilos_attention", "HilosAttentionResult"]
@@ -40,14 +43,17 @@ def config(unit: str, preset: str | None = None, config_file=None, overrides=Non
     return u.config(preset, *layers, source=src)
 
 
-def elaborate(unit: str, cfg=None):
+def elaborate(unit: str, cfg=None) -> tuple:
+    """``(verilog_text, manifest_dict, component)`` of a unit's config (default config if none)."""
     u = get_unit(unit)
-    return _gen.elaborate(u, cfg if cfg is not None else u.default_config())
+    return _elaborate(u, cfg if cfg is not None else u.default_config())
 
 
-def generate(unit: str, cfg=None, out="build/generated"):
-    u = get_unit(unit)
-    return _gen.generate(u, cfg if cfg is not None else u.default_config(), out)
+def generate(unit: str, cfg=None, out="build/generated") -> list:
+    """Write ``out/<top>.v`` and ``out/<top>.json`` (the manifest) all-or-nothing."""
+    text, manifest, comp = elaborate(unit, cfg)
+    return write_outputs(out, {f"{comp.top}.v": text,
+                               f"{comp.top}.json": json.dumps(manifest, indent=2) + "\n"})
 
 
 @dataclass
@@ -85,16 +91,14 @@ def run_bench(unit: str, cfg=None, sim: str = "verilator", seed: int = 1, job=No
     ``job`` replaces the unit's own stimulus (see :mod:`pimforge.sim.harness.job`); otherwise the
     unit's bench builds one from ``seed`` and ``bench_kw`` (e.g. ``n_random``).
     """
-    from pimforge.sim.harness import runner
     u = get_unit(unit)
     cfg = cfg if cfg is not None else u.default_config()
-    verilog, manifest, comp = _gen.elaborate(u, cfg)
     if job is None:
         job = u.bench(cfg, np.random.default_rng(seed), seed=seed, **bench_kw)
-    res = runner.run(verilog, comp.top, manifest, job, sim=sim, seed=seed, label=f"{unit} {_short(cfg)}")
-    return BenchResult(unit, cfg, sim, res["passed"], res["phases"], manifest, res["wall_s"], res["log"])
+    res = run_unit(u, cfg, job, sim=sim, seed=seed, label=f"{unit} {_short(cfg)}")
+    return BenchResult(unit, cfg, sim, res["passed"], res["phases"], res["manifest"], res["wall_s"],
+                       res["log"])
 
 
 def _short(cfg) -> str:
-    from pimforge.config import config_to_dict
     return " ".join(f"{k}={v}" for k, v in config_to_dict(cfg).items())

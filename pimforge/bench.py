@@ -16,7 +16,7 @@ TARGET_CYCLES_PER_SECOND = 50_000
 
 
 def _write_json(out: Path, report: dict):
-    from pimforge.generate import write_atomic
+    from pimforge.base.files import write_atomic
     write_atomic({out: json.dumps(report, indent=2) + "\n"},
                  lambda path, err: f"benchmark output '{out}' cannot be written: {err}")
 
@@ -25,10 +25,10 @@ def accuracy_benchmark(out, n_fp32: int = 1_000_000) -> dict:
     """Maximum ULP error of the special-function golden models (bit-exact with the RTL) against
     float64 maths: all 65,536 fp16 inputs, and ``n_fp32`` fp32 inputs from the bench sampler
     (range edges included)."""
-    from pimforge.hw.fp.configs import FpFuncConfig
-    from pimforge.hw.fp.format import FP16, FP32
-    from pimforge.hw.fp.units_func import func_operands
-    from pimforge.sim.golden import fp_func
+    from pimforge.hw.fp.config import FpFuncConfig
+    from pimforge.base.formats import FP16, FP32
+    from pimforge.sim.benches.fp.func_common import func_operands
+    pass  # (unused module import dropped)
     from pimforge.sim.reference.ulp import reference_values, ulp_errors
 
     rows = []
@@ -56,7 +56,7 @@ def harness_benchmark(out, n_ops: int = 200_000, unit: str = "fp_add", preset: s
     from pimforge import api
     from pimforge.sim.harness.job import Job, Phase
     from pimforge.sim.harness.stall import StallPattern
-    from pimforge.sim.golden.fp_add import fp_add
+    from pimforge.sim.golden.fp.add import fp_add
 
     out = Path(out)
     cfg = api.config(unit, preset=preset)
@@ -101,9 +101,9 @@ def pam_benchmark(out, n_tokens: int = 1024, progress=print) -> dict:
     preset and report cycles per token, tokens per second at the preset clock, utilization
     (K/V beats over elapsed cycles), the cycle model's error and simulated cycles per second."""
     from pimforge import api
-    from pimforge.hw.pam.units_pu import pu_cycles
+    from pimforge.hw.pam.pu import pu_cycles
     from pimforge.registry import get_unit
-    from pimforge.sim.benches.pam_pu import pu_job
+    from pimforge.sim.benches.pam.pu import pu_job
 
     unit = get_unit("pam_pu")
     tiers = {}
@@ -150,9 +150,9 @@ def hilos_benchmark(out, n_tokens: int = 4096, jobs: int = 16, progress=print) -
     kernel cycles against the bound, MAC utilization, tokens per second and GFLOPS at the
     preset clock (296 MHz), beside the paper's GFLOPS (HILOS Table 3)."""
     from pimforge import api
-    from pimforge.hw.hilos.units_attention import attention_cycles, bound_parts, kernel_bound
+    from pimforge.hw.hilos.attention import attention_cycles, bound_parts, kernel_bound
     from pimforge.registry import get_unit
-    from pimforge.sim.benches.hilos_attention import attention_phase, random_job
+    from pimforge.sim.benches.hilos.attention import attention_phase, random_job
     from pimforge.sim.harness.job import Job
 
     unit = get_unit("hilos_attention")

@@ -25,7 +25,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pimforge.errors import ToolError, UserError
+from pimforge.base.errors import ToolError, UserError
 
 EXIT_USAGE = 2
 EXIT_FAIL = 1
@@ -169,7 +169,7 @@ def _config_from(args):
 def _cmd_config(args):
     import yaml
 
-    from pimforge.config import config_to_dict
+    from pimforge.base.config import config_to_dict
     cfg = _config_from(args)
     print(f"# {args.unit} config; use with: pimforge generate {args.unit} --config FILE.yaml --out DIR")
     print(yaml.safe_dump(config_to_dict(cfg), sort_keys=False).rstrip())
@@ -282,7 +282,8 @@ def _cmd_demo(args):
 
 
 def _cmd_run(args):
-    from pimforge.software import hilos_attention, pam_attention
+    from pimforge.software.hilos import attention as hilos_attention
+    from pimforge.software.pam import attention as pam_attention
     flows = {"pam-attention": pam_attention.run_cli, "hilos-attention": hilos_attention.run_cli}
     return flows[args.flow](args)
 

@@ -1,81 +1,46 @@
-"""The table of units: name -> config class, generator, presets, bench and cycle model.
-
-Units register themselves from their area's ``units.py`` (imported lazily by :func:`units`).
-"""
+"""The table of units: each hardware declaration (:mod:`pimforge.hw.catalog`) with its cocotb
+bench (:mod:`pimforge.sim.benches.catalog`).  Nothing registers itself on import."""
 from __future__ import annotations
 
-import dataclasses
-import importlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, fields
 from typing import Callable
 
-from pimforge.errors import UserError
+from pimforge.base.errors import UserError
+from pimforge.hw.catalog import HW_UNITS
+from pimforge.hw.core.unit import HwUnit
+from pimforge.sim.benches.catalog import BENCHES
 
-__all__ = ["Unit", "register", "units", "get_unit"]
-
-AREAS = ["pimforge.hw.fp.units", "pimforge.hw.pam.units", "pimforge.hw.hilos.units"]
+__all__ = ["Unit", "units", "get_unit"]
 
 
 @dataclass(frozen=True)
-class Unit:
-    """A generator and its family.
+class Unit(HwUnit):
+    """A unit's whole family: its :class:`~pimforge.hw.core.unit.HwUnit` declaration plus
+    ``bench(cfg, rng, seed=1, **kw) -> Job``, the stimulus and golden expectations."""
 
-    Members
-    -------
-    name : unit name (also the Verilog top module).
-    summary : one line for ``pimforge list``.
-    config_cls : the frozen config dataclass.
-    factory : ``factory(cfg) -> PimComponent``.
-    presets : preset name -> field overrides of the default config (``dataclasses.replace``).
-    bench : ``bench(cfg, rng, scale) -> Job`` building stimulus and golden expectations.
-    cycle_model : ``cycle_model(cfg, n_ops) -> cycles`` for a job of ``n_ops`` back-to-back ops.
-    """
-
-    name: str
-    summary: str
-    config_cls: type
-    factory: Callable
-    presets: dict = field(default_factory=dict)
     bench: Callable | None = None
-    cycle_model: Callable | None = None
 
-    def config(self, preset: str | None = None, *layers: dict, source: str = "config"):
-        from pimforge.config import build_config
-        from pimforge.errors import ConfigError
-        base = {}
-        if preset is not None:
-            if preset not in self.presets:
-                raise UserError(f"{self.name}: unknown preset '{preset}'; allowed: "
-                                f"{', '.join(self.presets) or '(none)'}")
-            base = dict(self.presets[preset])
-        try:
-            return build_config(self.config_cls, base, *layers, source=source, unit=self.name)
-        except ConfigError as e:  # configs are shared between units: name the unit asked for
-            raise ConfigError(self.name, e.field, e.value, e.allowed) from None
-
-    def default_config(self):
-        return self.config_cls()
-
-    def preset_config(self, preset: str):
-        return dataclasses.replace(self.config_cls(), **self.presets[preset])
+    @classmethod
+    def of(cls, hw: HwUnit, bench) -> "Unit":
+        return cls(**{f.name: getattr(hw, f.name) for f in fields(HwUnit)}, bench=bench)
 
 
-_UNITS: dict = {}
+def _table() -> dict:
+    missing = sorted(set(HW_UNITS) ^ set(BENCHES))
+    if missing:  # a unit without a bench, or a bench without a unit: a packaging mistake
+        raise RuntimeError(f"units and benches do not pair up: {', '.join(missing)}")
+    return {name: Unit.of(hw, BENCHES[name]) for name, hw in sorted(HW_UNITS.items())}
 
 
-def register(unit: Unit) -> Unit:
-    _UNITS[unit.name] = unit
-    return unit
+_UNITS = _table()
 
 
 def units() -> dict:
-    for area in AREAS:
-        importlib.import_module(area)
+    """name -> :class:`Unit`, every unit pimforge generates."""
     return dict(_UNITS)
 
 
 def get_unit(name: str) -> Unit:
-    table = units()
-    if name not in table:
-        raise UserError(f"unknown unit '{name}'; allowed: {', '.join(sorted(table))}")
-    return table[name]
+    if name not in _UNITS:
+        raise UserError(f"unknown unit '{name}'; allowed: {', '.join(sorted(_UNITS))}")
+    return _UNITS[name]

@@ -1,10 +1,10 @@
 """PIM compute rates from the RTL cycle models.
 
 The system model never takes a unit's speed as a free constant.  A PAM tier's PU time comes from
-:func:`pimforge.hw.pam.units_pu.pu_schedule` (the cycle model the ``pam_pu`` bench checks
+:func:`pimforge.hw.pam.pu.pu_schedule` (the cycle model the ``pam_pu`` bench checks
 against the Verilog, cycle for cycle), its reductions from
 :func:`pimforge.hw.pam.ru.ru_cycles` (checked against ``pam_ru``), and a SmartSSD's attention
-kernel from :func:`pimforge.hw.hilos.timing.kernel_schedule` (checked against
+kernel from :func:`pimforge.hw.hilos.attention.kernel_schedule` (checked against
 ``hilos_attention``).  The models are called with the job shapes the system produces and
 divided by the unit's clock.
 
@@ -24,7 +24,7 @@ MARGINAL_JOBS = 4     # jobs behind the first one used for the marginal cost
 @lru_cache(maxsize=4096)
 def _pu_cycles(lanes, head_dim, tile, n, k):
     from pimforge.hw.pam.config import PamPuConfig
-    from pimforge.hw.pam.units_pu import pu_schedule
+    from pimforge.hw.pam.pu import pu_schedule
     # cycles do not depend on the clock; the buffer size only feeds the manifest
     cfg = PamPuConfig(lanes=lanes, head_dim=head_dim, tile_tokens=tile, buffer_bytes=65536)
     return pu_schedule(cfg, [n] * k)[-1][1] + 1
@@ -65,7 +65,7 @@ def ru_merge_cycles(vector_width: int, head_dim: int, partials: int, final: bool
 @lru_cache(maxsize=1024)
 def _hilos_cycles(d_group, head_dim, n_k, n, k):
     from pimforge.hw.hilos.config import HilosAttentionConfig
-    from pimforge.hw.hilos.timing import kernel_schedule
+    from pimforge.hw.hilos.attention import kernel_schedule
     cfg = HilosAttentionConfig(d_group=d_group, head_dim=head_dim)
     return kernel_schedule(cfg, [(n_k, n)] * k)["cycles"]
 

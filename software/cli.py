@@ -13,7 +13,7 @@ import os
 import sys
 from pathlib import Path
 
-from pimforge.errors import UserError
+from pimforge.base.errors import UserError
 
 __all__ = ["SYSTEMS", "add_model_arguments", "add_reproduce_arguments", "run_model_cli",
            "run_reproduce_cli", "system_module", "model_config"]
@@ -31,7 +31,7 @@ def system_module(name: str):
 
 def model_config(name: str, preset: str | None = None, config: str | None = None, sets=()):
     """The system's config from its defaults, a preset, a YAML file and ``--set`` overrides."""
-    from pimforge.config import build_config, load_yaml, parse_overrides
+    from pimforge.base.config import build_config, load_yaml, parse_overrides
     mod = system_module(name)
     cls = getattr(mod, SYSTEMS[name][1])
     base = {}
@@ -110,7 +110,7 @@ def precheck_out(out) -> Path:
 
 def _describe(name: str) -> int:
     from dataclasses import fields
-    from pimforge.config import config_to_dict
+    from pimforge.base.config import config_to_dict
     mod = system_module(name)
     cls = getattr(mod, SYSTEMS[name][1])
     defaults = config_to_dict(cls())

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pimforge.config import UnitConfig, config_to_dict, param
+from pimforge.base.config import UnitConfig, config_to_dict, param
 from pimforge.software import devices as dev
 from pimforge.software import workloads as wl
 from pimforge.software.report import ModelResult, Plot, Progress, Row, Table

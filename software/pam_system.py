@@ -26,7 +26,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from pimforge.config import UnitConfig, config_to_dict, param
+from pimforge.base.config import UnitConfig, config_to_dict, param
 from pimforge.software import devices as dv
 from pimforge.software import locality as loc
 from pimforge.software import workloads as wl

@@ -230,7 +230,7 @@ def headline_plot(result: ModelResult) -> Plot | None:
 def write_result(result: ModelResult, out, stem: str) -> list:
     """Write ``stem.json``, ``stem.md`` and one PNG per plot into ``out`` (with the reproduce
     rows, also ``<system>_headlines.png``), all or nothing."""
-    from pimforge.generate import write_outputs
+    from pimforge.base.files import write_outputs
     head = headline_plot(result)
     if head is not None and all(p.name != head.name for p in result.plots):
         result.plots.append(head)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pimforge.errors import UserError
+from pimforge.base.errors import UserError
 
 __all__ = ["ModelSpec", "MODELS", "Dataset", "DATASETS", "get_model", "get_dataset", "assumptions",
            "BYTES_FP16"]

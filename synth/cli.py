@@ -6,9 +6,14 @@ import os
 import time
 from pathlib import Path
 
-from pimforge.errors import UserError
+from pimforge.base.errors import UserError
 from pimforge.synth import flows, report
 from pimforge.synth.run import SynthJob, synthesize_many
+from pimforge import api
+from pimforge.registry import get_unit, units
+from pimforge.base.files import check_out_dir, write_outputs
+from pimforge.synth.compare import run_compare
+from pimforge.base.errors import ToolError
 
 __all__ = ["add_arguments", "run_cli", "parse_targets"]
 
@@ -54,8 +59,6 @@ def parse_targets(text: str, device: str | None) -> tuple:
 
 
 def _jobs_for(args) -> list:
-    from pimforge import api
-    from pimforge.registry import get_unit, units
     if args.unit == "all":
         if args.preset or args.config or args.set:
             raise UserError("synth all takes no --preset, --config or --set (it runs every preset)")
@@ -88,15 +91,13 @@ def _progress(msg: str) -> None:
 
 
 def run_cli(args) -> int:
-    from pimforge.generate import _check_out_dir, write_outputs
     if args.jobs < 1:
         raise UserError(f"--jobs must be a positive integer, not {args.jobs}")
     targets, devices = parse_targets(args.target, args.device)
     if args.unit == "compare":
-        from pimforge.synth.compare import run_compare
         return run_compare(Path(args.out), args.jobs, not args.no_cache, _progress)
     jobs = _jobs_for(args)
-    out = _check_out_dir(Path(args.out))  # fail before hours of synthesis, not after
+    out = check_out_dir(Path(args.out))  # fail before hours of synthesis, not after
     print(f"synthesizing {len(jobs)} config(s) for {', '.join(targets)} on {args.jobs} "
           f"worker(s); cache {'off' if args.no_cache else 'on'}", flush=True)
     t0 = time.perf_counter()
@@ -106,7 +107,6 @@ def run_cli(args) -> int:
     if args.unit != "all":
         rep = reports[0]
         if rep.get("error"):
-            from pimforge.errors import ToolError
             raise ToolError(rep["error"])
         files = {"report.json": json.dumps(rep, indent=1), "report.md": report.render(rep)}
         for path in write_outputs(out, files):

@@ -14,6 +14,9 @@ from pathlib import Path
 from typing import Callable
 
 from pimforge.synth import flows
+from pimforge.base.files import check_out_dir, write_outputs
+from pimforge.registry import units
+from pimforge.synth.run import SynthJob, synthesize_many
 
 __all__ = ["PaperRow", "ROWS", "needed_jobs", "build_table", "run_compare", "LOGIC_14NM",
            "DRAM_PENALTY", "HILOS_TABLE3"]
@@ -160,10 +163,7 @@ def build_table(rows, results: dict) -> tuple:
 
 
 def run_compare(out: Path, workers: int, use_cache: bool, progress) -> int:
-    from pimforge.generate import _check_out_dir, write_outputs
-    from pimforge.registry import units
-    from pimforge.synth.run import SynthJob, synthesize_many
-    out = _check_out_dir(out)
+    out = check_out_dir(out)
     table = units()
     need = needed_jobs()
     by_target: dict = {}

@@ -20,7 +20,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from pimforge.errors import ToolError, UserError
+from pimforge.base.errors import ToolError, UserError
+from pimforge.hw.core.ports import top_ports
 from pimforge.synth.tools import run_tool
 
 __all__ = ["TARGETS", "XCUP_DEVICES", "ECP5_DEVICES", "ABC_SCRIPT", "generic", "xcup", "ecp5",
@@ -270,20 +271,6 @@ synth_ecp5 -top pf_fmax_harness -json harness.json -run map_cells:"""
 # ``dc2`` and a plain LUT mapping instead (2.5 min there); the report says which mapper ran.
 ABC9_MAX_VERILOG = 400_000
 LUT_SCRIPT = "strash\ndc2\nif\n"
-_PORT = re.compile(r"^\s*(input|output)\s+(?:\[(\d+):(\d+)\]\s+)?\\?([\w$.]+)\s*;", re.M)
-
-
-def top_ports(verilog: str, top: str) -> list:
-    """``(direction, name, width)`` of the top module's ports, from Amaranth's Verilog."""
-    m = re.search(rf"^module {re.escape(top)}\(.*?^endmodule", verilog, re.M | re.S)
-    if not m:
-        raise ToolError(f"cannot find module {top} in the generated Verilog")
-    ports = []
-    for d, hi, lo, name in _PORT.findall(m.group(0)):
-        ports.append((d, name, int(hi) - int(lo) + 1 if hi else 1))
-    return ports
-
-
 def fmax_harness(verilog: str, top: str) -> str:
     """A wrapper with three pins (clk, sin, sout): a shift register drives every input of
     ``top`` (reset included) and its outputs are registered and XOR-reduced into ``sout``, so

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import yaml
 
-from pimforge.errors import ToolError, UserError
+from pimforge.base.errors import ToolError, UserError
 
 __all__ = ["LintWarning", "Waiver", "lint", "load_waivers", "unwaived", "waiver_for",
            "verilator_bin", "WAIVERS_FILE", "VERILATOR_CODES"]
@@ -110,7 +110,7 @@ def lint(verilog: str, top: str, workdir) -> list:
     """Lint ``verilog`` (top module ``top``) in ``workdir``; return every :class:`LintWarning`.
 
     The tool output goes to ``workdir/lint.log``.  A Verilator error raises
-    :class:`~pimforge.errors.ToolError` naming that log.
+    :class:`~pimforge.base.errors.ToolError` naming that log.
     """
     work = Path(workdir)
     work.mkdir(parents=True, exist_ok=True)
@@ -143,7 +143,7 @@ def _signal(message: str) -> str | None:
 def load_waivers(path=None) -> list:
     """Read the waiver file (default: ``lint_waivers.yaml`` next to this module) as
     :class:`Waiver` entries.  An entry without ``code`` or with an unknown key raises
-    :class:`~pimforge.errors.UserError` (a mistyped ``unit:`` would otherwise widen the waiver
+    :class:`~pimforge.base.errors.UserError` (a mistyped ``unit:`` would otherwise widen the waiver
     to every unit)."""
     path = Path(path or WAIVERS_FILE)
     waivers = []

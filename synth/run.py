@@ -18,11 +18,14 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from pimforge.config import config_to_dict
-from pimforge.errors import ToolError
+from pimforge.base.config import config_to_dict
+from pimforge.base.errors import ToolError
 from pimforge.hw.core.inventory import OpKey, recording
 from pimforge.synth import area, flows
 from pimforge.synth.tools import tool_version
+from pimforge.hw.core.macros import _ports, module_name
+from pimforge.hw.core.macros import module_name, operator_verilog
+from pimforge.hw.core.macros import macro_mode
 
 __all__ = ["SynthJob", "synthesize", "synthesize_many", "cache_root", "operator_result"]
 
@@ -77,7 +80,6 @@ def _cached(parts: dict, compute, use_cache: bool = True):
 
 def _blackboxes(ops) -> str:
     """Verilog declarations of the operator modules a macro-mode design instantiates."""
-    from pimforge.hw.core.macros import _ports, module_name
     out = []
     for op in sorted(ops):
         ports = _ports(op)
@@ -88,7 +90,6 @@ def _blackboxes(ops) -> str:
 
 def operator_result(op: OpKey, target: str, dev, use_cache: bool = True) -> dict:
     """One float operator synthesized on its own for ``target`` (cached)."""
-    from pimforge.hw.core.macros import module_name, operator_verilog
     op = OpKey(op.kind, op.fmt, op.src, op.depth, op.consts)  # inline or not: the same gates
     parts = {"operator": [op.kind, op.fmt, op.src, op.depth, [list(c) for c in op.consts]],
              "target": target, "device": dev[0] if dev else None, "flow": flows.FLOW_VERSION,
@@ -135,7 +136,6 @@ class SynthJob:
         if flat not in self._elab:
             from amaranth.back import verilog
 
-            from pimforge.hw.core.macros import macro_mode
             with recording() as ops:
                 if flat:
                     comp = self.unit.factory(self.cfg)

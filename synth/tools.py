@@ -12,7 +12,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from pimforge.errors import ToolError
+from pimforge.base.errors import ToolError
 
 __all__ = ["tool_cmd", "tool_version", "run_tool"]
 

@@ -5,7 +5,7 @@ import numpy as np
 
 from conftest import assert_matches_reference, require_sim
 from pimforge import api
-from pimforge.sim.benches.fp import corner_tuples, random_operands
+from pimforge.sim.benches.fp.common import corner_tuples, random_operands
 
 N_SOFTFLOAT_RANDOM = 1_000_000
 # RTL random operations per unit and format: 20,000 by default; PIMFORGE_LONG=1 raises it to

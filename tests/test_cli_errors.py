@@ -101,8 +101,10 @@ def test_cli_process_exit_code_and_no_traceback(tmp_path):
 
 def test_write_failure_leaves_no_partial_files(tmp_path, monkeypatch):
     """If the second file cannot be written, the first is not left behind either."""
-    from pimforge import generate as gen
-    from pimforge.errors import UserError
+    from pimforge import api as gen
+    from pimforge.base import files
+    from pimforge.hw.core import elaborate
+    from pimforge.base.errors import UserError
     real_fdopen = os.fdopen
     calls = {"n": 0}
 
@@ -115,14 +117,14 @@ def test_write_failure_leaves_no_partial_files(tmp_path, monkeypatch):
 
     monkeypatch.setattr(gen.os, "fdopen", failing_fdopen)
     with pytest.raises(UserError, match="cannot be written: No space left on device"):
-        gen.write_outputs(tmp_path / "o", {"a.v": "x", "a.json": "y"})
+        files.write_outputs(tmp_path / "o", {"a.v": "x", "a.json": "y"})
     assert list((tmp_path / "o").iterdir()) == []
 
 
 def test_tool_failure_is_one_line_naming_the_log(tmp_path, capsys, monkeypatch):
     """A simulator that fails to build gives one line naming its log, exit 1, no traceback."""
-    from pimforge import generate as gen
-    real = gen.elaborate
+    from pimforge import api as gen
+    real = elaborate.elaborate
 
     def broken(unit, cfg):
         text, manifest, comp = real(unit, cfg)

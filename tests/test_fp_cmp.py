@@ -8,10 +8,10 @@ import pytest
 
 from conftest import assert_matches_reference, is_nan
 from fp_checks import N_SOFTFLOAT_RANDOM, rtl_bench_and_cycles
-from pimforge.hw.fp.configs import FpConfig
-from pimforge.hw.fp.format import FORMATS
-from pimforge.sim.benches.fp import corner_tuples, random_operands
-from pimforge.sim.golden.fp_cmp import fp_cmp
+from pimforge.hw.fp.config import FpConfig
+from pimforge.base.formats import FORMATS
+from pimforge.sim.benches.fp.common import corner_tuples, random_operands
+from pimforge.sim.golden.fp.cmp import fp_cmp
 from pimforge.sim.reference import softfloat as ref
 
 FIELDS = ("less", "equal", "greater", "unordered", "max", "min")

@@ -7,10 +7,10 @@ import pytest
 
 from conftest import assert_matches_reference
 from fp_checks import N_SOFTFLOAT_RANDOM, rtl_bench_and_cycles
-from pimforge.hw.fp.configs import FpConvertConfig
-from pimforge.hw.fp.format import FORMATS, parse_format
-from pimforge.sim.benches.fp import corner_tuples, random_operands
-from pimforge.sim.golden.fp_convert import fp_convert
+from pimforge.hw.fp.config import FpConvertConfig
+from pimforge.base.formats import FORMATS, parse_format
+from pimforge.sim.benches.fp.common import corner_tuples, random_operands
+from pimforge.sim.golden.fp.convert import fp_convert
 from pimforge.sim.reference import softfloat as ref
 
 PAIRS = [("fp16", "bf16"), ("fp16", "fp32"), ("bf16", "fp16"), ("bf16", "fp32"),

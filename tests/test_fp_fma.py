@@ -5,10 +5,10 @@ import pytest
 
 from conftest import assert_matches_reference
 from fp_checks import N_SOFTFLOAT_RANDOM, golden_vs_reference, rtl_bench_and_cycles
-from pimforge.hw.fp.configs import FpConfig
-from pimforge.hw.fp.format import FORMATS
-from pimforge.hw.fp.units_muladd import fma_operands
-from pimforge.sim.golden.fp_fma import fp_fma
+from pimforge.hw.fp.config import FpConfig
+from pimforge.base.formats import FORMATS
+from pimforge.sim.benches.fp.fma import fma_operands
+from pimforge.sim.golden.fp.fma import fp_fma
 from pimforge.sim.reference import softfloat as ref
 
 

@@ -4,15 +4,17 @@ import numpy as np
 import pytest
 
 from fp_checks import rtl_bench_and_cycles
-from pimforge.hw.fp.configs import FpFuncConfig
-from pimforge.hw.fp.format import FORMATS, FP16, FP32
-from pimforge.hw.fp.units_func import edge_values, func_operands
-from pimforge.sim.golden import fp_func
+from pimforge.hw.fp.config import FpFuncConfig
+from pimforge.base.formats import FORMATS, FP16, FP32
+from pimforge.sim.benches.fp.func_common import edge_values, func_operands
+from pimforge.sim.golden.fp import exp as g_exp
+from pimforge.sim.golden.fp import log as g_log
+from pimforge.sim.golden.fp import recip as g_recip
 from pimforge.sim.reference.softfloat import flush_subnormals
 from pimforge.sim.reference.ulp import bits_to_float, is_nan_bits, reference_values, ulp_errors
 
 FUNCS = ["exp", "log", "recip"]
-GOLDEN = {"exp": fp_func.fp_exp, "log": fp_func.fp_log, "recip": fp_func.fp_recip}
+GOLDEN = {"exp": g_exp.fp_exp, "log": g_log.fp_log, "recip": g_recip.fp_recip}
 MAX_ULP = {"fp16": 1.0, "fp32": 4.0}
 N_GOLDEN_FP32 = 1_000_000
 

@@ -2,9 +2,9 @@
 import pytest
 
 from fp_checks import golden_vs_reference, rtl_bench_and_cycles
-from pimforge.hw.fp.configs import FpConfig
-from pimforge.hw.fp.format import FORMATS
-from pimforge.sim.golden.fp_mul import fp_mul
+from pimforge.hw.fp.config import FpConfig
+from pimforge.base.formats import FORMATS
+from pimforge.sim.golden.fp.mul import fp_mul
 from pimforge.sim.reference import softfloat as ref
 
 

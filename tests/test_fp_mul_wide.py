@@ -7,10 +7,11 @@ import pytest
 from amaranth.hdl import Module, Signal
 from amaranth.sim import Simulator
 
-from pimforge.hw.fp.format import FP16, FP32
+from pimforge.base.formats import FP16, FP32
 from pimforge.hw.pam.blocks import comb_op
-from pimforge.sim.benches.fp import corner_tuples, random_operands
-from pimforge.sim.golden import pam as g
+from pimforge.sim.benches.fp.common import corner_tuples, random_operands
+from pimforge.base import numerics as num
+from pimforge.sim.golden.pam import common as g
 
 
 def _operands():
@@ -50,7 +51,7 @@ def test_matches_golden_convert_then_mul(results):
     assert len(bad) == 0, (f"{len(bad)} mismatches; first {a[bad[0]]:#x} * {b[bad[0]]:#x}: "
                            f"{got[bad[0]]:#x} != {want[bad[0]]:#x}")
     # the corners include subnormals, zeros, Inf and NaN: every kind of result appears
-    f = g.bits_float(FP32, got)
+    f = num.bits_float(FP32, got)
     assert np.isnan(f).any() and np.isinf(f).any() and (f == 0).any()
 
 

@@ -5,8 +5,8 @@ import pytest
 
 from conftest import require_sim
 from pimforge import api
-from pimforge.hw.fp.configs import FpConfig
-from pimforge.sim.golden.fp_add import fp_add
+from pimforge.hw.fp.config import FpConfig
+from pimforge.sim.golden.fp.add import fp_add
 from pimforge.sim.harness import runner
 from pimforge.sim.harness.job import Job, Phase, pack_fields, unpack_payloads
 from pimforge.sim.harness.stall import StallPattern

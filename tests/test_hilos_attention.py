@@ -9,7 +9,7 @@ import pytest
 from conftest import require_sim
 from pimforge import api
 from pimforge.cli import main
-from pimforge.sim.benches.pam_inputs import make_inputs
+from pimforge.sim.benches.pam.inputs import make_inputs
 
 TOL = 1e-3   # the issue's bound on ||O - O_ref||_inf / ||O_ref||_inf
 
@@ -190,7 +190,7 @@ def small_run():
 
 
 def test_rtl_matches_golden_with_and_without_stalls(small_run):
-    from pimforge.sim.benches.hilos_attention import DEFAULT_JOBS
+    from pimforge.sim.benches.hilos.attention import DEFAULT_JOBS
     cfg, res = small_run
     assert [p.name for p in res.phases] == ["no stalls", "random stalls p=0.3"]
     per_job = cfg.d_group * cfg.row_beats
@@ -207,8 +207,8 @@ def test_rtl_reads_scores_only_after_writing_them(small_run):
 
 
 def test_cycle_model_within_2_percent_of_default_bench(small_run):
-    from pimforge.hw.hilos.timing import kernel_schedule
-    from pimforge.sim.benches.hilos_attention import DEFAULT_JOBS
+    from pimforge.hw.hilos.attention import kernel_schedule
+    from pimforge.sim.benches.hilos.attention import DEFAULT_JOBS
     cfg, res = small_run
     jobs = [(n_k, n_k + c) for n_k, c, _ in DEFAULT_JOBS]
     model = kernel_schedule(cfg, jobs, latency=20)["cycles"]
@@ -219,7 +219,7 @@ def test_cycle_model_within_2_percent_of_default_bench(small_run):
 @pytest.fixture(scope="module")
 def kernel_run():
     """12 KV heads x 512 tokens back to back, DRAM at one beat per cycle per port."""
-    from pimforge.sim.benches.hilos_attention import attention_phase, random_job
+    from pimforge.sim.benches.hilos.attention import attention_phase, random_job
     from pimforge.sim.harness.job import Job
     cfg = _cfg()
     rng = np.random.default_rng(3)
@@ -230,7 +230,7 @@ def kernel_run():
 def test_kernel_within_1_10_of_the_bound(kernel_run):
     """QK^T of job h+1 overlaps pass 2 and S.V of job h, so the kernel takes about (J + 1) / J
     times max(QK^T beats, S.V beats, softmax pass cycles); J = 12 here."""
-    from pimforge.hw.hilos.units_attention import bound_parts, kernel_bound
+    from pimforge.hw.hilos.attention import bound_parts, kernel_bound
     cfg, res, shape = kernel_run
     ph = res.phases[0]
     bound = kernel_bound(cfg, shape)
@@ -248,14 +248,14 @@ def test_kernel_consumes_k_and_v_at_one_beat_per_cycle(kernel_run):
 
 
 def test_kernel_cycle_model_within_2_percent(kernel_run):
-    from pimforge.hw.hilos.units_attention import attention_cycles
+    from pimforge.hw.hilos.attention import attention_cycles
     cfg, res, _ = kernel_run
     model = attention_cycles(cfg, 512, 12)
     assert abs(model - res.phases[0].cycles) <= 0.02 * res.phases[0].cycles
 
 
 def test_checker_catches_a_one_bit_error():
-    from pimforge.sim.benches.hilos_attention import attention_phase, random_job
+    from pimforge.sim.benches.hilos.attention import attention_phase, random_job
     from pimforge.sim.harness.job import Job
     cfg = _cfg()
     ph = attention_phase(cfg, [random_job(cfg, np.random.default_rng(2), 20)])
@@ -300,7 +300,7 @@ def test_presets_and_manifest():
     ({"block": 32, "beat_elems": 32}, "block"),
 ])
 def test_bad_config_names_the_field(overrides, field):
-    from pimforge.errors import ConfigError
+    from pimforge.base.errors import ConfigError
     with pytest.raises(ConfigError) as e:
         api.config("hilos_attention", overrides=overrides)
     assert e.value.field == field and "hilos_attention" in str(e.value)

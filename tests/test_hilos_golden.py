@@ -2,23 +2,24 @@
 import numpy as np
 import pytest
 
-from pimforge.hw.fp.format import FP16
-from pimforge.sim.benches.pam_inputs import make_inputs
-from pimforge.sim.golden import hilos as h
-from pimforge.sim.golden import pam as g
+from pimforge.base.formats import FP16
+from pimforge.sim.benches.pam.inputs import make_inputs
+from pimforge.sim.golden.hilos import attention as h_att
+from pimforge.base import numerics as num
+from pimforge.sim.golden.pam import system as g_sys
 
 
 def _bits(x):
-    return g.float_bits(FP16, np.asarray(x, dtype=np.float64))
+    return num.float_bits(FP16, np.asarray(x, dtype=np.float64))
 
 
 @pytest.mark.parametrize("kind", ["normal", "heavy", "dominant", "equal"])
 @pytest.mark.parametrize("n", [1, 127, 128, 129, 1024])
 def test_against_float64(kind, n):
     q, k, v = make_inputs(kind, 1, n, 64, np.random.default_rng(n))
-    o = g.bits_float(FP16, h.hilos_attention(_bits(q[0]), _bits(k[0]), _bits(v[0])))
+    o = num.bits_float(FP16, h_att.hilos_attention(_bits(q[0]), _bits(k[0]), _bits(v[0])))
     f = [x[0].astype(np.float64) for x in (q, k, v)]
-    ref = g.attention_f64(*f, 1 / 8)
+    ref = g_sys.attention_f64(*f, 1 / 8)
     assert np.abs(o - ref).max() / np.abs(ref).max() <= 1e-3
 
 
@@ -27,9 +28,9 @@ def test_masked_positions_do_not_matter():
     rng = np.random.default_rng(4)
     q, k, v = make_inputs("normal", 1, 300, 64, rng)
     mask = rng.random(300) < 0.3
-    a = h.hilos_attention(_bits(q[0]), _bits(k[0]), _bits(v[0]), mask=mask)
+    a = h_att.hilos_attention(_bits(q[0]), _bits(k[0]), _bits(v[0]), mask=mask)
     k2, v2 = k[0].astype(np.float64), v[0].astype(np.float64)
     k2[mask] = rng.standard_normal((mask.sum(), 64)) * 100
     v2[mask] = np.inf
-    b = h.hilos_attention(_bits(q[0]), _bits(k2), _bits(v2), mask=mask)
+    b = h_att.hilos_attention(_bits(q[0]), _bits(k2), _bits(v2), mask=mask)
     assert np.array_equal(a, b)

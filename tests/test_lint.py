@@ -19,7 +19,7 @@ from collections import Counter
 import pytest
 
 from pimforge import api
-from pimforge.errors import ToolError
+from pimforge.base.errors import ToolError
 from pimforge.registry import units
 from pimforge.synth.lint import VERILATOR_CODES, lint, load_waivers, unwaived, waiver_for
 

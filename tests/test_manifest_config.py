@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from pimforge import api
-from pimforge.config import config_to_dict
+from pimforge.base.config import config_to_dict
 from pimforge.registry import units
 
 # The compositions take minutes to elaborate at their default size: long sweep only.

@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from pimforge.errors import ConfigError
+from pimforge.base.errors import ConfigError
 from pimforge.hw.hilos.config import HilosAttentionConfig
-from pimforge.hw.hilos.timing import kernel_schedule
+from pimforge.hw.hilos.attention import kernel_schedule
 from pimforge.software import devices as dev
 from pimforge.software import hilos_system as h
 from pimforge.software import workloads as wl

@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 
-from pimforge.config import ConfigError
+from pimforge.base.config import ConfigError
 from pimforge.software import calibration as cal
 from pimforge.software import devices as dv
 from pimforge.software import locality as loc
@@ -247,7 +247,7 @@ def test_pam_keeps_important_tokens_high_and_static_does_not():
 
 def test_tier_time_is_the_pu_cycle_model():
     from pimforge.hw.pam.config import PamPuConfig
-    from pimforge.hw.pam.units_pu import pu_schedule
+    from pimforge.hw.pam.pu import pu_schedule
     tier = dv.PAM_TIERS["ddr"]
     cfg = PamPuConfig(lanes=4, head_dim=128, tile_tokens=16, clock_mhz=500.0,
                       buffer_bytes=65536)
@@ -265,7 +265,7 @@ def test_tier_time_is_the_pu_cycle_model():
 
 def test_smartssd_kernel_time_is_the_hilos_cycle_model():
     from pimforge.hw.hilos.config import HilosAttentionConfig
-    from pimforge.hw.hilos.timing import kernel_schedule
+    from pimforge.hw.hilos.attention import kernel_schedule
     cfg = HilosAttentionConfig(d_group=4, head_dim=128)
     one = kernel_schedule(cfg, [(2048, 2048)])["cycles"]
     five = kernel_schedule(cfg, [(2048, 2048)] * 5)["cycles"]

@@ -8,8 +8,9 @@ import pytest
 
 from conftest import require_sim
 from pimforge.cli import main
-from pimforge.sim.benches.pam_inputs import make_inputs
-from pimforge.sim.golden.pam import attention_f64, spread
+from pimforge.sim.benches.pam.inputs import make_inputs
+from pimforge.base.numerics import spread
+from pimforge.sim.golden.pam.system import attention_f64
 
 
 def _save(tmp_path, q, k, v):

@@ -11,16 +11,20 @@ import pytest
 
 from conftest import require_sim
 from pimforge import api
-from pimforge.errors import ConfigError
-from pimforge.hw.fp.format import FP16, FP32
+from pimforge.base.errors import ConfigError
+from pimforge.base.formats import FP16, FP32
 from pimforge.hw.pam.config import TIERS, PamDeviceConfig, PamSystemConfig
-from pimforge.hw.pam.device import PamDevice, PamSystem
-from pimforge.hw.pam.units_device import (device_cycles, device_schedule, system_cycles,
-                                          system_schedule)
+from pimforge.hw.pam.device import PamDevice
+from pimforge.hw.pam.system import PamSystem
+from pimforge.hw.pam.device import device_cycles, device_schedule
+from pimforge.hw.pam.system import system_cycles, system_schedule
 from pimforge.registry import get_unit
-from pimforge.sim.benches.pam_device import DEVICE_REQUESTS, SYSTEM_REQUESTS, device_job, system_job
-from pimforge.sim.benches.pam_pu import random_set
-from pimforge.sim.golden import pam as g
+from pimforge.sim.benches.pam.device import DEVICE_REQUESTS, device_job
+from pimforge.sim.benches.pam.system import SYSTEM_REQUESTS, system_job
+from pimforge.sim.benches.pam.pu import random_set
+from pimforge.base import numerics as num
+from pimforge.sim.golden.pam import device as g_dev
+from pimforge.sim.golden.pam import system as g_sys
 
 DEVICE = get_unit("pam_device").preset_config("small")   # 2 PUs, d = 64, 4 lanes -> 8
 SYSTEM = get_unit("pam_system").preset_config("small")   # 2 PUs per tier, lanes 8/4/8 -> 8
@@ -37,13 +41,13 @@ def test_golden_compositions_against_float64(acc, tol):
     for n, split in ((3, (1, 1, 1)), (300, (2, 1, 1)), (200, (1, 0, 3))):
         q16, k16, v16 = random_set(cfg, rng, n)
         scale = cfg.pu_config().scale
-        ref = g.attention_f64(*(g.bits_float(FP16, x) for x in (q16, k16, v16)), scale)
-        dev = g.device_attention(acc, scale, q16, k16, v16, 4, 16)
-        o = g.bits_float(acc, dev["O"]) / g.bits_float(acc, [dev["l"]])[0]
+        ref = g_sys.attention_f64(*(num.bits_float(FP16, x) for x in (q16, k16, v16)), scale)
+        dev = g_dev.device_attention(acc, scale, q16, k16, v16, 4, 16)
+        o = num.bits_float(acc, dev["O"]) / num.bits_float(acc, [dev["l"]])[0]
         assert np.abs(o - ref).max() <= tol * np.abs(ref).max()
         assert (0 in dev["pu_counts"]) == (n < 4)
-        sysr = g.system_attention(acc, scale, q16, k16, v16, split, (2, 2, 2), 16)
-        norm = g.bits_float(FP16, sysr["norm"])
+        sysr = g_sys.system_attention(acc, scale, q16, k16, v16, split, (2, 2, 2), 16)
+        norm = num.bits_float(FP16, sysr["norm"])
         # the system's output is fp16 (half an ulp is 4.9e-4 of the value): 2e-3 at least
         assert np.abs(norm - ref).max() <= max(tol, 2e-3) * np.abs(ref).max()
 
@@ -76,7 +80,7 @@ def test_rtl_device_matches_golden_with_and_without_stalls(device_run):
         assert len(ph.in_stamps["i_q"]) == len(DEVICE_SIZES) * DEVICE.head_dim // DEVICE.lanes
     # each PU gets the K/V beats of its own tokens only (PU 1 is idle in the one-token request)
     for k in range(DEVICE.pus):
-        n = sum(g.spread(s, [1, 1])[k] if isinstance(s, int) else s[k] for s in DEVICE_SIZES)
+        n = sum(num.spread(s, [1, 1])[k] if isinstance(s, int) else s[k] for s in DEVICE_SIZES)
         assert len(device_run.phases[0].in_stamps[f"i_kv{k}"]) == 2 * n * 64 // DEVICE.lanes
 
 
@@ -105,7 +109,7 @@ def test_rtl_system_matches_golden_and_cycle_model():
     require_sim("verilator")
     res = api.run_bench("pam_system", SYSTEM, job=system_job(SYSTEM, np.random.default_rng(1)))
     assert res.passed, f"pam_system RTL != golden model:\n{res.summary()}\n{res.log}"
-    reqs = [g.spread(n, split) for n, split in SYSTEM_REQUESTS]
+    reqs = [num.spread(n, split) for n, split in SYSTEM_REQUESTS]
     _check_model(res, system_schedule(SYSTEM, reqs), SYSTEM.head_dim // SYSTEM.ru_vector_width)
     assert len(res.phases[0].in_stamps["i_kv_ddr0"]) < len(res.phases[0].in_stamps["i_kv_hbm0"])
 

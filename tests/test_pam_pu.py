@@ -5,20 +5,22 @@ import pytest
 
 from conftest import require_sim
 from pimforge import api
-from pimforge.errors import ConfigError
-from pimforge.hw.fp.format import FP16, FP32
+from pimforge.base.errors import ConfigError
+from pimforge.base.formats import FP16, FP32
 from pimforge.hw.pam.config import PamPuConfig
-from pimforge.hw.pam.units_pu import pu_cycles, pu_schedule
+from pimforge.hw.pam.pu import pu_cycles, pu_schedule
 from pimforge.registry import get_unit
-from pimforge.sim.benches.pam_pu import DEFAULT_SETS, pu_job, random_set
-from pimforge.sim.golden import pam as g
+from pimforge.sim.benches.pam.pu import DEFAULT_SETS, pu_job, random_set
+from pimforge.base import numerics as num
+from pimforge.sim.golden.pam import pu as g_pu
+from pimforge.sim.golden.pam import system as g_sys
 
 UNIT = get_unit("pam_pu")
 
 
 def _rel_err(acc, r, q16, k16, v16, scale):
-    o = g.bits_float(acc, r["O"]) / g.bits_float(acc, [r["l"]])[0]
-    ref = g.attention_f64(*(g.bits_float(FP16, x) for x in (q16, k16, v16)), scale)
+    o = num.bits_float(acc, r["O"]) / num.bits_float(acc, [r["l"]])[0]
+    ref = g_sys.attention_f64(*(num.bits_float(FP16, x) for x in (q16, k16, v16)), scale)
     return np.abs(o - ref).max() / np.abs(ref).max()
 
 
@@ -28,7 +30,7 @@ def test_golden_partial_against_float64(acc, tol):
     cfg = PamPuConfig(acc=acc)
     rng = np.random.default_rng(3)
     q16, k16, v16 = random_set(cfg, rng, 1000)
-    r = g.pu_local_attention(acc, cfg.scale, q16, k16, v16, cfg.tile_tokens)
+    r = g_pu.pu_local_attention(acc, cfg.scale, q16, k16, v16, cfg.tile_tokens)
     assert _rel_err(acc, r, q16, k16, v16, cfg.scale) <= tol
 
 
@@ -36,8 +38,8 @@ def test_golden_tile_size_does_not_change_the_answer_beyond_rounding():
     cfg = PamPuConfig(acc=FP32)
     rng = np.random.default_rng(4)
     q16, k16, v16 = random_set(cfg, rng, 100)
-    outs = [g.pu_local_attention(FP32, cfg.scale, q16, k16, v16, t) for t in (1, 7, 16, 64)]
-    norm = [g.bits_float(FP32, r["O"]) / g.bits_float(FP32, [r["l"]])[0] for r in outs]
+    outs = [g_pu.pu_local_attention(FP32, cfg.scale, q16, k16, v16, t) for t in (1, 7, 16, 64)]
+    norm = [num.bits_float(FP32, r["O"]) / num.bits_float(FP32, [r["l"]])[0] for r in outs]
     for o in norm[1:]:
         assert np.abs(o - norm[0]).max() <= 1e-5 * np.abs(norm[0]).max()
 
@@ -141,14 +143,14 @@ def test_bad_config_names_the_field(overrides, field):
 def test_rtl_row_max_orders_signed_zeros(hbm_run):
     """Scores -0 then +0 (q = 0, K rows of opposite signs): the Row-wise Max Unit must pick +0,
     as the golden model's order (-0 < +0) says; a comparator that calls them equal would not."""
-    from pimforge.sim.benches.pam_beats import pu_beats
-    from pimforge.sim.benches.pam_pu import pu_expected
+    from pimforge.sim.benches.pam.beats import pu_beats
+    from pimforge.sim.benches.pam.pu import pu_expected
     from pimforge.sim.harness.job import Job, Phase
     cfg, _ = hbm_run
     d = cfg.head_dim
     q16 = np.zeros(d, dtype=np.int64)
-    k16 = g.float_bits(FP16, np.stack([-np.ones(d), np.ones(d), -np.ones(d)]))
-    v16 = g.float_bits(FP16, np.random.default_rng(9).standard_normal((3, d)))
+    k16 = num.float_bits(FP16, np.stack([-np.ones(d), np.ones(d), -np.ones(d)]))
+    v16 = num.float_bits(FP16, np.random.default_rng(9).standard_normal((3, d)))
     exp = pu_expected(cfg, q16, k16, v16)
     assert exp["m"][0] == 0, "golden row max of (-0, +0, -0) is +0"
     qf, kvf = pu_beats(cfg, q16, k16, v16)

@@ -11,15 +11,17 @@ import pytest
 
 from conftest import require_sim
 from pimforge import api
-from pimforge.errors import ConfigError
-from pimforge.hw.fp.format import FP16, FP32
+from pimforge.base.errors import ConfigError
+from pimforge.base.formats import FP16, FP32
 from pimforge.hw.pam.config import OnlineSoftmaxConfig, PamRuConfig
 from pimforge.hw.pam.ru import ru_cycles, ru_latency, ru_schedule
 from pimforge.hw.pam.softmax import merge_interval
-from pimforge.hw.pam.units_ru import softmax_cycles
+from pimforge.hw.pam.softmax import softmax_cycles
 from pimforge.registry import get_unit
-from pimforge.sim.benches.pam_ru import ru_requests, ru_stream
-from pimforge.sim.golden import pam as g
+from pimforge.sim.benches.pam.ru import ru_requests, ru_stream
+from pimforge.base import numerics as num
+from pimforge.sim.golden.pam import ru as g_ru
+from pimforge.sim.golden.pam import softmax as g_sm
 from pimforge.sim.harness.job import Job, Phase
 from pimforge.sim.harness.stall import StallPattern
 
@@ -34,12 +36,12 @@ TOL = {"fp16": {"l": 4e-3, "O": 4e-3, "norm": 5e-3, "lse": 4e-3},
 
 
 def _f(acc, bits):
-    return g.bits_float(acc, np.atleast_1d(bits))
+    return num.bits_float(acc, np.atleast_1d(bits))
 
 
 def _f64_merge(acc, parts):
     """PAM Alg. 1 Reduction in float64 on the partials' values: m, l, O, lse."""
-    m = np.array([_f(g.SCORE, p["m"])[0] for p in parts])
+    m = np.array([_f(num.SCORE, p["m"])[0] for p in parts])
     l = np.array([_f(acc, p["l"])[0] for p in parts])
     o = np.stack([_f(acc, p["O"]) for p in parts])
     top = m.max()
@@ -67,9 +69,9 @@ def test_golden_merge_against_float64(acc):
     cfg = PamRuConfig(acc=acc, head_dim=64, vector_width=16, final=True)
     worst = {k: 0.0 for k in TOL[acc.name]}
     for parts in ru_requests(cfg, np.random.default_rng(5), 150):
-        r = g.ru_reduce(acc, parts, final=True)
-        got = {"m": _f(g.SCORE, r["m"])[0], "l": _f(acc, r["l"])[0], "O": _f(acc, r["O"]),
-               "norm": _f(FP16, r["norm"]), "lse": _f(g.SCORE, r["lse"])[0]}
+        r = g_ru.ru_reduce(acc, parts, final=True)
+        got = {"m": _f(num.SCORE, r["m"])[0], "l": _f(acc, r["l"])[0], "O": _f(acc, r["O"]),
+               "norm": _f(FP16, r["norm"]), "lse": _f(num.SCORE, r["lse"])[0]}
         for k, e in _errors(acc, got, parts).items():
             worst[k] = max(worst[k], e)
     print(f"\n{acc.name} worst relative errors: {worst}")
@@ -83,10 +85,10 @@ def test_golden_streaming_scores_against_float64(acc):
     l = sum exp(s - m) within 2 + 8 ulps per step (the rounding of the fma and the exponential,
     and of the exponent argument |s - m| < 16 to acc)."""
     rng = np.random.default_rng(9)
-    s = g.float_bits(g.SCORE, rng.normal(0, 3, size=200))
-    r = g.merge(acc, s, np.full(200, acc.one), None)
-    sf = _f(g.SCORE, s)
-    assert np.array_equal(_f(g.SCORE, r["m"]), np.maximum.accumulate(sf))
+    s = num.float_bits(num.SCORE, rng.normal(0, 3, size=200))
+    r = g_sm.merge(acc, s, np.full(200, acc.one), None)
+    sf = _f(num.SCORE, s)
+    assert np.array_equal(_f(num.SCORE, r["m"]), np.maximum.accumulate(sf))
     ref = np.array([np.exp(sf[:k + 1] - sf[:k + 1].max()).sum() for k in range(200)])
     err = np.abs(_f(acc, r["l"]) - ref) / ref
     u = 2.0 ** -(acc.frac_bits + 1)
@@ -95,19 +97,19 @@ def test_golden_streaming_scores_against_float64(acc):
 
 def test_golden_merge_special_values():
     """Hand-derived cases of the swap-form merge (fp16 accumulator, fp32 maxima)."""
-    b = lambda x: int(g.float_bits(FP16, [x])[0])  # noqa: E731
-    s = lambda x: int(g.float_bits(g.SCORE, [x])[0])  # noqa: E731
+    b = lambda x: int(num.float_bits(FP16, [x])[0])  # noqa: E731
+    s = lambda x: int(num.float_bits(num.SCORE, [x])[0])  # noqa: E731
     # +0 after -0 is larger (-0 < +0): swap, m' = +0, g = exp(-0 - +0) = 1, l' = 1 + 2
-    r = g.merge(FP16, [s(-0.0), s(0.0)], [b(1.0), b(2.0)], None)
+    r = g_sm.merge(FP16, [s(-0.0), s(0.0)], [b(1.0), b(2.0)], None)
     assert list(r["m"]) == [s(-0.0), s(0.0)] and list(r["swap"]) == [0, 1]
     assert list(r["l"]) == [b(1.0), b(3.0)] and list(r["g"]) == [FP16.one, FP16.one]
     # equal maxima never swap; a -inf (fully masked) first state is scaled by exp(-inf) = 0
-    r = g.merge(FP16, [s(2.0), s(2.0), s(-np.inf)], [b(1.0), b(1.0), b(5.0)], None, [1, 0, 1])
+    r = g_sm.merge(FP16, [s(2.0), s(2.0), s(-np.inf)], [b(1.0), b(1.0), b(5.0)], None, [1, 0, 1])
     assert list(r["swap"]) == [0, 0, 0] and list(r["l"][:2]) == [b(1.0), b(2.0)]
-    r = g.merge(FP16, [s(-np.inf), s(1.0)], [b(5.0), b(3.0)], None)
+    r = g_sm.merge(FP16, [s(-np.inf), s(1.0)], [b(5.0), b(3.0)], None)
     assert list(r["swap"]) == [0, 1] and r["g"][1] == 0 and r["l"][1] == b(3.0)
     # maxima beyond fp16 that differ by 0.5: fp32 keeps the difference, g = exp(-0.5) in fp16
-    r = g.merge(FP16, [s(3e5), s(3e5 + 0.5)], [b(1.0), b(1.0)], None)
+    r = g_sm.merge(FP16, [s(3e5), s(3e5 + 0.5)], [b(1.0), b(1.0)], None)
     assert list(r["m"]) == [s(3e5), s(3e5 + 0.5)] and list(r["swap"]) == [0, 1]
     assert r["g"][1] == b(np.exp(-0.5)) and r["l"][1] == b(1.0 + float(np.float16(np.exp(-0.5))))
 
@@ -124,7 +126,7 @@ def test_rtl_online_softmax(preset):
     # a third phase whose first input lacks the `first` flag: after reset it restarts anyway
     x = {k: np.array(v[100:160]) for k, v in job.phases[0].inputs["i"].items()}
     x["first"][0] = 0
-    r = g.merge(cfg.acc, x["m_in"], x["l_in"], None, x["first"])
+    r = g_sm.merge(cfg.acc, x["m_in"], x["l_in"], None, x["first"])
     job.phases.append(Phase("first implied", {"i": x},
                             {"o": {k: r[k] for k in ("m", "l", "g", "swap")}}))
     res = api.run_bench("online_softmax", cfg, job=job)
@@ -242,9 +244,9 @@ def test_rtl_partial_order():
         o_bits = sum((field(x, "data", w) for x in beats), [])
         n_bits = sum((field(x, "norm", w) for x in beats), [])
         results.append(tuple(o_bits))
-        out = {"m": _f(g.SCORE, field(beats[0], "m")[0])[0],
+        out = {"m": _f(num.SCORE, field(beats[0], "m")[0])[0],
                "l": _f(acc, field(beats[0], "l")[0])[0], "O": _f(acc, o_bits),
-               "norm": _f(FP16, n_bits), "lse": _f(g.SCORE, field(beats[0], "lse")[0])[0]}
+               "norm": _f(FP16, n_bits), "lse": _f(num.SCORE, field(beats[0], "lse")[0])[0]}
         for key, e in _errors(acc, out, parts).items():
             assert e <= TOL[acc.name][key], f"order {orders[k]}: {key} error {e:.3g}"
     assert len(set(results)) > 1, "expected some orders to round differently"

@@ -9,14 +9,14 @@ import pytest
 
 from conftest import require_sim
 from pimforge import api
-from pimforge.errors import ConfigError
-from pimforge.hw.fp.format import FP16, FP32
+from pimforge.base.errors import ConfigError
+from pimforge.base.formats import FP16, FP32
 from pimforge.hw.hilos.config import HILOS_PRESETS
-from pimforge.hw.hilos.units_qk import qk_cycles, qk_schedule
+from pimforge.hw.hilos.qk_gemv import qk_cycles, qk_schedule
 from pimforge.registry import get_unit
-from pimforge.sim.benches.qk_gemv import JobSpec, default_jobs, qk_inputs, qk_job, random_job
-from pimforge.sim.golden import hilos as h
-from pimforge.sim.golden.pam import bits_float
+from pimforge.sim.benches.hilos.qk_gemv import JobSpec, default_jobs, qk_inputs, qk_job, random_job
+from pimforge.sim.golden.hilos import qk_gemv as h_qk
+from pimforge.base.numerics import bits_float
 from pimforge.sim.harness.job import Job, Phase
 
 UNIT = get_unit("qk_gemv")
@@ -69,7 +69,7 @@ def test_golden_scores_against_float64(kind):
     """fp32 scores within the fp32 accumulation bound of float64 q.k x scale (head_dim 128)."""
     cfg = UNIT.config(None, {"d_group": 4})
     q16, k16, _ = random_job(cfg, np.random.default_rng(5), 300, "none", kind)
-    s = bits_float(FP32, h.group_scores(q16, k16, cfg.scale, FP32))
+    s = bits_float(FP32, h_qk.group_scores(q16, k16, cfg.scale, FP32))
     q, k = bits_float(FP16, q16), bits_float(FP16, k16)
     ref = q @ k.T * cfg.scale
     bound = cfg.head_dim * 2.0 ** -23 * (np.abs(q) @ np.abs(k).T) * cfg.scale

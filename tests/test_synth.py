@@ -6,7 +6,7 @@ import pytest
 
 from pimforge import api
 from pimforge.cli import main
-from pimforge.errors import ToolError
+from pimforge.base.errors import ToolError
 from pimforge.registry import get_unit
 from pimforge.synth import area, compare, flows, run
 from pimforge.synth.cli import parse_targets

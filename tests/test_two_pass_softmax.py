@@ -11,15 +11,14 @@ import pytest
 
 from conftest import require_sim
 from pimforge import api
-from pimforge.errors import ConfigError
-from pimforge.hw.fp.format import FP16, FP32
-from pimforge.hw.hilos.units_softmax import (softmax_cycles, softmax_job_beats,
-                                             softmax_schedule)
+from pimforge.base.errors import ConfigError
+from pimforge.base.formats import FP16, FP32
+from pimforge.hw.hilos.two_pass_softmax import softmax_cycles, softmax_job_beats, softmax_schedule
 from pimforge.registry import get_unit
 from pimforge.sim.benches.two_pass_softmax import (SoftmaxJob, default_jobs, random_scores,
                                                    softmax_beats, softmax_job)
-from pimforge.sim.golden import hilos
-from pimforge.sim.golden.pam import bits_float
+from pimforge.sim.golden.hilos import two_pass_softmax as h_sm
+from pimforge.base.numerics import bits_float
 from pimforge.sim.harness.job import Job
 
 UNIT = get_unit("two_pass_softmax")
@@ -37,7 +36,7 @@ def test_bench_expectations_against_float64_softmax(kind):
     s = random_scores(cfg, rng, n, kind)
     mask = rng.random(n) < 0.3
     for row in s:
-        y = bits_float(FP16, hilos.two_pass_softmax(row, cfg.block, mask, FP32, cfg.mask_value,
+        y = bits_float(FP16, h_sm.two_pass_softmax(row, cfg.block, mask, FP32, cfg.mask_value,
                                                     segments)["y"])
         x = bits_float(FP32, row)[~mask]
         ref = np.exp(x - x.max())

@@ -5,7 +5,9 @@ from amaranth.hdl import Cat, Module, Value
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from pimforge.config import UnitConfig, config_to_dict
+from pimforge.base.config import UnitConfig, config_to_dict
+from pimforge.hw.core.payload import payload_layout
+from pimforge.hw.core.pipeline import build_pipeline
 
 __all__ = ["PimComponent", "PipelinedUnit", "MANIFEST_VERSION"]
 
@@ -84,7 +86,6 @@ class PipelinedUnit(PimComponent):
     """
 
     def __init__(self, cfg: UnitConfig, inputs: dict, outputs: dict):
-        from pimforge.hw.core.payload import payload_layout
         self._inputs = dict(inputs)
         self._outputs = dict(outputs)
         super().__init__(cfg, {
@@ -114,7 +115,6 @@ class PipelinedUnit(PimComponent):
         return Cat(*parts)
 
     def elaborate(self, platform):
-        from pimforge.hw.core.pipeline import build_pipeline
         m = Module()
         inputs = {name: self.i.payload[name] for name in self._inputs}
         build_pipeline(m, self.stages(), inputs, self.cfg.pipeline_depth, self.i, self.o,

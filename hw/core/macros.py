@@ -17,6 +17,10 @@ import hashlib
 from contextlib import contextmanager
 
 from pimforge.hw.core.inventory import OpKey, ThreadStack
+from pimforge.base.formats import parse_format
+from pimforge.hw.pam.blocks import OPS, comb_op, float_op
+from pimforge.hw.core import inventory
+from pimforge.hw.core.ports import top_ports
 
 __all__ = ["macro_mode", "active", "module_name", "operator_verilog", "instantiate"]
 
@@ -51,8 +55,6 @@ def _build(op: OpKey):
     (constant operands are built in), outputs ``out_<result>``."""
     from amaranth.hdl import Const, Module, Signal
 
-    from pimforge.hw.fp.format import parse_format
-    from pimforge.hw.pam.blocks import OPS, comb_op, float_op
     fmt = parse_format(op.fmt)
     src = parse_format(op.src) if op.src else None
     width = (src or fmt).width
@@ -76,7 +78,6 @@ def _build(op: OpKey):
 @contextmanager
 def _suspended():
     """Neither macros nor the inventory while an operator module itself is built."""
-    from pimforge.hw.core import inventory
     saved = list(_STACK.items), list(inventory._STACK.items)
     _STACK.items.clear()
     inventory._STACK.items.clear()
@@ -92,7 +93,6 @@ def operator_verilog(op: OpKey) -> tuple:
     including ``clk``/``rst`` when the operator has registers."""
     from amaranth.back import verilog
 
-    from pimforge.synth.flows import top_ports
     m, ins, outs = _build(op)
     name = module_name(op)
     text = verilog.convert(m, name=name, ports=list(ins.values()) + list(outs.values()),

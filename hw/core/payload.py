@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from amaranth.lib import data
 
-from pimforge.hw.fp.format import FloatFormat
+from pimforge.base.formats import FloatFormat
 
 __all__ = ["Field", "fp", "vec", "uint", "sint", "flag", "payload_layout"]
 

@@ -12,7 +12,9 @@ from amaranth.hdl import Mux
 from pimforge.hw.core.component import PipelinedUnit
 from pimforge.hw.core.payload import fp
 from pimforge.hw.fp import core
-from pimforge.hw.fp.configs import FpConfig
+from pimforge.hw.fp.config import FORMAT_PRESETS, FpConfig
+from pimforge.hw.core.pipeline import streaming_cycles
+from pimforge.hw.core.unit import HwUnit
 
 __all__ = ["FpAdd", "add_stages"]
 
@@ -65,3 +67,11 @@ class FpAdd(PipelinedUnit):
 
     def stages(self):
         return add_stages(self.cfg.fmt, self.cfg.ftz, self.subtract)
+
+
+UNITS = (
+    HwUnit("fp_add", "IEEE float adder, RNE, subnormals, pipelined (i: a, b -> o: r = a + b)",
+           FpConfig, FpAdd, FORMAT_PRESETS, streaming_cycles),
+    HwUnit("fp_sub", "IEEE float subtractor, RNE, subnormals, pipelined (i: a, b -> o: r = a - b)",
+           FpConfig, lambda cfg: FpAdd(cfg, subtract=True), FORMAT_PRESETS, streaming_cycles),
+)

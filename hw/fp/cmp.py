@@ -16,7 +16,9 @@ from amaranth.hdl import Cat, Const, Mux
 from pimforge.hw.core.component import PipelinedUnit
 from pimforge.hw.core.payload import flag, fp
 from pimforge.hw.fp import core
-from pimforge.hw.fp.configs import FpConfig
+from pimforge.hw.fp.config import FpConfig
+from pimforge.hw.core.pipeline import streaming_cycles
+from pimforge.hw.core.unit import HwUnit
 
 __all__ = ["FpCmp", "cmp_stages", "OUTPUT_FIELDS"]
 
@@ -81,3 +83,11 @@ class FpCmp(PipelinedUnit):
 
     def stages(self):
         return cmp_stages(self.cfg.fmt, self.cfg.ftz)
+
+
+# A compare is two magnitude comparisons and a select: one register stage is plenty.
+CMP_PRESETS = {name: {"fmt": name, "pipeline_depth": 1} for name in ("fp16", "bf16", "fp32")}
+
+UNITS = (HwUnit("fp_cmp", "IEEE quiet compare with maximum/minimum, pipelined "
+                "(i: a, b -> o: less, equal, greater, unordered, max, min)",
+                FpConfig, FpCmp, CMP_PRESETS, streaming_cycles),)

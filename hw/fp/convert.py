@@ -11,12 +11,16 @@ whole source value reaches round_pack unchanged.
 """
 from __future__ import annotations
 
+import itertools
+
 from amaranth.hdl import Cat, Const
 
 from pimforge.hw.core.component import PipelinedUnit
 from pimforge.hw.core.payload import fp
 from pimforge.hw.fp import core
-from pimforge.hw.fp.configs import FpConvertConfig
+from pimforge.hw.fp.config import FpConvertConfig
+from pimforge.hw.core.pipeline import streaming_cycles
+from pimforge.hw.core.unit import HwUnit
 
 __all__ = ["FpConvert", "convert_stages", "sig_width"]
 
@@ -63,3 +67,11 @@ class FpConvert(PipelinedUnit):
 
     def stages(self):
         return convert_stages(self.cfg.src, self.cfg.dst, self.cfg.ftz)
+
+
+CONVERT_PRESETS = {f"{s}_to_{d}": {"src": s, "dst": d}
+                   for s, d in itertools.permutations(("fp16", "bf16", "fp32"), 2)}
+
+UNITS = (HwUnit("fp_convert", "float-to-float format conversion, RNE, subnormals, pipelined "
+                "(i: a -> o: r = a in dst format)",
+                FpConvertConfig, FpConvert, CONVERT_PRESETS, streaming_cycles),)

@@ -1,6 +1,6 @@
 """Shared float datapath pieces: unpack, leading-zero count, normalize-and-round.
 
-Conventions (mirrored exactly by :mod:`pimforge.sim.golden.fp_core`):
+Conventions (mirrored exactly by :mod:`pimforge.sim.golden.fp.core`):
 
 * ``unpack`` gives ``sig`` (precision bits, hidden bit explicit) and a signed ``exp`` such that a
   finite input equals ``(-1)**sign * sig * 2**(exp - frac_bits)``.  Subnormals get ``exp = emin``
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Mux, Signal, signed, unsigned
 
-from pimforge.hw.fp.format import FloatFormat
+from pimforge.base.formats import FloatFormat
 
 __all__ = ["exp_shape", "unpack", "lzc", "shift_right_sticky", "round_shift", "round_finish",
            "round_pack", "special_result", "aligned_add_stages"]

@@ -15,6 +15,9 @@ from amaranth.hdl import Const, Mux, Signal, signed
 from pimforge.hw.fp import core
 from pimforge.hw.fp.func_common import FpFuncUnit, quad_eval
 from pimforge.hw.fp.func_tables import exp_params
+from pimforge.hw.fp.config import FUNC_PRESETS, FpFuncConfig
+from pimforge.hw.core.pipeline import streaming_cycles
+from pimforge.hw.core.unit import HwUnit
 
 __all__ = ["FpExp", "exp_stages"]
 
@@ -75,3 +78,7 @@ class FpExp(FpFuncUnit):
 
     def stages(self):
         return exp_stages(self.cfg.fmt, self.cfg.ftz)
+
+
+UNITS = (HwUnit("fp_exp", "float exponential exp(a), table + quadratic, <= 1 ulp (i: a -> o: r)",
+                FpFuncConfig, FpExp, FUNC_PRESETS, streaming_cycles),)

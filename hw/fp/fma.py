@@ -17,7 +17,9 @@ from amaranth.hdl import Mux, Signal
 from pimforge.hw.core.component import PipelinedUnit
 from pimforge.hw.core.payload import fp
 from pimforge.hw.fp import core
-from pimforge.hw.fp.configs import FpConfig
+from pimforge.hw.fp.config import FORMAT_PRESETS, FpConfig
+from pimforge.hw.core.pipeline import streaming_cycles
+from pimforge.hw.core.unit import HwUnit
 
 __all__ = ["FpFma", "fma_stages", "fma_exp_extra"]
 
@@ -110,3 +112,7 @@ class FpFma(PipelinedUnit):
 
     def stages(self):
         return fma_stages(self.cfg.fmt, self.cfg.ftz)
+
+
+UNITS = (HwUnit("fp_fma", "IEEE fused multiply-add, single rounding, RNE, subnormals, pipelined "
+                "(i: a, b, c -> o: r = a * b + c)", FpConfig, FpFma, FORMAT_PRESETS, streaming_cycles),)

@@ -1,6 +1,6 @@
 """Amaranth pieces shared by the special-function units: ROM tables, the piecewise-quadratic
 kernel of :class:`~pimforge.hw.fp.func_tables.QuadTable`, subnormal normalization, and the
-component shell.  :mod:`pimforge.sim.golden.fp_func` mirrors them.
+component shell.  :mod:`pimforge.sim.golden.fp.func_common` mirrors them.
 """
 from __future__ import annotations
 

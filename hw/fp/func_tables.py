@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
-from pimforge.hw.fp.format import FloatFormat
+from pimforge.base.formats import FloatFormat
 
 __all__ = ["QuadTable", "build_quad_table", "ExpParams", "LogParams", "RecipParams",
            "exp_params", "log_params", "recip_params"]

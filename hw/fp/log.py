@@ -16,6 +16,9 @@ from amaranth.hdl import Const, Mux, Signal, signed
 from pimforge.hw.fp import core
 from pimforge.hw.fp.func_common import FpFuncUnit, normalize, quad_eval
 from pimforge.hw.fp.func_tables import log_params
+from pimforge.hw.fp.config import FUNC_PRESETS, FpFuncConfig
+from pimforge.hw.core.pipeline import streaming_cycles
+from pimforge.hw.core.unit import HwUnit
 
 __all__ = ["FpLog", "log_stages"]
 
@@ -78,3 +81,7 @@ class FpLog(FpFuncUnit):
 
     def stages(self):
         return log_stages(self.cfg.fmt, self.cfg.ftz)
+
+
+UNITS = (HwUnit("fp_log", "float natural logarithm log(a), table + quadratic, <= 1 ulp (i: a -> o: r)",
+                FpFuncConfig, FpLog, FUNC_PRESETS, streaming_cycles),)

@@ -13,7 +13,9 @@ from amaranth.hdl import Cat, Const
 from pimforge.hw.core.component import PipelinedUnit
 from pimforge.hw.core.payload import fp
 from pimforge.hw.fp import core
-from pimforge.hw.fp.configs import FpConfig
+from pimforge.hw.fp.config import FORMAT_PRESETS, FpConfig
+from pimforge.hw.core.pipeline import streaming_cycles
+from pimforge.hw.core.unit import HwUnit
 
 __all__ = ["FpMul", "mul_stages", "mul_wide_stages"]
 
@@ -76,3 +78,7 @@ class FpMul(PipelinedUnit):
 
     def stages(self):
         return mul_stages(self.cfg.fmt, self.cfg.ftz)
+
+
+UNITS = (HwUnit("fp_mul", "IEEE float multiplier, RNE, subnormals, pipelined (i: a, b -> o: r = a * b)",
+                FpConfig, FpMul, FORMAT_PRESETS, streaming_cycles),)

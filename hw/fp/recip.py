@@ -13,6 +13,9 @@ from amaranth.hdl import Cat, Const, Mux
 from pimforge.hw.fp import core
 from pimforge.hw.fp.func_common import FpFuncUnit, normalize, quad_eval
 from pimforge.hw.fp.func_tables import recip_params
+from pimforge.hw.fp.config import FUNC_PRESETS, FpFuncConfig
+from pimforge.hw.core.pipeline import streaming_cycles
+from pimforge.hw.core.unit import HwUnit
 
 __all__ = ["FpRecip", "recip_stages"]
 
@@ -56,3 +59,7 @@ class FpRecip(FpFuncUnit):
 
     def stages(self):
         return recip_stages(self.cfg.fmt, self.cfg.ftz)
+
+
+UNITS = (HwUnit("fp_recip", "float reciprocal 1/a, table + quadratic, <= 1 ulp (i: a -> o: r)",
+                FpFuncConfig, FpRecip, FUNC_PRESETS, streaming_cycles),)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from amaranth.hdl import Cat, Const, Mux, Signal
 from amaranth.lib.memory import Memory
 
-from pimforge.hw.fp.format import FP32
+from pimforge.base.formats import FP32
 from pimforge.hw.pam.blocks import float_op
 
 __all__ = ["accumulate"]

@@ -1,6 +1,6 @@
 """Configs of the HILOS attention-kernel units (HILOS §4.4, Fig. 7, §5.4).
 
-Numerics shared by every unit (the golden model is :mod:`pimforge.sim.golden.hilos`): Q, K, V,
+Numerics shared by every unit (the golden model is :mod:`pimforge.sim.golden.hilos.common`): Q, K, V,
 the softmax output ``y`` and O are fp16; the GEMV accumulators, the exponentials and the sums are
 fp32; the scores that travel between the units (and through the DRAM model) are in
 ``score_fmt``: fp32 by default, fp16 as in the paper (fp16 resolves a score of 300 to 1/4, and
@@ -20,9 +20,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields
 
-from pimforge.config import UnitConfig, param
-from pimforge.errors import ConfigError
-from pimforge.hw.fp.format import FP32
+from pimforge.base.config import UnitConfig, param
+from pimforge.base.errors import ConfigError
+from pimforge.base.formats import FP32
 
 __all__ = ["QkGemvConfig", "TwoPassSoftmaxConfig", "SvGemvConfig", "HilosAttentionConfig",
            "HILOS_PRESETS", "score_lanes"]

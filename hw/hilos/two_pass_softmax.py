@@ -1,7 +1,7 @@
 """``two_pass_softmax``: the statistics-aggregation and normalization units of HILOS (§4.4,
 Algorithm 1, Fig. 7b and 7c), one job (a query group's row of scores) at a time.
 
-The numerics are :func:`pimforge.sim.golden.hilos.two_pass_softmax` bit for bit; the beat order
+The numerics are :func:`pimforge.sim.golden.hilos.two_pass_softmax.two_pass_softmax` bit for bit; the beat order
 is the row-block order of :mod:`pimforge.hw.hilos.streams` (U = ``lanes`` scores a beat, a row
 block = ``block_beats`` (BB) beats of one query, the G = ``d_group`` queries' row blocks in turn).
 
@@ -41,10 +41,15 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from pimforge.hw.core.component import PimComponent
-from pimforge.hw.fp.format import FP16, FP32
+from pimforge.base.formats import FP16, FP32
 from pimforge.hw.hilos.config import TwoPassSoftmaxConfig
 from pimforge.hw.hilos.streams import score_signature, y_signature
 from pimforge.hw.pam.blocks import beat_tree, delay, delay_valid, float_op, op_latency
+from pimforge.hw.core.unit import HwUnit
+from pimforge.hw.hilos.config import HILOS_PRESETS
+from pimforge.hw.pam.softmax import merge_latency
+from pimforge.hw.pam.softmax import exp_diff, greater, merge_interval, merge_stats
+from pimforge.base.numerics import mask_bits
 
 __all__ = ["TwoPassSoftmax", "softmax_timing"]
 
@@ -68,7 +73,6 @@ def softmax_timing(cfg: TwoPassSoftmaxConfig) -> dict:
     ``out_fifo``: output FIFO entries (one more than the beats in flight at one per cycle).
     ``buffer_blocks``: row blocks in the block buffer (2 for every legal config).
     """
-    from pimforge.hw.pam.softmax import merge_latency
     od, lb = cfg.op_depth, _log2(cfg.block)
     to32 = op_latency("convert", od) if cfg.score_fmt.width != 32 else 0
     exp = op_latency("sub", od) + op_latency("exp", od)
@@ -135,8 +139,6 @@ class TwoPassSoftmax(PimComponent):
 
     # ------------------------------------------------------------------------------------------
     def elaborate(self, platform):
-        from pimforge.hw.pam.softmax import exp_diff, greater, merge_interval, merge_stats
-        from pimforge.sim.golden.hilos import mask_bits
         cfg = self.cfg
         m = Module()
         U, G, BB, od = cfg.lanes, cfg.d_group, cfg.block_beats, cfg.op_depth
@@ -348,3 +350,60 @@ class TwoPassSoftmax(PimComponent):
         sent = self.o.valid & self.o.ready
         m.d.sync += used.eq(used + s_fire - sent)
         return m
+
+
+def _segments(job) -> list:
+    return [int(job)] if isinstance(job, int) else [int(s) for s in job]
+
+
+def softmax_job_beats(cfg: TwoPassSoftmaxConfig, job) -> int:
+    """Score beats of one job (``i`` and ``i_s`` alike, and its ``o`` beats): every row block is
+    ``block / U`` beats per query; ``job`` is a token count or a list of segment lengths."""
+    blocks = sum(-(-s // cfg.block) for s in _segments(job))
+    return blocks * cfg.d_group * cfg.block_beats
+
+
+def softmax_schedule(cfg: TwoPassSoftmaxConfig, jobs) -> list:
+    """Cycle model of the unit with no stalls: ``i`` and ``i_s`` offer every job's beats back to
+    back from cycle 0 (``i_s`` is taken as soon as the unit is ready for it) and ``o`` is always
+    ready.  Returns, per job, a dict of the (first, last) cycles of its ``i``, ``i_s`` and ``o``
+    transfers.
+
+    With ``nb`` beats a job and the latencies of :func:`~pimforge.hw.hilos.two_pass_softmax.
+    softmax_timing`:
+
+    * pass 1 takes one beat per cycle, except that job h's last beat waits until job h-2 has left
+      pass 2 (the stats FIFO holds two jobs): ``last_i[h] = max(first_i[h] + nb - 1,
+      last_s[h-2] + 1)``;
+    * job h's statistics are written ``stats`` cycles after its last ``i`` beat, and pass 2 starts
+      the next cycle or when job h-1 has left it: ``first_s[h] = max(last_i[h] + stats + 1,
+      last_s[h-1] + 1)``, then one beat per cycle;
+    * an ``o`` beat leaves ``normalize + 1`` cycles after its ``i_s`` beat.
+    """
+    t = softmax_timing(cfg)
+    out, pops = [], []
+    first_i, last_s = 0, -1
+    for h, job in enumerate(jobs):
+        nb = softmax_job_beats(cfg, job)
+        last_i = first_i + nb - 1
+        if h >= STATS_JOBS:
+            last_i = max(last_i, pops[h - STATS_JOBS] + 1)
+        first_s = max(last_i + t["stats"] + 1, last_s + 1)
+        last_s = first_s + nb - 1
+        pops.append(last_s)
+        lag = t["normalize"] + 1
+        out.append({"i": (first_i, last_i), "i_s": (first_s, last_s),
+                    "o": (first_s + lag, last_s + lag)})
+        first_i = last_i + 1
+    return out
+
+
+def softmax_cycles(cfg: TwoPassSoftmaxConfig, n_tokens: int) -> int:
+    """Cycles of one job of ``n_tokens`` positions (one segment) with no stalls, up to and
+    including its last ``o`` beat."""
+    return softmax_schedule(cfg, [n_tokens])[0]["o"][1] + 1
+
+
+UNITS = (HwUnit("two_pass_softmax", "HILOS two-pass softmax: block max, exp-sum and streaming "
+                "update, then exp(x - m) / Z (i, i_s -> o)", TwoPassSoftmaxConfig, TwoPassSoftmax,
+                HILOS_PRESETS, softmax_cycles),)

@@ -15,19 +15,19 @@ from amaranth.hdl import Signal, Value
 from pimforge.hw.core import macros
 from pimforge.hw.core.inventory import op_key, record
 from pimforge.hw.core.pipeline import register_positions
+from pimforge.hw.fp.add import add_stages
+from pimforge.hw.fp.cmp import cmp_stages
+from pimforge.hw.fp.convert import convert_stages
+from pimforge.hw.fp.exp import exp_stages
+from pimforge.hw.fp.fma import fma_stages
+from pimforge.hw.fp.log import log_stages
+from pimforge.hw.fp.mul import mul_stages, mul_wide_stages
+from pimforge.hw.fp.recip import recip_stages
 
 __all__ = ["OPS", "float_op", "comb_op", "op_latency", "delay", "delay_valid", "beat_tree"]
 
 
 def _stages(kind: str, fmt, src=None):
-    from pimforge.hw.fp.add import add_stages
-    from pimforge.hw.fp.cmp import cmp_stages
-    from pimforge.hw.fp.convert import convert_stages
-    from pimforge.hw.fp.exp import exp_stages
-    from pimforge.hw.fp.fma import fma_stages
-    from pimforge.hw.fp.log import log_stages
-    from pimforge.hw.fp.mul import mul_stages, mul_wide_stages
-    from pimforge.hw.fp.recip import recip_stages
     table = {
         "add": lambda: add_stages(fmt, False, False),
         "sub": lambda: add_stages(fmt, False, True),

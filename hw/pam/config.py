@@ -4,7 +4,7 @@ Numerics shared by every PAM unit: K, V and Q are stored as fp16; dot products, 
 maxima m and the log-sum-exp are fp32 (the score format, so that exp(s - m) keeps its accuracy
 for large scores); the exponentials, the sums l and the O accumulator use the accumulator format
 ``acc`` (fp16 as in the paper, or fp32).  Every float operation is an IEEE round-to-nearest-even operation
-of the foundation float library, so the golden model in :mod:`pimforge.sim.golden.pam` reproduces
+of the foundation float library, so the golden model in :mod:`pimforge.sim.golden.pam.common` reproduces
 the RTL bit for bit.
 """
 from __future__ import annotations
@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from pimforge.config import UnitConfig, param
-from pimforge.errors import ConfigError
-from pimforge.hw.fp.format import FP16
+from pimforge.base.config import UnitConfig, param
+from pimforge.base.errors import ConfigError
+from pimforge.base.formats import FP16
 
 __all__ = ["OnlineSoftmaxConfig", "PamPuConfig", "PamRuConfig", "PamDeviceConfig",
            "PamSystemConfig", "PU_TIER_PRESETS", "TIERS", "acc_check", "pow2_check"]

@@ -13,7 +13,16 @@ its Q mask is non-zero, and a second collector feeds the device partials of the 
 the order HBM, DDR, SSD, into the final RU of the HBM tier (Alg. 1 lines 15-22).
 
 Every link is a valid/ready stream; the PUs and RUs are the units of :mod:`.pu` and :mod:`.ru`,
-unchanged.  Timing is given by the cycle models in :mod:`.units_device`.
+unchanged.  Timing is given by the cycle model below (:func:`device_schedule`).
+
+Cycle model: it replays, request by request, what the RTL does with no stalls: the shared Q
+stream of a device (a beat moves once every active PU can take it), each PU's K/V phase and
+output (from :func:`~pimforge.hw.pam.pu.pu_schedule`), the collector (one source beat per
+cycle, PU after PU, ``ru_vector_width / lanes`` beats per RU beat) and the RU (its statistics and
+scratch write-back, then a reader that blocks the RU input until the merged partial has been
+read out; :mod:`pimforge.hw.pam.ru`).  Back-pressure links them: a PU takes its next set's K/V
+only when its partial has been collected, and the RU takes the next request only after its
+reader is done.
 """
 from __future__ import annotations
 
@@ -25,14 +34,22 @@ from amaranth.lib.wiring import In, Out
 
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.pam.streams import kv_signature, partial_signature, q_signature
-from pimforge.hw.pam.config import TIERS, PamDeviceConfig, PamSystemConfig
+from functools import lru_cache
+
+from pimforge.hw.core.unit import HwUnit
+from pimforge.hw.pam.config import PU_TIER_PRESETS, TIERS, PamDeviceConfig
 from pimforge.hw.pam.pu import PamPu
 from pimforge.hw.pam.ru import PamRu
+from pimforge.hw.pam.blocks import op_latency
+from pimforge.hw.pam.ru import stats_ready
+from pimforge.hw.pam.softmax import merge_latency
+from pimforge.hw.pam.pu import pu_schedule
+from pimforge.base.numerics import spread
 
-__all__ = ["PamDevice", "PamSystem", "MASK_FIFO_DEPTH", "TIER_FIFO_DEPTH"]
+__all__ = ["PamDevice", "MASK_FIFO_DEPTH", "DEVICE_PRESETS", "DeviceModel", "ru_go",
+           "device_schedule", "device_cycles", "device_latency", "collector"]
 
 MASK_FIFO_DEPTH = 4     # requests whose Q is in while their partials are not yet collected
-TIER_FIFO_DEPTH = 8     # the same per tier in pam_system (inactive tiers run ahead)
 
 
 def _lowest(m, bits: Signal, width: int):
@@ -116,7 +133,6 @@ class PamDevice(PimComponent):
 
     @property
     def latency(self) -> int:
-        from pimforge.hw.pam.units_device import device_latency
         return device_latency(self.cfg)
 
     @property
@@ -176,84 +192,123 @@ class PamDevice(PimComponent):
         return m
 
 
-class PamSystem(PimComponent):
-    """``pam_system``: HBM, DDR and SSD devices and the final RU in the HBM tier (PAM §5.2,
-    Alg. 1 lines 15-22).
+# PAM §5.2.1, Table 1: the tiers' PU widths and clocks; two PUs per device keep the presets quick
+# to build and simulate (``pus`` sets the paper's count).  ``small`` (d = 64, 4-lane PUs into an
+# 8-lane RU) and the system's ``small`` are the configs of the RTL tests and the demo.
+DEVICE_PRESETS = {**{t: {"lanes": PU_TIER_PRESETS[t]["lanes"], "pus": 2,
+                         "clock_mhz": PU_TIER_PRESETS[t]["clock_mhz"]} for t in TIERS},
+                  "small": {"pus": 2, "lanes": 4, "ru_vector_width": 8, "head_dim": 64}}
 
-    Streams: ``i_q_<tier>`` (the tier's ``pam_device`` ``i_q``), ``i_kv_<tier><k>`` (PU k of the
-    tier), ``o`` (final RU: ``data``, ``norm``, ``m``, ``l``, ``lse``).  Every tier receives a Q
-    load for every request (mask 0 when the tier has no tokens), so the tier masks stay aligned;
-    the final RU merges the partials of the tiers with a non-zero mask in tier order.
 
-    Parameters
-    ----------
-    cfg : PamSystemConfig
-    """
+def _ru_timing(ru_cfg) -> tuple:
+    """(write-back, statistics) delays of the RU: its reader may start ``written`` cycles after
+    the request's last input beat and ``stats`` cycles after the last partial's beat 0."""
+    od = ru_cfg.op_depth
+    return merge_latency(od, ru_cfg.acc) + op_latency("fma", od) + 1, stats_ready(ru_cfg)
 
-    UNIT = "pam_system"
 
-    def __init__(self, cfg: PamSystemConfig):
-        acc, w = cfg.acc, cfg.ru_vector_width
-        members = {}
-        for t in TIERS:
-            dc = cfg.device_config(t)
-            members[f"i_q_{t}"] = In(q_signature(dc.lanes, dc.pus))
-            for k in range(dc.pus):
-                members[f"i_kv_{t}{k}"] = In(kv_signature(dc.lanes))
-        members["o"] = Out(partial_signature(acc, w, final=True))
-        super().__init__(cfg, members)
+def ru_go(ru_cfg, beats: list) -> int:
+    """Cycle the RU reader starts, given the cycles of a request's input beats."""
+    written, stats = _ru_timing(ru_cfg)
+    return max(beats[-1] + written, beats[-ru_cfg.beats] + stats)
 
-    @property
-    def latency(self) -> int:
-        from pimforge.hw.pam.units_device import system_latency
-        return system_latency(self.cfg)
 
-    @property
-    def throughput(self) -> float:
-        """K/V beats per cycle per PU."""
-        return 1.0
+@lru_cache(maxsize=None)
+def _pu_tail(pu_cfg, n: int) -> int:
+    """Cycles from a PU's first K beat of an n-token set to its first output beat."""
+    return pu_schedule(pu_cfg, [n])[0][0] - pu_cfg.beats      # that set's K starts after Q
 
-    def manifest(self) -> dict:
-        man = super().manifest()
-        man["pus"] = {t: self.cfg.pus(t) for t in TIERS}
-        man["tier_fifo_depth"] = TIER_FIFO_DEPTH
-        return man
 
-    def elaborate(self, platform):
-        cfg = self.cfg
-        m = Module()
-        devs, flags = [], []
-        for t in TIERS:
-            dc = cfg.device_config(t)
-            dev = PamDevice(dc)
-            m.submodules[f"dev_{t}"] = dev
-            devs.append(dev)
-            for k in range(dc.pus):
-                wiring.connect(m, wiring.flipped(getattr(self, f"i_kv_{t}{k}")),
-                               getattr(dev, f"i_kv{k}"))
-            # the tier's activity flag, read at its Q beat 0 and queued
-            q = getattr(self, f"i_q_{t}")
-            qb = Signal(range(dc.head_dim // dc.lanes), name=f"q_beat_{t}")
-            ff = fifo.SyncFIFO(width=1, depth=TIER_FIFO_DEPTH)
-            m.submodules[f"tier_fifo_{t}"] = ff
-            ok = (qb != 0) | ff.w_rdy
-            m.d.comb += [dev.i_q.valid.eq(q.valid & ok),
-                         dev.i_q.payload.eq(q.payload.as_value()),
-                         q.ready.eq(dev.i_q.ready & ok),
-                         ff.w_data.eq(q.payload.active != 0),
-                         ff.w_en.eq(q.valid & q.ready & (qb == 0))]
-            with m.If(q.valid & q.ready):
-                m.d.sync += qb.eq(Mux(qb == dc.head_dim // dc.lanes - 1, 0, qb + 1))
-            flags.append(ff)
-        m.submodules.ru = ru = PamRu(cfg.device_config("hbm").ru_config(final=True))
-        wiring.connect(m, ru.o, wiring.flipped(self.o))
+class DeviceModel:
+    """State of one device between requests (all cycles are the first free cycle)."""
 
-        # the three tier FIFOs read as one FIFO of 3-bit masks
-        masks = SimpleNamespace(r_rdy=Cat(f.r_rdy for f in flags).all(),
-                                r_data=Cat(f.r_data for f in flags),
-                                r_en=Signal(name="tier_masks_r_en"))
-        for f in flags:
-            m.d.comb += f.r_en.eq(masks.r_en)
-        collector(m, [d.o for d in devs], cfg.head_dim // cfg.ru_vector_width, 1, ru.i, masks,
-                  name="tiers")
-        return m
+    def __init__(self, cfg: PamDeviceConfig):
+        self.cfg, self.pu_cfg, self.ru_cfg = cfg, cfg.pu_config(), cfg.ru_config(False)
+        self.B = cfg.head_dim // cfg.lanes
+        self.ratio = cfg.ru_vector_width // cfg.lanes
+        self.depth = MASK_FIFO_DEPTH
+        self.q_free = 0
+        self.pu_q = [0] * cfg.pus          # PU k's i_q ready (its previous set's K/V are in)
+        self.pu_kv = [0] * cfg.pus         # PU k's i_kv ready (its previous partial collected)
+        self.coll_free = 0                 # the collector may take the next mask
+        self.ru_free = 0                   # the RU input takes the next request
+        self.pops = []                     # cycles the masks left the mask FIFO
+        self.q_start = self.last_kv = 0
+
+    def begin(self, counts, q_min: int = 0):
+        """Q, K/V, PU partials and collector for one request of per-PU token ``counts``;
+        returns the cycle the RU reader starts, or None for a request without tokens."""
+        B = self.B
+        active = [k for k, c in enumerate(counts) if c]
+        qs = max(self.q_free, q_min, *(self.pu_q[k] for k in active))
+        if active and len(self.pops) >= self.depth:     # mask FIFO full
+            qs = max(qs, self.pops[-self.depth] + 1)
+        self.q_start, self.q_free = qs, qs + B
+        if not active:
+            return None
+        first_out = {}
+        for k in active:
+            kv = max(qs + B, self.pu_kv[k])
+            first_out[k] = kv + _pu_tail(self.pu_cfg, counts[k])
+            self.pu_q[k] = kv + 2 * counts[k] * B
+        self.last_kv = max(self.pu_q[k] for k in active) - 1
+        load = max(qs + 1, self.coll_free)              # the mask is read from the FIFO
+        self.pops.append(load)
+        t, ru_beats = load, []
+        for k in active:
+            for i in range(B):
+                t = max(t + 1, first_out[k])
+                if i % self.ratio == self.ratio - 1:
+                    t = max(t, self.ru_free)
+                    ru_beats.append(t)
+            self.pu_kv[k] = t + 1
+        self.coll_free = t + 1
+        return ru_go(self.ru_cfg, ru_beats)
+
+    def finish(self, outs: list):
+        """The merged partial left at cycles ``outs``; the reader frees the RU input one cycle
+        after it has read the last entry (at the second-to-last output transfer)."""
+        self.ru_free = outs[-2] + 1
+
+
+def _tokens(cfg, spec) -> list:
+    """Per-PU counts of a request: an int is spread evenly over the PUs (PUs 0.. get the
+    extra tokens), a sequence is taken as given."""
+    if isinstance(spec, int):
+        return spread(spec, [1] * cfg.pus)
+    if len(spec) != cfg.pus:
+        raise ValueError(f"{len(spec)} per-PU counts for {cfg.pus} PUs")
+    return list(spec)
+
+
+def device_schedule(cfg: PamDeviceConfig, requests) -> list:
+    """No-stall schedule of ``pam_device``: for each request (token count, or per-PU counts),
+    ``(last_kv, first_out, last_out)`` cycles, or None for a request without tokens."""
+    dev, out = DeviceModel(cfg), []
+    for spec in requests:
+        go = dev.begin(_tokens(cfg, spec))
+        if go is None:
+            out.append(None)
+            continue
+        outs = [go + 1 + j for j in range(dev.ru_cfg.beats)]
+        dev.finish(outs)
+        out.append((dev.last_kv, outs[0], outs[-1]))
+    return out
+
+
+def device_cycles(cfg: PamDeviceConfig, counts_per_request) -> int:
+    """Cycles (to the last output transfer, inclusive) of requests sent back to back with no
+    stalls; each request is a token count spread evenly over the PUs, or per-PU counts."""
+    ends = [s[2] for s in device_schedule(cfg, counts_per_request) if s]
+    return ends[-1] + 1 if ends else 0
+
+
+def device_latency(cfg: PamDeviceConfig) -> int:
+    """Cycles from the last K/V beat to the first output beat, ``tile_tokens`` tokens per PU."""
+    last_kv, first, _ = device_schedule(cfg, [[cfg.tile_tokens] * cfg.pus])[0]
+    return first - last_kv
+
+
+UNITS = (HwUnit("pam_device", "PAM device: PUs of one tier and the intra-device RU "
+                "(i_q, i_kv0.. -> o: O, m, l)", PamDeviceConfig, PamDevice, DEVICE_PRESETS,
+                lambda cfg, n: device_cycles(cfg, [n])),)

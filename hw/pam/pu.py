@@ -1,7 +1,7 @@
 """``pam_pu``: the local-attention processing unit (PAM Alg. 1 ``Local_Attention``, §5.2.1).
 
 Microarchitecture (tile form of Alg. 1, lines 9-12; the numerics are spelled out in
-:mod:`pimforge.sim.golden.pam`)::
+:mod:`pimforge.sim.golden.pam.common`)::
 
     i_q ──► Q buffer (B x L fp16)
                  │ Q[kb]
@@ -19,7 +19,7 @@ Microarchitecture (tile form of Alg. 1, lines 9-12; the numerics are spelled out
 
 * The score path (the multipliers, both adder trees, the scale, the row max and the score buffer)
   works in fp32 whatever the accumulator, because an exponential turns the absolute error of a
-  score into a relative error of its weight (see :mod:`pimforge.sim.golden.pam`).  The
+  score into a relative error of its weight (see :mod:`pimforge.sim.golden.pam.common`).  The
   multipliers are widening fp16 x fp16 -> fp32 units: 11-bit significand products, exact in
   fp32.  With an fp16 accumulator, ``s_j - m_t`` is rounded to fp16
   before the fp16 exponential unit; ``p``, ``l`` and ``O`` are in the accumulator format.
@@ -41,10 +41,14 @@ from amaranth.lib.wiring import In, Out
 
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.pam.streams import kv_signature, partial_signature, q_signature
-from pimforge.hw.fp.format import FP16
+from pimforge.base.formats import FP16
 from pimforge.hw.pam.blocks import beat_tree, delay, delay_valid, float_op, op_latency
 from pimforge.hw.pam.config import PamPuConfig
-from pimforge.sim.golden.pam import SCORE
+from pimforge.base.numerics import SCORE
+from pimforge.hw.core.unit import HwUnit
+from pimforge.hw.pam.softmax import merge_latency, to_acc_latency
+from pimforge.hw.pam.softmax import exp_diff, greater, merge_stats
+from pimforge.base.numerics import scale_bits
 
 __all__ = ["PamPu", "pu_timing"]
 
@@ -55,7 +59,6 @@ def _log2(n: int) -> int:
 
 def pu_timing(cfg: PamPuConfig) -> dict:
     """Fixed latencies of the PU's pipelines, in cycles (used by the RTL and the cycle model)."""
-    from pimforge.hw.pam.softmax import merge_latency, to_acc_latency
     od = cfg.op_depth
     conv = op_latency("convert", od) if cfg.acc.width != 16 else 0     # V to the accumulator
     add = op_latency("add", od)
@@ -106,7 +109,6 @@ class PamPu(PimComponent):
     @property
     def latency(self) -> int:
         """Cycles from the last V beat of a set to its first output beat (no stalls)."""
-        from pimforge.hw.pam.units_pu import pu_tail_cycles
         return pu_tail_cycles(self.cfg)
 
     @property
@@ -124,8 +126,6 @@ class PamPu(PimComponent):
 
     # ------------------------------------------------------------------------------------------
     def elaborate(self, platform):
-        from pimforge.hw.pam.softmax import exp_diff, greater, merge_stats
-        from pimforge.sim.golden.pam import scale_bits
         cfg = self.cfg
         m = Module()
         L, B, T, acc, od = cfg.lanes, cfg.beats, cfg.tile_tokens, cfg.acc, cfg.op_depth
@@ -376,3 +376,60 @@ class PamPu(PimComponent):
             with m.If(drain_b == B - 1):
                 m.d.sync += [draining.eq(0), drain_pending.eq(0)]
         return m
+
+
+PU_PRESETS = {**PU_TIER_PRESETS,
+              "hbm_fp32": {**PU_TIER_PRESETS["hbm"], "acc": "fp32", "buffer_bytes": 768}}
+
+
+def pu_schedule(cfg: PamPuConfig, sets) -> list:
+    """Cycle model of the PU with no stalls: for each token set in ``sets`` (token counts, run
+    back to back, each after its Q load), the cycle of its first and last output beat.
+
+    Per tile of t tokens whose first V beat arrives at ``fv``: V beats are issued one per cycle
+    from ``max(fv + P0, merge_free)`` (P0 = score path + P sequencer + exponential), where
+    ``merge_free`` is when the previous tile's merge has released the fused multiply-add array;
+    a merge holds the array from its tile's last V issue until ``conv + fma + merge + 1 + B``
+    cycles later.  The partial leaves ``fma + 1`` cycles after the last merge releases the array.
+    """
+    tm = pu_timing(cfg)
+    B, T = cfg.beats, cfg.tile_tokens
+    p0 = tm["score"] + tm["p_path"] + 2
+    hold = tm["conv"] + tm["fma"] + tm["merge"] + 1 + B
+    out = []
+    q_done = B - 1                       # last Q beat of the first set
+    prev_out_end = -1
+    for n in sets:
+        k = max(q_done + 1, prev_out_end + 1)   # first K beat of the set
+        free = 0
+        for a in range(0, n, T):
+            t = min(T, n - a)
+            fv = k + t * B
+            start = max(fv + p0, free)
+            last_issue = start + t * B - 1
+            free = last_issue + hold
+            k = fv + t * B                 # next tile's first K beat
+        first_out = free + tm["fma"] + 1
+        last_out = first_out + B - 1
+        out.append((first_out, last_out))
+        q_done = max(k - 1, q_done) + B    # the next Q loads once the last V beat is in
+        prev_out_end = last_out
+    return out
+
+
+def pu_tail_cycles(cfg: PamPuConfig) -> int:
+    """Cycles from the last V beat of a set of whole tiles to its first output beat."""
+    n = cfg.tile_tokens
+    first_out, _ = pu_schedule(cfg, [n])[0]
+    last_v = cfg.beats + 2 * n * cfg.beats - 1
+    return first_out - last_v
+
+
+def pu_cycles(cfg: PamPuConfig, n_tokens: int) -> int:
+    """Cycles of one Q load and one set of ``n_tokens`` tokens with no stalls, up to and
+    including the last output beat."""
+    return pu_schedule(cfg, [n_tokens])[0][1] + 1
+
+
+UNITS = (HwUnit("pam_pu", "PAM local-attention PU: Q.K, row max, exp, l and O = sum p V in tiles "
+                "(i_q, i_kv -> o: O, m, l)", PamPuConfig, PamPu, PU_PRESETS, pu_cycles),)

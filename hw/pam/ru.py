@@ -1,7 +1,7 @@
 """``pam_ru``: the reduction unit (PAM Alg. 1 ``Reduction``, lines 15-22; §5.2.2).
 
 The RU merges a request's partials ``(O, m, l)`` one after the other into a running state held
-in its scratch buffer, with the golden model's merge (:mod:`pimforge.sim.golden.pam`), then sends
+in its scratch buffer, with the golden model's merge (:mod:`pimforge.sim.golden.pam.common`), then sends
 the merged partial out; in final mode also ``O / l`` as fp16 and the log-sum-exp ``m + log(l)``.
 
 Datapath (``Bw = head_dim / vector_width`` beats per partial, ``L`` = merge latency)::
@@ -40,10 +40,14 @@ from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.inventory import record
 from pimforge.hw.pam.streams import partial_signature
 from pimforge.hw.core.pipeline import build_pipeline
-from pimforge.hw.fp.format import FP16
+from pimforge.base.formats import FP16
 from pimforge.hw.pam.blocks import delay, delay_valid, float_op, op_latency
 from pimforge.hw.pam.softmax import merge_latency, merge_stats, to_acc_latency
-from pimforge.sim.golden.pam import SCORE
+from pimforge.base.numerics import SCORE
+from pimforge.hw.core.unit import HwUnit
+from pimforge.hw.pam.config import PamRuConfig
+from pimforge.hw.fp.convert import convert_stages
+from pimforge.hw.fp.mul import mul_stages
 
 __all__ = ["PamRu", "stats_ready", "ru_latency", "ru_drain_depth", "ru_schedule", "ru_cycles",
            "ru_cycle_model"]
@@ -297,8 +301,6 @@ class PamRu(PimComponent):
         inputs = {"data": dp.data, "m": scal["m"], "l": scal["l"], "lse": scal["lse"]}
         stages = [lambda m_, v: dict(v)]
         if cfg.final:
-            from pimforge.hw.fp.convert import convert_stages
-            from pimforge.hw.fp.mul import mul_stages
             for j in range(w):
                 inputs[f"e{j}_a"] = dp.data[j * aw:(j + 1) * aw]
                 inputs[f"e{j}_b"] = scal["r"]
@@ -319,3 +321,9 @@ class PamRu(PimComponent):
 
         build_pipeline(m, stages, inputs, ru_drain_depth(cfg), link, self.o, pack)
         return m
+
+
+UNITS = (HwUnit("pam_ru", "PAM reduction unit: merges partials (O, m, l) of a request, PAM Alg. 1 "
+                "Reduction (i: data, m, l, last -> o: data, m, l [, norm, lse])",
+                PamRuConfig, PamRu, {"final": {"final": True}, "fp32": {"acc": "fp32"}},
+                ru_cycle_model),)

@@ -1,7 +1,7 @@
 """Online-softmax statistics merge (PAM §5.1.1, eqs. 3-5) and the ``online_softmax`` unit.
 
 :func:`merge_stats` is the shared building block: it keeps the running ``(m, l)`` and absorbs one
-input ``(m_in, l_in)`` per pulse, exactly as the "merge" of :mod:`pimforge.sim.golden.pam`
+input ``(m_in, l_in)`` per pulse, exactly as the "merge" of :mod:`pimforge.sim.golden.pam.common`
 (swap form: one exponential, one fused multiply-add).  The PU, the RU and :class:`OnlineSoftmax`
 use it; the callers update their O vectors themselves with the returned ``g``, ``swap`` and
 ``first``::
@@ -19,7 +19,7 @@ Datapath of one merge (cycle 0 = the input pulse)::
                                                 op_depth cycles; l register loads l'
 
 so ``merge_latency = 3 * op_depth + 2`` with an fp32 accumulator and ``4 * op_depth + 2`` with
-fp16.  The maxima are in the score format (fp32, :data:`~pimforge.sim.golden.pam.SCORE`), the
+fp16.  The maxima are in the score format (fp32, :data:`~pimforge.base.numerics.SCORE`), the
 sums and exponentials in the accumulator format.
 
 The fma reads the l register, which holds the previous merge's l' one cycle after that fma
@@ -40,7 +40,10 @@ from amaranth.lib.wiring import In, Out
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.payload import flag, fp, payload_layout
 from pimforge.hw.pam.blocks import delay, delay_valid, float_op, op_latency
-from pimforge.sim.golden.pam import SCORE
+from pimforge.base.numerics import SCORE
+from pimforge.hw.core.unit import HwUnit
+from pimforge.hw.pam.config import OnlineSoftmaxConfig
+from pimforge.hw.fp.cmp import cmp_stages
 
 __all__ = ["merge_stats", "merge_latency", "merge_interval", "greater", "to_acc_latency",
            "exp_diff", "OnlineSoftmax", "softmax_fifo_depth"]
@@ -65,7 +68,6 @@ def merge_interval(op_depth: int) -> int:
 def greater(m, a, b, name="gt"):
     """Combinational ``a > b`` of two score-format values in the comparator's strict order
     (-0 < +0), false on NaN: the golden model's ``greater``."""
-    from pimforge.hw.fp.cmp import cmp_stages
     order = cmp_stages(SCORE, False)[0]
     v = order(m, {"a": a, "b": b})
     gt = Signal(name=name)
@@ -214,3 +216,18 @@ class OnlineSoftmax(PimComponent):
         sent = self.o.valid & self.o.ready
         m.d.sync += credits_used.eq(credits_used + accept - sent)
         return m
+
+
+def softmax_cycles(cfg, n: int) -> int:
+    """Cycle model of ``online_softmax``: ``n`` inputs offered back to back with no stalls enter
+    every ``merge_interval`` cycles; the last output leaves ``latency`` cycles after the last
+    input (cycles counted to the last transfer, inclusive)."""
+    if n < 1:
+        return 0
+    latency = merge_latency(cfg.op_depth, cfg.acc) + 1         # the merge, then the output FIFO
+    return (n - 1) * merge_interval(cfg.op_depth) + latency + 1
+
+
+UNITS = (HwUnit("online_softmax", "online-softmax statistics merge, PAM eqs. 3-5 "
+                "(i: m_in, l_in, first -> o: m, l, g, swap)",
+                OnlineSoftmaxConfig, OnlineSoftmax, {"fp32": {"acc": "fp32"}}, softmax_cycles),)

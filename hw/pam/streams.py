@@ -5,8 +5,8 @@ from __future__ import annotations
 from amaranth.lib import stream
 
 from pimforge.hw.core.payload import flag, fp, payload_layout, uint, vec
-from pimforge.hw.fp.format import FP16
-from pimforge.sim.golden.pam import SCORE
+from pimforge.base.formats import FP16
+from pimforge.base.numerics import SCORE
 
 __all__ = ["q_signature", "kv_signature", "partial_signature"]
 

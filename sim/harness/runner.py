@@ -19,7 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from pimforge.errors import ToolError, UserError
+from pimforge.base.errors import ToolError, UserError
+from pimforge.hw.core.elaborate import elaborate
 
 __all__ = ["SIMULATORS", "simulator_available", "build", "run", "build_root", "waves_requested"]
 
@@ -227,3 +228,11 @@ def run(verilog: str, top: str, manifest: dict, job, sim: str = "verilator", see
     if result["passed"] and not waves_requested():
         shutil.rmtree(work, ignore_errors=True)
     return result
+
+
+def run_unit(unit, cfg, job, sim: str = "verilator", seed: int = 0, label: str = "") -> dict:
+    """Elaborate ``unit`` (a :class:`~pimforge.hw.core.unit.HwUnit`) at ``cfg`` and run ``job``
+    on its Verilog (:func:`run`); the result also carries the ``manifest``."""
+    verilog, manifest, comp = elaborate(unit, cfg)
+    res = run(verilog, comp.top, manifest, job, sim=sim, seed=seed, label=label or unit.name)
+    return {**res, "manifest": manifest}

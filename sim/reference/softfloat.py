@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pimforge.hw.fp.format import BF16, FP16, FP32, FloatFormat
+from pimforge.base.formats import BF16, FP16, FP32, FloatFormat
 
 try:
     import softfloatpy as sf

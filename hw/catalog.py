@@ -1,0 +1,22 @@
+"""Every unit's hardware declaration, read from the generator modules' ``UNITS``.
+
+One line per generator module; the declarations themselves (name, summary, config class,
+presets, generator, cycle model) live in those modules (README, "Anatomy of a unit").
+"""
+from __future__ import annotations
+
+from pimforge.hw.fp import add, cmp, convert, exp, fma, log, mul, recip
+from pimforge.hw.hilos import attention, qk_gemv, sv_gemv, two_pass_softmax
+from pimforge.hw.pam import device, pu, ru, softmax, system
+
+__all__ = ["GENERATORS", "HW_UNITS", "UNIT_MODULES"]
+
+GENERATORS = (add, cmp, convert, exp, fma, log, mul, recip,
+              pu, ru, softmax, device, system,
+              qk_gemv, sv_gemv, two_pass_softmax, attention)
+
+HW_UNITS = {u.name: u for mod in GENERATORS for u in mod.UNITS}
+"""name -> :class:`~pimforge.hw.core.unit.HwUnit`"""
+
+UNIT_MODULES = {u.name: mod.__name__ for mod in GENERATORS for u in mod.UNITS}
+"""name -> the generator's module (``pimforge.hw.<area>.<module>``), the root of its family"""

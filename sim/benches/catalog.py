@@ -1,0 +1,19 @@
+"""Every unit's cocotb bench, read from the bench modules' ``BENCHES``.
+
+A unit's bench lives at the mirror of its generator: ``hw/<area>/<module>.py`` ->
+``sim/benches/<area>/<module>.py`` (README, "Anatomy of a unit").
+"""
+from __future__ import annotations
+
+from pimforge.sim.benches.fp import add, cmp, convert, exp, fma, log, mul, recip
+from pimforge.sim.benches.hilos import attention, qk_gemv, sv_gemv, two_pass_softmax
+from pimforge.sim.benches.pam import device, pu, ru, softmax, system
+
+__all__ = ["BENCH_MODULES", "BENCHES"]
+
+BENCH_MODULES = (add, cmp, convert, exp, fma, log, mul, recip,
+                 pu, ru, softmax, device, system,
+                 qk_gemv, sv_gemv, two_pass_softmax, attention)
+
+BENCHES = {name: bench for mod in BENCH_MODULES for name, bench in mod.BENCHES.items()}
+"""name -> ``bench(cfg, rng, seed=1, **kw) -> Job``"""

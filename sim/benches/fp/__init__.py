@@ -1,0 +1,1 @@
+"""cocotb benches of the float units (mirrors hw/fp)."""

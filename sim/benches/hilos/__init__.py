@@ -1,0 +1,1 @@
+"""cocotb benches of the HILOS kernel units (mirrors hw/hilos)."""

@@ -1,0 +1,1 @@
+"""cocotb benches of the PAM units (mirrors hw/pam)."""

@@ -1,0 +1,1 @@
+"""Golden models of the float units (mirrors hw/fp)."""

@@ -1,0 +1,1 @@
+"""Golden models of the HILOS kernel units (mirrors hw/hilos)."""

@@ -1,0 +1,1 @@
+"""Golden models of the PAM units (mirrors hw/pam)."""

@@ -1,0 +1,1 @@
+"""The HILOS system: the attention-kernel flow and the system model."""

@@ -1,0 +1,1 @@
+"""The PAM system: the PAMattention flow and the system model."""
