@@ -13,13 +13,12 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 import numpy as np
 
 from pimforge.base.files import write_outputs
 from pimforge.hw.core.elaborate import elaborate as _elaborate
-from pimforge.sim.harness.runner import run_unit
+from pimforge.sim.harness.runner import BenchResult, run_unit
 from pimforge.base.config import config_to_dict, load_yaml, parse_overrides
 from pimforge.registry import get_unit, units
 from pimforge.software.hilos.attention import HilosAttentionResult, hilos_attention  # HILOS kernel
@@ -56,35 +55,6 @@ def generate(unit: str, cfg=None, out="build/generated") -> list:
                                f"{comp.top}.json": json.dumps(manifest, indent=2) + "\n"})
 
 
-@dataclass
-class BenchResult:
-    unit: str
-    config: object
-    sim: str
-    passed: bool
-    phases: list
-    manifest: dict
-    wall_s: float
-    log: str
-
-    @property
-    def simulated_cycles(self) -> int:
-        return sum(p.cycles for p in self.phases)
-
-    @property
-    def cycles_per_second(self) -> float:
-        return self.simulated_cycles / self.wall_s if self.wall_s else 0.0
-
-    def summary(self) -> str:
-        lines = []
-        for p in self.phases:
-            n_out = sum(len(v) for v in p.received.values())
-            status = "PASS" if not p.errors else f"FAIL ({len(p.errors)} errors)"
-            lines.append(f"  {p.name:<24} {n_out:>8} outputs {p.cycles:>9} cycles  {status}")
-            lines += [f"      {e}" for e in p.errors]
-        return "\n".join(lines)
-
-
 def run_bench(unit: str, cfg=None, sim: str = "verilator", seed: int = 1, job=None, **bench_kw) -> BenchResult:
     """Run the unit's cocotb bench on its generated Verilog and check it against the golden model.
 
@@ -95,9 +65,7 @@ def run_bench(unit: str, cfg=None, sim: str = "verilator", seed: int = 1, job=No
     cfg = cfg if cfg is not None else u.default_config()
     if job is None:
         job = u.bench(cfg, np.random.default_rng(seed), seed=seed, **bench_kw)
-    res = run_unit(u, cfg, job, sim=sim, seed=seed, label=f"{unit} {_short(cfg)}")
-    return BenchResult(unit, cfg, sim, res["passed"], res["phases"], res["manifest"], res["wall_s"],
-                       res["log"])
+    return run_unit(u, cfg, job, sim=sim, seed=seed, label=f"{unit} {_short(cfg)}")
 
 
 def _short(cfg) -> str:

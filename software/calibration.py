@@ -14,6 +14,12 @@ one more job is taken as the marginal cost ``(cycles(k + 1 jobs) - cycles(1 job)
 from __future__ import annotations
 
 from functools import lru_cache
+from pimforge.hw.pam.config import PamPuConfig
+from pimforge.hw.pam.pu import pu_schedule
+from pimforge.hw.pam.config import PamRuConfig
+from pimforge.hw.pam.ru import ru_cycles
+from pimforge.hw.hilos.config import HilosAttentionConfig
+from pimforge.hw.hilos.attention import kernel_schedule
 
 __all__ = ["pu_set_cycles", "pu_fill_cycles", "ru_merge_cycles", "hilos_job_cycles",
            "hilos_fill_cycles", "MARGINAL_JOBS"]
@@ -23,8 +29,6 @@ MARGINAL_JOBS = 4     # jobs behind the first one used for the marginal cost
 
 @lru_cache(maxsize=4096)
 def _pu_cycles(lanes, head_dim, tile, n, k):
-    from pimforge.hw.pam.config import PamPuConfig
-    from pimforge.hw.pam.pu import pu_schedule
     # cycles do not depend on the clock; the buffer size only feeds the manifest
     cfg = PamPuConfig(lanes=lanes, head_dim=head_dim, tile_tokens=tile, buffer_bytes=65536)
     return pu_schedule(cfg, [n] * k)[-1][1] + 1
@@ -46,8 +50,6 @@ def pu_fill_cycles(lanes: int, head_dim: int, n_tokens: int, tile: int = 16) -> 
 
 @lru_cache(maxsize=1024)
 def _ru_cycles(vector_width, head_dim, final, partials, k):
-    from pimforge.hw.pam.config import PamRuConfig
-    from pimforge.hw.pam.ru import ru_cycles
     cfg = PamRuConfig(vector_width=vector_width, head_dim=head_dim, final=final,
                       scratch_bytes=max(512, head_dim * 2))
     return ru_cycles(cfg, [partials] * k)
@@ -64,8 +66,6 @@ def ru_merge_cycles(vector_width: int, head_dim: int, partials: int, final: bool
 
 @lru_cache(maxsize=1024)
 def _hilos_cycles(d_group, head_dim, n_k, n, k):
-    from pimforge.hw.hilos.config import HilosAttentionConfig
-    from pimforge.hw.hilos.attention import kernel_schedule
     cfg = HilosAttentionConfig(d_group=d_group, head_dim=head_dim)
     return kernel_schedule(cfg, [(n_k, n)] * k)["cycles"]
 

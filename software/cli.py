@@ -14,6 +14,10 @@ import sys
 from pathlib import Path
 
 from pimforge.base.errors import UserError
+from pimforge.base.config import build_config, load_yaml, parse_overrides
+from pimforge.base.config import config_to_dict
+from pimforge.software.report import write_result
+from pimforge.software.report import fmt
 
 __all__ = ["SYSTEMS", "add_model_arguments", "add_reproduce_arguments", "run_model_cli",
            "run_reproduce_cli", "system_module", "model_config"]
@@ -31,7 +35,6 @@ def system_module(name: str):
 
 def model_config(name: str, preset: str | None = None, config: str | None = None, sets=()):
     """The system's config from its defaults, a preset, a YAML file and ``--set`` overrides."""
-    from pimforge.base.config import build_config, load_yaml, parse_overrides
     mod = system_module(name)
     cls = getattr(mod, SYSTEMS[name][1])
     base = {}
@@ -110,7 +113,6 @@ def precheck_out(out) -> Path:
 
 def _describe(name: str) -> int:
     from dataclasses import fields
-    from pimforge.base.config import config_to_dict
     mod = system_module(name)
     cls = getattr(mod, SYSTEMS[name][1])
     defaults = config_to_dict(cls())
@@ -127,7 +129,6 @@ def _describe(name: str) -> int:
 
 
 def run_model_cli(args) -> int:
-    from pimforge.software.report import write_result
     if args.describe:
         return _describe(args.system)
     mod = system_module(args.system)
@@ -140,7 +141,6 @@ def run_model_cli(args) -> int:
 
 
 def run_reproduce_cli(args) -> int:
-    from pimforge.software.report import write_result
     mod = system_module(args.system)
     out = precheck_out(args.out or f"build/reproduce/{args.system}")
     if args.seed < 0:
@@ -152,7 +152,6 @@ def run_reproduce_cli(args) -> int:
 
 
 def _summary(res, written) -> None:
-    from pimforge.software.report import fmt
     if res.rows:
         width = max(len(r.item) for r in res.rows)
         width = min(width, 72)

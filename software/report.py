@@ -13,6 +13,7 @@ import math
 import sys
 import time
 from dataclasses import asdict, dataclass, field
+from pimforge.base.files import write_outputs
 
 __all__ = ["Table", "Plot", "Row", "ModelResult", "Progress", "write_result", "fmt", "rows_table",
            "plain", "FIDELITY"]
@@ -230,7 +231,6 @@ def headline_plot(result: ModelResult) -> Plot | None:
 def write_result(result: ModelResult, out, stem: str) -> list:
     """Write ``stem.json``, ``stem.md`` and one PNG per plot into ``out`` (with the reproduce
     rows, also ``<system>_headlines.png``), all or nothing."""
-    from pimforge.base.files import write_outputs
     head = headline_plot(result)
     if head is not None and all(p.name != head.name for p in result.plots):
         result.plots.append(head)

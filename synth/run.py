@@ -23,9 +23,8 @@ from pimforge.base.errors import ToolError
 from pimforge.hw.core.inventory import OpKey, recording
 from pimforge.synth import area, flows
 from pimforge.synth.tools import tool_version
-from pimforge.hw.core.macros import _ports, module_name
-from pimforge.hw.core.macros import module_name, operator_verilog
-from pimforge.hw.core.macros import macro_mode
+from pimforge.hw.core.macros import macro_mode, module_name
+from pimforge.hw.fp.ops import operator_ports, operator_verilog
 
 __all__ = ["SynthJob", "synthesize", "synthesize_many", "cache_root", "operator_result"]
 
@@ -82,7 +81,7 @@ def _blackboxes(ops) -> str:
     """Verilog declarations of the operator modules a macro-mode design instantiates."""
     out = []
     for op in sorted(ops):
-        ports = _ports(op)
+        ports = operator_ports(op)
         decl = ", ".join(f"{d} {'[%d:0] ' % (w - 1) if w > 1 else ''}{n}" for d, n, w in ports)
         out.append(f"(* blackbox *) module {module_name(op)}({decl}); endmodule")
     return "\n".join(out) + "\n"

@@ -8,7 +8,7 @@ from amaranth.hdl import Module, Signal
 from amaranth.sim import Simulator
 
 from pimforge.base.formats import FP16, FP32
-from pimforge.hw.pam.blocks import comb_op
+from pimforge.hw.fp.ops import comb_op
 from pimforge.sim.benches.fp.common import corner_tuples, random_operands
 from pimforge.base import numerics as num
 from pimforge.sim.golden.pam import common as g

@@ -9,7 +9,7 @@ from pimforge.cli import main
 from pimforge.base.errors import ToolError
 from pimforge.registry import get_unit
 from pimforge.synth import area, compare, flows, run
-from pimforge.synth.cli import parse_targets
+from pimforge.synth_cli import parse_targets
 
 
 @pytest.fixture(autouse=True)

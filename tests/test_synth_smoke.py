@@ -6,7 +6,7 @@ import pytest
 from pimforge import api
 from pimforge.registry import get_unit, units
 from pimforge.synth import run
-from pimforge.synth.cli import parse_targets
+from pimforge.synth_cli import parse_targets
 
 # Big units synthesize a small config; the float operators they share are synthesized once for
 # the whole file (one cache), so each unit costs about its own control logic.

@@ -23,7 +23,7 @@ class OpKey:
     Members
     -------
     kind : the operation (``add``, ``mul``, ``mul_wide``, ``fma``, ``exp``... as in
-        :data:`pimforge.hw.pam.blocks.OPS`).
+        :data:`pimforge.hw.fp.ops.OPS`).
     fmt : result format as ``eXmY`` (exponent and stored fraction bits).
     src : operand format for ``convert`` and ``mul_wide``, else ``""``.
     depth : register stages inside the operator; ``-1`` for a combinational operator.

@@ -13,7 +13,7 @@ from amaranth.hdl import Cat, Const, Mux, Signal
 from amaranth.lib.memory import Memory
 
 from pimforge.base.formats import FP32
-from pimforge.hw.pam.blocks import float_op
+from pimforge.hw.fp.ops import float_op
 
 __all__ = ["accumulate"]
 

@@ -55,7 +55,7 @@ from pimforge.base.formats import FP16, FP32
 from pimforge.hw.hilos.blocks import accumulate
 from pimforge.hw.hilos.config import QkGemvConfig
 from pimforge.hw.hilos.streams import k_signature, score_signature, vec_signature
-from pimforge.hw.pam.blocks import float_op, op_latency
+from pimforge.hw.fp.ops import float_op, op_latency
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.hilos.config import HILOS_PRESETS
 from pimforge.base.numerics import scale_bits

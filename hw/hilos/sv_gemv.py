@@ -46,10 +46,10 @@ from pimforge.hw.hilos.config import SvGemvConfig
 from pimforge.hw.hilos.streams import v_signature, vec_signature, y_signature
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.hilos.config import HILOS_PRESETS
-from pimforge.hw.pam.blocks import op_latency
+from pimforge.hw.fp.ops import op_latency
 from pimforge.base.numerics import block_starts
 from pimforge.hw.hilos.blocks import accumulate
-from pimforge.hw.pam.blocks import float_op
+from pimforge.hw.fp.ops import float_op
 
 __all__ = ["SvGemv", "sv_timing"]
 

@@ -44,7 +44,7 @@ from pimforge.hw.core.component import PimComponent
 from pimforge.base.formats import FP16, FP32
 from pimforge.hw.hilos.config import TwoPassSoftmaxConfig
 from pimforge.hw.hilos.streams import score_signature, y_signature
-from pimforge.hw.pam.blocks import beat_tree, delay, delay_valid, float_op, op_latency
+from pimforge.hw.fp.ops import beat_tree, delay, delay_valid, float_op, op_latency
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.hilos.config import HILOS_PRESETS
 from pimforge.hw.pam.softmax import merge_latency

@@ -26,7 +26,6 @@ reader is done.
 """
 from __future__ import annotations
 
-from types import SimpleNamespace
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import fifo, wiring
@@ -40,7 +39,7 @@ from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.pam.config import PU_TIER_PRESETS, TIERS, PamDeviceConfig
 from pimforge.hw.pam.pu import PamPu
 from pimforge.hw.pam.ru import PamRu
-from pimforge.hw.pam.blocks import op_latency
+from pimforge.hw.fp.ops import op_latency
 from pimforge.hw.pam.ru import stats_ready
 from pimforge.hw.pam.softmax import merge_latency
 from pimforge.hw.pam.pu import pu_schedule

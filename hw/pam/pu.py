@@ -42,8 +42,8 @@ from amaranth.lib.wiring import In, Out
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.pam.streams import kv_signature, partial_signature, q_signature
 from pimforge.base.formats import FP16
-from pimforge.hw.pam.blocks import beat_tree, delay, delay_valid, float_op, op_latency
-from pimforge.hw.pam.config import PamPuConfig
+from pimforge.hw.fp.ops import beat_tree, delay, delay_valid, float_op, op_latency
+from pimforge.hw.pam.config import PU_TIER_PRESETS, PamPuConfig
 from pimforge.base.numerics import SCORE
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.pam.softmax import merge_latency, to_acc_latency

@@ -41,7 +41,7 @@ from pimforge.hw.core.inventory import record
 from pimforge.hw.pam.streams import partial_signature
 from pimforge.hw.core.pipeline import build_pipeline
 from pimforge.base.formats import FP16
-from pimforge.hw.pam.blocks import delay, delay_valid, float_op, op_latency
+from pimforge.hw.fp.ops import delay, delay_valid, float_op, op_latency
 from pimforge.hw.pam.softmax import merge_latency, merge_stats, to_acc_latency
 from pimforge.base.numerics import SCORE
 from pimforge.hw.core.unit import HwUnit

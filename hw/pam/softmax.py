@@ -39,7 +39,7 @@ from amaranth.lib.wiring import In, Out
 
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.payload import flag, fp, payload_layout
-from pimforge.hw.pam.blocks import delay, delay_valid, float_op, op_latency
+from pimforge.hw.fp.ops import delay, delay_valid, float_op, op_latency
 from pimforge.base.numerics import SCORE
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.pam.config import OnlineSoftmaxConfig

@@ -9,6 +9,8 @@
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import fcntl
 import hashlib
 import os
@@ -22,7 +24,8 @@ from pathlib import Path
 from pimforge.base.errors import ToolError, UserError
 from pimforge.hw.core.elaborate import elaborate
 
-__all__ = ["SIMULATORS", "simulator_available", "build", "run", "build_root", "waves_requested"]
+__all__ = ["SIMULATORS", "simulator_available", "build", "run", "run_unit", "BenchResult", "build_root",
+           "waves_requested"]
 
 SIMULATORS = ("verilator", "icarus")
 HARNESS_VERSION = "8"
@@ -230,9 +233,39 @@ def run(verilog: str, top: str, manifest: dict, job, sim: str = "verilator", see
     return result
 
 
-def run_unit(unit, cfg, job, sim: str = "verilator", seed: int = 0, label: str = "") -> dict:
+@dataclass
+class BenchResult:
+    unit: str
+    config: object
+    sim: str
+    passed: bool
+    phases: list
+    manifest: dict
+    wall_s: float
+    log: str
+
+    @property
+    def simulated_cycles(self) -> int:
+        return sum(p.cycles for p in self.phases)
+
+    @property
+    def cycles_per_second(self) -> float:
+        return self.simulated_cycles / self.wall_s if self.wall_s else 0.0
+
+    def summary(self) -> str:
+        lines = []
+        for p in self.phases:
+            n_out = sum(len(v) for v in p.received.values())
+            status = "PASS" if not p.errors else f"FAIL ({len(p.errors)} errors)"
+            lines.append(f"  {p.name:<24} {n_out:>8} outputs {p.cycles:>9} cycles  {status}")
+            lines += [f"      {e}" for e in p.errors]
+        return "\n".join(lines)
+
+
+def run_unit(unit, cfg, job, sim: str = "verilator", seed: int = 0, label: str = "") -> BenchResult:
     """Elaborate ``unit`` (a :class:`~pimforge.hw.core.unit.HwUnit`) at ``cfg`` and run ``job``
-    on its Verilog (:func:`run`); the result also carries the ``manifest``."""
+    on its Verilog (:func:`run`), checked against the job's expected outputs."""
     verilog, manifest, comp = elaborate(unit, cfg)
     res = run(verilog, comp.top, manifest, job, sim=sim, seed=seed, label=label or unit.name)
-    return {**res, "manifest": manifest}
+    return BenchResult(unit.name, cfg, sim, res["passed"], res["phases"], manifest, res["wall_s"],
+                       res["log"])

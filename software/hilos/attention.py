@@ -28,8 +28,17 @@ from pimforge.base.errors import ToolError, UserError
 from pimforge.base.formats import FP16, FP32
 from pimforge.sim.golden.hilos import attention as h_att
 from pimforge.base.numerics import bits_float, float_bits
-from pimforge.software.pam_attention import (_check_choice, _check_out_path, _json_float,
+from pimforge.software.pam.attention import (_check_choice, _check_out_path, _json_float,
                                              _to_fp16, check_scale, load_npy, write_outputs)
+from pimforge.base.errors import ConfigError
+from pimforge.hw.hilos.config import HilosAttentionConfig
+from pimforge.sim.benches.hilos.attention import HilosJob
+from pimforge.hw.hilos.attention import kernel_bound
+from pimforge.hw.catalog import HW_UNITS
+from pimforge.sim.harness.runner import run_unit
+from pimforge.sim.benches.hilos.attention import attention_phase
+from pimforge.sim.benches.hilos.beats import unpack_o
+from pimforge.sim.harness.job import Job, unpack_payloads
 
 __all__ = ["BACKENDS", "SCORE_FMTS", "HilosAttentionResult", "hilos_attention", "kernel_config",
            "run_cli", "reference"]
@@ -94,8 +103,6 @@ class HilosAttentionResult:
 
 def kernel_config(d_group: int, head_dim: int, block: int = 128, score_fmt: str = "fp32",
                   scale=None, beat_elems: int = 32):
-    from pimforge.base.errors import ConfigError
-    from pimforge.hw.hilos.config import HilosAttentionConfig
     try:
         return HilosAttentionConfig(d_group=d_group, head_dim=head_dim, block=block,
                                     beat_elems=beat_elems, score_fmt=SCORE_FMTS[score_fmt],
@@ -203,7 +210,6 @@ def hilos_attention(q, k, v, mask=None, precomputed=None, block: int = 128,
     q16, k16, v16 = (_to_fp16(name, a) for name, a in (("Q", qa), ("K", ka), ("V", va)))
     pre = None if pa is None else float_bits(cfg.score_fmt, pa.astype(np.float64))
     t0 = time.perf_counter()
-    from pimforge.sim.benches.hilos.attention import HilosJob
     jobs = [HilosJob(q16[i * G:(i + 1) * G], k16[i], v16[i], ma[i],
                      None if pre is None else pre[i * G:(i + 1) * G]) for i in range(hkv)]
     cycles = bound = None
@@ -214,7 +220,6 @@ def hilos_attention(q, k, v, mask=None, precomputed=None, block: int = 128,
         o16 = np.concatenate([j.golden["O"] for j in jobs])
     else:
         o16, cycles = _rtl(cfg, jobs, sim)
-        from pimforge.hw.hilos.attention import kernel_bound
         bound = kernel_bound(cfg, [(len(j.k16), j.n) for j in jobs])
     wall = time.perf_counter() - t0
     o = bits_float(FP16, o16).astype(np.float16)
@@ -235,12 +240,8 @@ def hilos_attention(q, k, v, mask=None, precomputed=None, block: int = 128,
 
 
 def _rtl(cfg, jobs, sim):
-    from pimforge import api
-    from pimforge.sim.benches.hilos.attention import attention_phase
-    from pimforge.sim.benches.hilos.beats import unpack_o
-    from pimforge.sim.harness.job import Job, unpack_payloads
     phase = attention_phase(cfg, jobs, name="kernel")
-    res = api.run_bench("hilos_attention", cfg, sim=sim, job=Job([phase]))
+    res = run_unit(HW_UNITS["hilos_attention"], cfg, Job([phase]), sim=sim)
     if not res.passed:
         raise ToolError(f"hilos_attention RTL does not match the golden model:\n{res.summary()}"
                         f"\nlog: {res.log}")

@@ -38,6 +38,14 @@ from pimforge.base.formats import FP16, FP32
 from pimforge.sim.benches.pam.beats import pu_beats, ru_request_beats, unpack_rows
 from pimforge.base import numerics as num
 from pimforge.sim.golden.pam import system as g_sys
+from pimforge.hw.catalog import HW_UNITS
+from pimforge.sim.harness.runner import run_unit
+from pimforge.sim.harness.job import Job
+from pimforge.sim.harness.job import unpack_payloads
+from pimforge.hw.pam.config import PamSystemConfig
+from pimforge.sim.benches.pam.pu import pu_expected
+from pimforge.sim.benches.pam.ru import ru_expected
+from pimforge.sim.harness.job import Phase
 
 __all__ = ["ACCS", "BACKENDS", "HEAD_DIMS", "TIERS", "HeadResult", "PamAttentionResult",
            "pam_attention", "prepare_inputs", "check_split", "check_pus", "check_tile",
@@ -309,10 +317,8 @@ def _progress(msg: str):
 
 def _simulate(unit: str, tier: str, cfg, phases: list, sim: str, units: list) -> list:
     """Run one simulation; raise ToolError naming the first mismatch; return PhaseResults."""
-    from pimforge import api
-    from pimforge.sim.harness.job import Job
     _progress(f"pam-attention rtl: {unit} ({tier}) with {len(phases)} phase(s)")
-    res = api.run_bench(unit, cfg, sim=sim, job=Job(phases))
+    res = run_unit(HW_UNITS[unit], cfg, Job(phases), sim=sim)
     if not res.passed:
         bad = next(p for p in res.phases if p.errors)
         raise ToolError(f"rtl backend: {unit} ({tier}) differs from the golden model in phase "
@@ -324,7 +330,6 @@ def _simulate(unit: str, tier: str, cfg, phases: list, sim: str, units: list) ->
 def _received(manifest, phase_result, width: int, n: int) -> dict:
     """The partial an ``o`` stream carried: O (d,) from the beats (``n`` elements of ``width``
     bits each), m and l (and lse) from beat 0."""
-    from pimforge.sim.harness.job import unpack_payloads
     f = unpack_payloads(manifest, "o", phase_result.received["o"])
     out = {"O": unpack_rows(f["data"], width, n).reshape(-1), "m": int(f["m"][0]),
            "l": int(f["l"][0])}
@@ -336,10 +341,6 @@ def _received(manifest, phase_result, width: int, n: int) -> dict:
 
 def _rtl_system(acc, scale, q16, k16, v16, split, pus, tile, sim, units) -> list:
     """PAM Alg. 1 on the RTL units (same result layout as ``system_attention``, per head)."""
-    from pimforge.hw.pam.config import PamSystemConfig
-    from pimforge.sim.benches.pam.pu import pu_expected
-    from pimforge.sim.benches.pam.ru import ru_expected
-    from pimforge.sim.harness.job import Phase
 
     def ru_phase(name, cfg, parts):
         return Phase(name, {"i": ru_request_beats(parts, cfg.vector_width, cfg.acc.width)},

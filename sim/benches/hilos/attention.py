@@ -128,3 +128,6 @@ def attention_job(cfg, rng, seed: int = 1, jobs=DEFAULT_JOBS, stalls: bool = Tru
         phases.append(attention_phase(cfg, js, f"random stalls p={stall_p}", latency=latency,
                                       stall_p=stall_p, seed=seed))
     return Job(phases)
+
+
+BENCHES = {"hilos_attention": attention_job}

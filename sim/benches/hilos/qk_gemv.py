@@ -106,3 +106,6 @@ def qk_job(cfg, rng, seed: int = 1, jobs=None, stall_p: float = 0.3, stalls: boo
         phases.append(Phase(f"o ready 1 in {slow_sink}", inputs, expected,
                             ready_stall={"o": StallPattern.cycle([1] + [0] * (slow_sink - 1))}))
     return Job(phases)
+
+
+BENCHES = {"qk_gemv": qk_job}

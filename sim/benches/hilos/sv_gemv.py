@@ -149,3 +149,6 @@ def sv_job(cfg, rng, seed: int = 1, jobs=None, stall_p: float = 0.3, stalls: boo
                                          "i_v": StallPattern.random(stall_p, seed + 2)},
                             ready_stall={"o": StallPattern.random(stall_p, seed + 3)}))
     return Job(phases)
+
+
+BENCHES = {"sv_gemv": sv_job}

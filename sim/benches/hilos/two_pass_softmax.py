@@ -123,3 +123,6 @@ def softmax_job(cfg, rng, seed: int = 1, jobs=None, stall_p: float = 0.3,
         phases.append(Phase("output 1 in 3", inputs, expected,
                             ready_stall={"o": StallPattern.cycle([1, 0, 0])}))
     return Job(phases)
+
+
+BENCHES = {"two_pass_softmax": softmax_job}

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["pack_rows", "unpack_rows", "pu_beats", "partial_beats", "ru_request_beats"]
+from pimforge.sim.harness.job import Phase
+from pimforge.sim.harness.stall import StallPattern
+
+__all__ = ["pack_rows", "unpack_rows", "pu_beats", "partial_beats", "ru_request_beats", "stalled",
+           "STALL_P"]
 
 _DTYPES = {16: "<u2", 32: "<u4"}
 
@@ -65,3 +69,14 @@ def ru_request_beats(partials, n: int, width: int) -> dict:
             out[key] += vals
     out["last"] = [0] * (len(out["data"]) - 1) + [1]
     return out
+
+
+STALL_P = 0.3
+
+
+def stalled(phase: Phase, seed: int) -> Phase:
+    """``phase`` with random stalls (p = ``STALL_P``) on every input's valid and every
+    output's ready side."""
+    phase.valid_stall = {"*": StallPattern.random(STALL_P, seed)}
+    phase.ready_stall = {"*": StallPattern.random(STALL_P, seed + 1)}
+    return phase

@@ -61,3 +61,6 @@ def pu_job(cfg, rng, seed: int = 1, sets=DEFAULT_SETS, stall_p: float = 0.3, sta
                                          "i_kv": StallPattern.random(stall_p, seed + 2)},
                             ready_stall=st))
     return Job(phases)
+
+
+BENCHES = {"pam_pu": pu_job}

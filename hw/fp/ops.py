@@ -1,4 +1,4 @@
-"""Building blocks shared by the PAM units: free-running float operations and small stores.
+"""Free-running float operations (and delays and trees of them), shared by the PAM and HILOS units.
 
 Inside a PAM unit the datapaths never stall: flow control happens once, at the unit's input
 (a credit check guarantees that everything admitted can be absorbed).  A *free-running* float
@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from amaranth.hdl import Signal, Value
 
+from pimforge.base.formats import parse_format
 from pimforge.hw.core import macros
+from pimforge.hw.core.inventory import OpKey
+from pimforge.hw.core.ports import top_ports
 from pimforge.hw.core.inventory import op_key, record
 from pimforge.hw.core.pipeline import register_positions
 from pimforge.hw.fp.add import add_stages
@@ -24,7 +27,8 @@ from pimforge.hw.fp.log import log_stages
 from pimforge.hw.fp.mul import mul_stages, mul_wide_stages
 from pimforge.hw.fp.recip import recip_stages
 
-__all__ = ["OPS", "float_op", "comb_op", "op_latency", "delay", "delay_valid", "beat_tree"]
+__all__ = ["OPS", "float_op", "comb_op", "op_latency", "delay", "delay_valid", "beat_tree",
+           "operator_verilog", "operator_ports", "instantiate"]
 
 
 def _stages(kind: str, fmt, src=None):
@@ -64,7 +68,7 @@ def comb_op(m, kind: str, fmt, operands: dict, src=None) -> dict:
     src = src if kind in _SRC_KINDS else None
     record(kind, fmt, src, operands=operands)
     if macros.active():  # hierarchical synthesis: a black-box instance of the operator
-        return macros.instantiate(m, op_key(kind, fmt, src, operands=operands), operands, "cop")
+        return instantiate(m, op_key(kind, fmt, src, operands=operands), operands, "cop")
     values = dict(operands)
     for stage in _stages(kind, fmt, src):
         values = stage(m, values)
@@ -94,7 +98,7 @@ def float_op(m, kind: str, fmt, op_depth: int, operands: dict, valid=None, side=
         side["_valid"] = valid
     if macros.active():  # hierarchical synthesis: a black-box instance of the operator
         key = op_key(kind, fmt, src, op_depth, operands=operands)
-        values = macros.instantiate(m, key, operands, name)
+        values = instantiate(m, key, operands, name)
         carry = delay(m, side, depth, f"{name}_p")
         return values, carry.pop("_valid", None), carry
     stages = _stages(kind, fmt, src)
@@ -154,3 +158,74 @@ def beat_tree(m, x, valid, levels: int, width: int, combine, name: str):
                 m.d.sync += held.eq(x)
         x, valid = combine(held, x, valid & have, lvl)
     return x, valid
+
+
+# ---------------------------------------------------------------- operator macros
+# Each distinct operator as a module of its own, for hierarchical synthesis (macros.py).
+
+_PORTS: dict = {}
+
+
+def _build(op: OpKey):
+    """The operator as an Amaranth Module with its port signals: inputs ``in_<operand>``
+    (constant operands are built in), outputs ``out_<result>``."""
+    from amaranth.hdl import Const, Module, Signal
+
+    fmt = parse_format(op.fmt)
+    src = parse_format(op.src) if op.src else None
+    width = (src or fmt).width
+    consts = dict(op.consts)
+    m = Module()
+    ins = {n: Signal(width, name=f"in_{n}") for n in OPS[op.kind] if n not in consts}
+    operands = {n: ins[n] if n in ins else Const(consts[n], width) for n in OPS[op.kind]}
+    with macros.suspended():
+        if op.depth < 0:
+            outs = comb_op(m, op.kind, fmt, operands, src=src)
+        else:
+            outs, _, _ = float_op(m, op.kind, fmt, op.depth, operands, src=src)
+    ports_out = {}
+    for key, value in outs.items():
+        s = Signal(len(value), name=f"out_{key}")
+        m.d.comb += s.eq(value)
+        ports_out[key] = s
+    return m, ins, ports_out
+
+
+def operator_verilog(op: OpKey) -> tuple:
+    """``(verilog, ports)`` of one operator module; ``ports`` lists ``(direction, name, width)``
+    including ``clk``/``rst`` when the operator has registers."""
+    from amaranth.back import verilog
+
+    m, ins, outs = _build(op)
+    name = macros.module_name(op)
+    text = verilog.convert(m, name=name, ports=list(ins.values()) + list(outs.values()),
+                           emit_src=False)
+    ports = top_ports(text, name)
+    _PORTS[op] = ports
+    return text, ports
+
+
+def operator_ports(op: OpKey) -> list:
+    if op not in _PORTS:
+        operator_verilog(op)
+    return _PORTS[op]
+
+
+def instantiate(m, op: OpKey, operands: dict, name: str) -> dict:
+    """An ``Instance`` of the operator's module; returns its outputs by result name."""
+    from amaranth.hdl import ClockSignal, Instance, ResetSignal, Signal
+    ports = operator_ports(op)
+    kwargs, outs = {}, {}
+    for direction, port, width in ports:
+        if port == "clk":
+            kwargs["i_clk"] = ClockSignal()
+        elif port == "rst":
+            kwargs["i_rst"] = ResetSignal()
+        elif direction == "input":
+            kwargs[f"i_{port}"] = operands[port[len("in_"):]]
+        else:
+            s = Signal(width, name=f"{name}_{port}")
+            kwargs[f"o_{port}"] = s
+            outs[port[len("out_"):]] = s
+    m.submodules += Instance(macros.module_name(op), **kwargs)
+    return outs

@@ -1,0 +1,40 @@
+"""Bit-exact golden model of ``qk_gemv``: the scores of a query (group) against K (see
+:mod:`.common` for the operation order)."""
+from __future__ import annotations
+
+import numpy as np
+
+from pimforge.base.formats import FP16, FP32
+from pimforge.base.numerics import float_bits
+from pimforge.sim.golden.fp.fma import fp_fma
+from pimforge.sim.golden.fp.mul import fp_mul
+from pimforge.sim.golden.hilos.common import F32
+from pimforge.sim.golden.pam.common import _convert
+
+__all__ = ["qk_scores", "group_scores"]
+
+
+def qk_scores(q16, k16, scale: float, score_fmt=FP32) -> np.ndarray:
+    """Scores (score_fmt bits) of fp16 ``q`` (d,) or (G, d) against fp16 rows ``k`` (n, d):
+    shape (n,) or (G, n)."""
+    q = _convert(FP16, FP32, np.asarray(q16, dtype=np.int64))
+    k = _convert(FP16, FP32, np.asarray(k16, dtype=np.int64))
+    qq = np.atleast_2d(q)
+    acc = np.zeros((len(qq), len(k)), dtype=np.int64)
+    for i in range(qq.shape[1]):
+        acc = fp_fma(F32, np.broadcast_to(qq[:, i:i + 1], acc.shape), np.broadcast_to(k[:, i],
+                     acc.shape), acc)
+    s = fp_mul(F32, acc, np.full_like(acc, int(float_bits(FP32, [scale])[0])))
+    s = _convert(FP32, score_fmt, s)
+    return s if q.ndim == 2 else s[0]
+
+
+def group_scores(q16, k16, scale: float, score_fmt=FP32, pre=None) -> np.ndarray:
+    """Scores (G, n_k + c) of a query group: ``qk_scores`` of each query against K, then the
+    host-precomputed scalars ``pre`` (G, c) (score_fmt bits) of the most recent tokens."""
+    q16 = np.atleast_2d(np.asarray(q16, dtype=np.int64))
+    s = qk_scores(q16, k16, scale, score_fmt) if len(k16) else \
+        np.zeros((len(q16), 0), dtype=np.int64)
+    if pre is not None and np.size(pre):
+        s = np.concatenate([s, np.asarray(pre, dtype=np.int64).reshape(len(q16), -1)], axis=1)
+    return s
