@@ -1,0 +1,1 @@
+"""The HILOS system model: offloaded batched decoding with attention near storage (HILOS)."""
