@@ -12,7 +12,9 @@ from pimforge.registry import get_unit
 from pimforge.synth_cli import parse_targets
 from pimforge.synth.report import summary
 from pimforge.synth.run import SynthJob, synthesize_many
-from pimforge.software import hilos_system, pam_system
+from pimforge.software.hilos.reproduce import reproduce as hilos_reproduce
+from pimforge.software.pam.config import PRESETS as PAM_PRESETS, PamModelConfig
+from pimforge.software.pam.model import run_model as pam_model
 from pimforge.software.report import fmt, write_result
 
 
@@ -86,16 +88,16 @@ def _system_demo(out: Path) -> bool:
     """The system model: LLaMA3-70B decoding long documents on the PAM system and its
     baselines, and HILOS's headline speedups against the paper (PIM and SmartSSD compute timed
     by the RTL cycle models)."""
-    cfg = pam_system.PamModelConfig(**{**pam_system.PRESETS["offline_llama70b"], "sweep": "none"})
+    cfg = PamModelConfig(**{**PAM_PRESETS["offline_llama70b"], "sweep": "none"})
     print(f"== system model: {cfg.model} on {cfg.dataset} (batch {cfg.batch}), 8 H100 + "
           f"HBM/DDR/SSD-PIM (`pimforge model pam`)")
-    res = pam_system.run_model(cfg, progress=False)
+    res = pam_model(cfg, progress=False)
     t = res.tables[0]
     print("  " + "  ".join(f"{c:>16}" for c in t.columns))
     for row in t.rows:
         print("  " + "  ".join(f"{fmt(c):>16}" for c in row))
     write_result(res, out / "pam", "model")
-    rep = hilos_system.reproduce(progress=False)
+    rep = hilos_reproduce(progress=False)
     write_result(rep, out / "hilos", "reproduce")
     print("== HILOS near-storage attention vs the paper (`pimforge reproduce hilos`):")
     for r in rep.rows[:2] + [r for r in rep.rows if "alpha" in r.item][:1]:

@@ -11,26 +11,29 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from dataclasses import fields
 from pathlib import Path
 
+from pimforge.base.config import build_config, config_to_dict, load_yaml, parse_overrides
 from pimforge.base.errors import UserError
-from pimforge.base.config import build_config, load_yaml, parse_overrides
-from pimforge.base.config import config_to_dict
-from pimforge.software.report import write_result
-from pimforge.software.report import fmt
+from pimforge.software.report import fmt, write_result
 
 __all__ = ["SYSTEMS", "add_model_arguments", "add_reproduce_arguments", "run_model_cli",
            "run_reproduce_cli", "system_module", "model_config"]
 
-# system name -> (module, config class); Hermes, LoL-PIM and PAPI plug in here
-SYSTEMS = {"pam": ("pimforge.software.pam_system", "PamModelConfig"),
-           "hilos": ("pimforge.software.hilos_system", "HilosModelConfig")}
+# system name -> its package's modules: ``config`` (the config class named here and PRESETS),
+# ``model`` (run_model) and ``reproduce`` (reproduce); Hermes, LoL-PIM and PAPI plug in here.
+# The modules load by name when a command needs them (importlib, not import statements), so the
+# parser of every pimforge command does not load NumPy and the system models.
+SYSTEMS = {"pam": ("pimforge.software.pam", "PamModelConfig"),
+           "hilos": ("pimforge.software.hilos", "HilosModelConfig")}
 
 
-def system_module(name: str):
+def system_module(name: str, part: str = "config"):
+    """The system's ``config``, ``model`` or ``reproduce`` module."""
     if name not in SYSTEMS:
         raise UserError(f"unknown system '{name}'; allowed: {', '.join(SYSTEMS)}")
-    return importlib.import_module(SYSTEMS[name][0])
+    return importlib.import_module(f"{SYSTEMS[name][0]}.{part}")
 
 
 def model_config(name: str, preset: str | None = None, config: str | None = None, sets=()):
@@ -54,7 +57,6 @@ def model_config(name: str, preset: str | None = None, config: str | None = None
 
 
 def _check_keys(cls, mapping: dict, source: str) -> None:
-    from dataclasses import fields
     names = sorted(f.name for f in fields(cls) if f.metadata)
     for key in mapping:
         if key not in names:
@@ -112,7 +114,6 @@ def precheck_out(out) -> Path:
 
 
 def _describe(name: str) -> int:
-    from dataclasses import fields
     mod = system_module(name)
     cls = getattr(mod, SYSTEMS[name][1])
     defaults = config_to_dict(cls())
@@ -131,7 +132,7 @@ def _describe(name: str) -> int:
 def run_model_cli(args) -> int:
     if args.describe:
         return _describe(args.system)
-    mod = system_module(args.system)
+    mod = system_module(args.system, "model")
     cfg = model_config(args.system, args.preset, args.config, args.set)
     out = precheck_out(args.out or f"build/model/{args.system}")
     res = mod.run_model(cfg, progress=not args.quiet)
@@ -141,7 +142,7 @@ def run_model_cli(args) -> int:
 
 
 def run_reproduce_cli(args) -> int:
-    mod = system_module(args.system)
+    mod = system_module(args.system, "reproduce")
     out = precheck_out(args.out or f"build/reproduce/{args.system}")
     if args.seed < 0:
         raise UserError(f"--seed: got {args.seed}; allowed: an integer >= 0")

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from pimforge.hw.pam.config import PU_TIER_PRESETS
 from pimforge.software import calibration as cal
 
 __all__ = ["GPU", "GPUS", "Link", "LINKS", "PimTier", "PAM_TIERS", "SmartSSD", "SMARTSSD",
@@ -159,8 +160,8 @@ class PimTier:
 
 @lru_cache(maxsize=64)
 def _token_rate(tier: PimTier, head_dim: int) -> float:
-    sets = 1e6
-    return sets * 16 / max(tier.pu_time(head_dim, sets, 16), tier.bw_time(head_dim, sets * 16))
+    sets, n = 1e6, tier.tile
+    return sets * n / max(tier.pu_time(head_dim, sets, n), tier.bw_time(head_dim, sets * n))
 
 
 # PAM Table 1 and §7.1-7.5.  HBM3 5.2 Gbps, 16 GB per stack, 40 stacks (5 per H100), 16
@@ -170,15 +171,18 @@ def _token_rate(tier: PimTier, head_dim: int) -> float:
 # 128 PIM banks per channel reading 8 B per tCCD_L = 8 tCK at 1.6 GHz -> 204.8 GB/s.
 # SSD: 8 SSDs of 8 channels (Table 1: 64 channels), 4 dies per channel, 16 KB pages, tR = 30 us
 # -> 8 x 4 x 16 KB / 30 us = 17.5 GB/s per SSD; 64 PUs and 8 RUs per controller (§5.2).
+# The PUs' vector width (lanes) is the pam_pu tier preset's (hw/pam/config.py); the clocks are
+# stated here, the system model's one description of the devices.
 PAM_TIERS = {t.name: t for t in (
-    PimTier("hbm", 40, 16 * GB, pus=512, lanes=16, clock_mhz=666.0, rus=128 + 16 * 8,
-            ru_width=16, internal_bw=1024 * 32 * 1.3e9 / 4, flops_cap=1.6e12,
+    PimTier("hbm", 40, 16 * GB, pus=512, lanes=PU_TIER_PRESETS["hbm"]["lanes"], clock_mhz=666.0,
+            rus=128 + 16 * 8, ru_width=16, internal_bw=1024 * 32 * 1.3e9 / 4, flops_cap=1.6e12,
             host_bw=665.6 * GB, source="PAM Table 1, §5.2, §7.1, §7.5"),
-    PimTier("ddr", 40, 32 * GB, pus=128, lanes=4, clock_mhz=500.0, rus=2 * 8 * 2 + 4,
-            ru_width=16, internal_bw=128 * 8 * 1.6e9 / 8, flops_cap=204e9,
+    PimTier("ddr", 40, 32 * GB, pus=128, lanes=PU_TIER_PRESETS["ddr"]["lanes"], clock_mhz=500.0,
+            rus=2 * 8 * 2 + 4, ru_width=16, internal_bw=128 * 8 * 1.6e9 / 8, flops_cap=204e9,
             host_bw=25.6 * GB, source="PAM Table 1, §5.2, §7.1, §7.5"),
-    PimTier("ssd", 8, 2048 * GB, pus=64, lanes=16, clock_mhz=1000.0, rus=8, ru_width=16,
-            internal_bw=8 * 4 * 16384 / 30e-6, flops_cap=18e9, host_bw=7.88 * GB,
+    PimTier("ssd", 8, 2048 * GB, pus=64, lanes=PU_TIER_PRESETS["ssd"]["lanes"], clock_mhz=1000.0,
+            rus=8, ru_width=16, internal_bw=8 * 4 * 16384 / 30e-6, flops_cap=18e9,
+            host_bw=7.88 * GB,
             source="PAM Table 1 (64 channels of 256 GB = 16 TB; §7.1 says 8 TB: we take 8 SSDs "
                    "of 8 channels x 4 dies, 2 TB each), §5.2, §7.1"),
 )}

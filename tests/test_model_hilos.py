@@ -1,8 +1,11 @@
-"""HILOS system model (pimforge.software.hilos_system): the paper's closed forms checked by hand,
+"""HILOS system model (pimforge.software.hilos): the paper's closed forms checked by hand,
 the kernel time against the ``hilos_attention`` cycle model, OOM reporting, determinism, config
 validation and a reproduce smoke run."""
 import dataclasses
+import json
 import math
+import subprocess
+import sys
 import time
 
 import pytest
@@ -11,38 +14,43 @@ from pimforge.base.errors import ConfigError
 from pimforge.hw.hilos.config import HilosAttentionConfig
 from pimforge.hw.hilos.attention import kernel_schedule
 from pimforge.software import devices as dev
-from pimforge.software import hilos_system as h
 from pimforge.software import workloads as wl
+from pimforge.software.hilos.config import B_PCI, PAGE_WRITE_OP_S, PRESETS, HilosModelConfig
+from pimforge.software.hilos.formulas import (alpha_opt, kernel_group, round_pow2, t_effective,
+                                              traffic_ratio, writeback_cost, xcache_times)
+from pimforge.software.hilos.model import run_model
+from pimforge.software.hilos.reproduce import reproduce
+from pimforge.software.hilos.step import StepTime, hilos_alpha, step_flex_dram, step_hilos
 
 
 # --- eq. 3 -------------------------------------------------------------------------------------
 def test_traffic_ratio_eq3_by_hand():
     # s = 1000, h = 4096: (4*1000*4096 + 4*4096) / (2*4096 + 6*4096)
     #   = (16,384,000 + 16,384) / 32,768 = 16,400,384 / 32,768 = 500.5 = (1000 + 1) / 2
-    assert h.traffic_ratio(1000, 4096) == pytest.approx(500.5)
+    assert traffic_ratio(1000, 4096) == pytest.approx(500.5)
     # s = 1: (4 + 4) / 8 = 1 (no benefit for one token)
-    assert h.traffic_ratio(1, 7) == pytest.approx(1.0)
+    assert traffic_ratio(1, 7) == pytest.approx(1.0)
 
 
 # --- alpha (§4.2) ------------------------------------------------------------------------------
 def test_alpha_formula_by_hand():
     # 2 * 8 / (24 + 8) = 16 / 32 = 0.5
-    assert h.alpha_opt(8.0, 24.0) == pytest.approx(0.5)
+    assert alpha_opt(8.0, 24.0) == pytest.approx(0.5)
     # 2 * 8 / (48 + 8) = 16 / 56 = 0.2857...
-    assert h.alpha_opt(8.0, 48.0) == pytest.approx(16 / 56)
+    assert alpha_opt(8.0, 48.0) == pytest.approx(16 / 56)
     # 2 * 8 / (12 + 8) = 0.8
-    assert h.alpha_opt(8.0, 12.0) == pytest.approx(0.8)
+    assert alpha_opt(8.0, 12.0) == pytest.approx(0.8)
     # X-cache not smaller than the KV cache (r = S_KV / S_X = 0.4): no X-cache
-    assert h.alpha_opt(8.0, 24.0, kv_over_x=0.4) == 0.0
+    assert alpha_opt(8.0, 24.0, kv_over_x=0.4) == 0.0
 
 
 def test_alpha_power_of_two_rounding():
-    assert h.round_pow2(0.5) == 0.5
-    assert h.round_pow2(16 / 56) == 0.25     # |0.286 - 0.25| = 0.036 < |0.286 - 0.5| = 0.214
-    assert h.round_pow2(0.8) == 1.0          # |0.8 - 1| = 0.2 < |0.8 - 0.5| = 0.3
-    assert h.round_pow2(0.7) == 0.5          # |0.7 - 0.5| = 0.2 < |0.7 - 1| = 0.3
-    assert h.round_pow2(0.1) == 0.125        # |0.1 - 0.125| = 0.025 < |0.1 - 0.0625| = 0.0375
-    assert h.round_pow2(0.0) == 0.0
+    assert round_pow2(0.5) == 0.5
+    assert round_pow2(16 / 56) == 0.25     # |0.286 - 0.25| = 0.036 < |0.286 - 0.5| = 0.214
+    assert round_pow2(0.8) == 1.0          # |0.8 - 1| = 0.2 < |0.8 - 0.5| = 0.3
+    assert round_pow2(0.7) == 0.5          # |0.7 - 0.5| = 0.2 < |0.7 - 1| = 0.3
+    assert round_pow2(0.1) == 0.125        # |0.1 - 0.125| = 0.025 < |0.1 - 0.0625| = 0.0375
+    assert round_pow2(0.0) == 0.0
 
 
 def test_hilos_alpha_per_device_count():
@@ -50,12 +58,12 @@ def test_hilos_alpha_per_device_count():
     p2p = dev.SMARTSSD.p2p_bw
     b_pci = 8 * p2p / 3            # §6.4: B_SSD / B_PCI = 3 at 8 devices
     # N = 8: 2 B_PCI / (8 p2p + B_PCI) = 2 (8/3) / (8 + 8/3) = (16/3) / (32/3) = 0.5
-    assert h.hilos_alpha(m, 8) == 0.5
+    assert hilos_alpha(m, 8) == 0.5
     # N = 16: (16/3) / (16 + 8/3) = (16/3) / (56/3) = 0.2857 -> 0.25
-    assert h.hilos_alpha(m, 16) == 0.25
-    assert h.B_PCI == pytest.approx(b_pci)
-    assert h.hilos_alpha(m, 8, alpha=0.3) == 0.3
-    assert h.hilos_alpha(m, 8, xcache=False) == 0.0
+    assert hilos_alpha(m, 16) == 0.25
+    assert B_PCI == pytest.approx(b_pci)
+    assert hilos_alpha(m, 8, alpha=0.3) == 0.3
+    assert hilos_alpha(m, 8, xcache=False) == 0.0
 
 
 def test_xcache_times_and_max_rule():
@@ -63,16 +71,16 @@ def test_xcache_times_and_max_rule():
     # T_PCI = 0.5*1000*100*2 / 1 = 100,000
     # T_GPU = 0.5*1000*100^2*2 / 1e4 = 1,000
     # T_SSD = (0.5*1000*100*2 + 0.5*2*1000*100*2) / 3 = (100,000 + 200,000) / 3 = 100,000
-    t_gpu, t_ssd, t_pci = h.xcache_times(0.5, 1000, 100, 3.0, 1.0, 1e4)
+    t_gpu, t_ssd, t_pci = xcache_times(0.5, 1000, 100, 3.0, 1.0, 1e4)
     assert (t_gpu, t_ssd, t_pci) == pytest.approx((1000.0, 100000.0, 100000.0))
-    assert h.t_effective(t_gpu, t_ssd, t_pci) == pytest.approx(100000.0)
+    assert t_effective(t_gpu, t_ssd, t_pci) == pytest.approx(100000.0)
     # a slow GPU (C_GPU = 1): T_GPU = 0.5*1000*1e4*2 = 1e7 dominates
-    t = h.xcache_times(0.5, 1000, 100, 3.0, 1.0, 1.0)
-    assert h.t_effective(*t) == pytest.approx(1e7)
+    t = xcache_times(0.5, 1000, 100, 3.0, 1.0, 1.0)
+    assert t_effective(*t) == pytest.approx(1e7)
 
 
 def test_step_time_is_max_of_overlapped_plus_serial():
-    st = h.StepTime("x", 4, {"a": 1.0, "b": 3.0}, {"c": 0.5})
+    st = StepTime("x", 4, {"a": 1.0, "b": 3.0}, {"c": 0.5})
     assert st.step == pytest.approx(3.5)        # max(1, 3) + 0.5
     assert st.bound == "b"
     # 4 sequences x 10 tokens / (10 steps x 3.5 s) = 40 / 35
@@ -82,18 +90,18 @@ def test_step_time_is_max_of_overlapped_plus_serial():
 # --- delayed writeback (§4.3) ------------------------------------------------------------------
 def test_writeback_cost_by_hand():
     # c = 16: 16 x 256 B = 4096 B = one page per spill -> 100 entries x 4096 / 16 = 25,600 B
-    assert h.writeback_cost(16, 100) == pytest.approx(25600)
+    assert writeback_cost(16, 100) == pytest.approx(25600)
     # c = 4: 1,024 B spill still takes a whole page -> 100 x 4096 / 4 = 102,400 B (4x)
-    assert h.writeback_cost(4, 100) == pytest.approx(102400)
+    assert writeback_cost(4, 100) == pytest.approx(102400)
     # c = 32: 8,192 B = two pages -> 100 x 8192 / 32 = 25,600 B
-    assert h.writeback_cost(32, 100) == pytest.approx(25600)
+    assert writeback_cost(32, 100) == pytest.approx(25600)
 
 
 def test_writeback_tradeoff_in_c():
     m, gpu = wl.get_model("OPT-66B"), dev.GPUS["A100"]
 
     def st(c):
-        return h.step_hilos(m, gpu, 16, 32768, 64, 8, alpha=0.5, c=c)
+        return step_hilos(m, gpu, 16, 32768, 64, 8, alpha=0.5, c=c)
 
     # host work grows with the buffered tokens (c - 1) / 2
     assert st(1).serial["host_buffer"] < st(16).serial["host_buffer"] < st(64).serial["host_buffer"]
@@ -107,12 +115,12 @@ def test_writeback_tradeoff_in_c():
 
 def test_ans_without_writeback_pays_sync_writes():
     m, gpu = wl.get_model("OPT-30B"), dev.GPUS["A100"]
-    st = h.step_hilos(m, gpu, 16, 8192, 64, 8, xcache=False, writeback=False)
+    st = step_hilos(m, gpu, 16, 8192, 64, 8, xcache=False, writeback=False)
     # entries: b * layers * kv_heads * (K and V) = 16 * 48 * 56 * 2 = 86,016 writes, each one
     # page op of max(4096 B / 2 GB/s, PAGE_WRITE_OP_S)
-    t_page = max(4096 / 2.0e9, h.PAGE_WRITE_OP_S)
+    t_page = max(4096 / 2.0e9, PAGE_WRITE_OP_S)
     assert st.serial["sync_kv_write"] == pytest.approx(86016 * t_page)
-    wb = h.step_hilos(m, gpu, 16, 8192, 64, 8, xcache=False, writeback=True)
+    wb = step_hilos(m, gpu, 16, 8192, 64, 8, xcache=False, writeback=True)
     assert "sync_kv_write" not in wb.serial
     assert wb.throughput(64, False) > st.throughput(64, False)
 
@@ -133,15 +141,15 @@ def test_kernel_time_is_cycles_over_clock():
     # devices, no X-cache, no buffering, s = 1000, n = 2 -> context 1000 + 2/2 = 1001 tokens,
     # 5 * 32 / 32 = 5 jobs per device per layer -> 32 layers * cycles5 / 296 MHz
     m, gpu = wl.get_model("GLaM-143B"), dev.GPUS["A100"]
-    st = h.step_hilos(m, gpu, 5, 1000, 2, 32, xcache=False, writeback=False)
+    st = step_hilos(m, gpu, 5, 1000, 2, 32, xcache=False, writeback=False)
     assert st.parts["kernel"] == pytest.approx(32 * dram)
 
 
 def test_kernel_group_mapping():
-    assert h.kernel_group(1) == (1, 1)
-    assert h.kernel_group(5) == (5, 1)
-    assert h.kernel_group(16) == (8, 2)     # 16 = 8 x 2 passes
-    assert h.kernel_group(12) == (6, 2)     # largest divisor <= 8 of 12 is 6
+    assert kernel_group(1) == (1, 1)
+    assert kernel_group(5) == (5, 1)
+    assert kernel_group(16) == (8, 2)     # 16 = 8 x 2 passes
+    assert kernel_group(12) == (6, 2)     # largest divisor <= 8 of 12 is 6
 
 
 # --- OOM, determinism, config ------------------------------------------------------------------
@@ -149,10 +157,10 @@ def test_flex_dram_oom_is_reported_not_raised():
     m, gpu = wl.get_model("OPT-175B"), dev.GPUS["A100"]
     # KV per token 2 * 96 layers * 96 heads * 128 * 2 B = 4,718,592 B; one sequence of
     # 131,072 + 64 tokens = 6.19e11 B > 512 GB of DRAM -> OOM at batch 1
-    st = h.step_flex_dram(m, gpu, 16, 131072, 64)
+    st = step_flex_dram(m, gpu, 16, 131072, 64)
     assert st.oom and st.batch == 0
     assert math.isnan(st.throughput(64, False))
-    res = h.run_model(h.HilosModelConfig(model="OPT-175B", context=131072, sweep="none"),
+    res = run_model(HilosModelConfig(model="OPT-175B", context=131072, sweep="none"),
                       progress=False)
     row = [r for r in res.tables[0].rows if r[0] == "FLEX(DRAM)"][0]
     assert row[1] == "OOM" and math.isnan(row[2])
@@ -161,9 +169,9 @@ def test_flex_dram_oom_is_reported_not_raised():
 
 
 def test_deterministic():
-    cfg = h.HilosModelConfig(**h.PRESETS["small"])
-    a = h.run_model(cfg, progress=False).to_json()
-    b = h.run_model(cfg, progress=False).to_json()
+    cfg = HilosModelConfig(**PRESETS["small"])
+    a = run_model(cfg, progress=False).to_json()
+    b = run_model(cfg, progress=False).to_json()
     a.pop("seconds"), b.pop("seconds")
     assert a == b
 
@@ -173,19 +181,19 @@ def test_deterministic():
                                          ("batch", 0)])
 def test_bad_config_names_field(field, value):
     with pytest.raises(ConfigError) as e:
-        h.HilosModelConfig(**{field: value})
+        HilosModelConfig(**{field: value})
     assert f"'{field}'" in str(e.value) and "allowed" in str(e.value)
 
 
 def test_presets_build():
-    assert "default" in h.PRESETS
-    for over in h.PRESETS.values():
-        h.HilosModelConfig(**over)
+    assert "default" in PRESETS
+    for over in PRESETS.values():
+        HilosModelConfig(**over)
 
 
 def test_run_model_default_fast_and_complete():
     t0 = time.monotonic()
-    res = h.run_model(h.HilosModelConfig(), progress=False)
+    res = run_model(HilosModelConfig(), progress=False)
     assert time.monotonic() - t0 < 10
     names = {p.name for p in res.plots}
     assert {"hilos_context", "hilos_devices", "hilos_alpha", "hilos_spill"} <= names
@@ -194,7 +202,7 @@ def test_run_model_default_fast_and_complete():
 
 def test_reproduce_smoke():
     t0 = time.monotonic()
-    res = h.reproduce(progress=False)
+    res = reproduce(progress=False)
     assert time.monotonic() - t0 < 30
     assert len(res.rows) >= 15
     for r in res.rows:
@@ -206,14 +214,11 @@ def test_reproduce_smoke():
 
 # --- command line --------------------------------------------------------------------------------
 def _cli(*args):
-    import subprocess
-    import sys
     return subprocess.run([sys.executable, "-m", "pimforge", *args], capture_output=True,
                           text=True)
 
 
 def test_cli_model_and_reproduce_hilos(tmp_path):
-    import json
     p = _cli("model", "hilos", "--preset", "small", "--set", "smartssds=4", "--quiet",
              "--out", str(tmp_path / "m"))
     assert p.returncode == 0, p.stderr

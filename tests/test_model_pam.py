@@ -13,11 +13,19 @@ import numpy as np
 import pytest
 
 from pimforge.base.config import ConfigError
+from pimforge.hw.hilos.config import HilosAttentionConfig
+from pimforge.hw.hilos.attention import kernel_schedule
+from pimforge.hw.pam.config import PamPuConfig, PamRuConfig
+from pimforge.hw.pam.ru import ru_cycles
+from pimforge.hw.pam.pu import pu_schedule
 from pimforge.software import calibration as cal
 from pimforge.software import devices as dv
-from pimforge.software import locality as loc
-from pimforge.software import pam_system as ps
 from pimforge.software import workloads as wl
+from pimforge.software.pam import locality as loc
+from pimforge.software.pam.config import ABLATIONS, Hardware, PamModelConfig
+from pimforge.software.pam.reproduce import reproduce, sensitivity
+from pimforge.software.pam.step import capacity_split, fc_time, request_lengths, step, throughput
+from pimforge.software.pam.sweeps import BATCH_GRID, max_batch
 
 
 # ---------------------------------------------------------------------------------------------
@@ -70,19 +78,19 @@ def test_dataset_means_follow_the_papers():
 
 def test_capacity_split_and_oom_by_hand():
     model = wl.get_model("Qwen2.5-32B")
-    cfg = ps.PamModelConfig(hbm_stacks=10, ddr_dimms=2, ssds=1, hbm_reserve=0.0)
-    hw = ps.Hardware.from_config(cfg)
+    cfg = PamModelConfig(hbm_stacks=10, ddr_dimms=2, ssds=1, hbm_reserve=0.0)
+    hw = Hardware.from_config(cfg)
     hbm_free = 10 * 16e9 - model.weight_bytes            # 160 GB less the weights
     kv = hbm_free + 64e9 + 1e12                          # fills HBM, both DIMMs, 1 TB of SSD
-    got = ps.capacity_split(hw, model, kv, 0.0)
+    got = capacity_split(hw, model, kv, 0.0)
     assert got == pytest.approx([hbm_free / kv, 64e9 / kv, 1e12 / kv])
-    assert ps.capacity_split(hw, model, hbm_free + 64e9 + 2048e9 + 1e9, 0.0) is None
-    assert ps.capacity_split(hw, model, hbm_free + 1e9, 0.0, ("hbm",)) is None
+    assert capacity_split(hw, model, hbm_free + 64e9 + 2048e9 + 1e9, 0.0) is None
+    assert capacity_split(hw, model, hbm_free + 1e9, 0.0, ("hbm",)) is None
 
 
 def test_gemm_time_by_hand():
-    cfg = ps.PamModelConfig(model="LLaMA3-70B")
-    hw = ps.Hardware.from_config(cfg)
+    cfg = PamModelConfig(model="LLaMA3-70B")
+    hw = Hardware.from_config(cfg)
     m = wl.get_model("LLaMA3-70B")
     b = 512
     # 8 GPUs = TP 4 x PP 2: 1/8 of the FLOPs each; each of the 2 micro-batches re-reads the
@@ -91,13 +99,13 @@ def test_gemm_time_by_hand():
     flops = 2 * m.active_params * b / 8
     gemm = max(flops / (989.4e12 * 0.7), m.weight_bytes * 2 / 8 / (3.35e12 * 0.85))
     allreduce = 2 * 80 * (b / 2) * 8192 * 2 * (2 * 3 / 4) / (450e9 * 0.9)
-    assert ps.fc_time(hw, m, b) == pytest.approx(gemm + allreduce)
+    assert fc_time(hw, m, b) == pytest.approx(gemm + allreduce)
 
 
 def test_vllm_all_in_hbm_by_hand():
-    cfg = ps.PamModelConfig(model="Qwen2.5-32B", dataset="ShareGPT")
+    cfg = PamModelConfig(model="Qwen2.5-32B", dataset="ShareGPT")
     lengths = {"ctx": 400.0, "total": 600.0, "out": 200.0}
-    r = ps.step("vLLM-offloading", cfg, 32, lengths)
+    r = step("vLLM-offloading", cfg, 32, lengths)
     assert r["shares"] == pytest.approx([1.0, 0.0, 0.0])
     kv = 32 * 400 * (2 * 64 * 8 * 128 * 2)
     assert r["attention"] == pytest.approx(kv / (8 * 3.35e12 * 0.85))
@@ -246,8 +254,6 @@ def test_pam_keeps_important_tokens_high_and_static_does_not():
 # calibration by the RTL cycle models
 
 def test_tier_time_is_the_pu_cycle_model():
-    from pimforge.hw.pam.config import PamPuConfig
-    from pimforge.hw.pam.pu import pu_schedule
     tier = dv.PAM_TIERS["ddr"]
     cfg = PamPuConfig(lanes=4, head_dim=128, tile_tokens=16, clock_mhz=500.0,
                       buffer_bytes=65536)
@@ -264,8 +270,6 @@ def test_tier_time_is_the_pu_cycle_model():
 
 
 def test_smartssd_kernel_time_is_the_hilos_cycle_model():
-    from pimforge.hw.hilos.config import HilosAttentionConfig
-    from pimforge.hw.hilos.attention import kernel_schedule
     cfg = HilosAttentionConfig(d_group=4, head_dim=128)
     one = kernel_schedule(cfg, [(2048, 2048)])["cycles"]
     five = kernel_schedule(cfg, [(2048, 2048)] * 5)["cycles"]
@@ -279,8 +283,6 @@ def test_smartssd_kernel_time_is_the_hilos_cycle_model():
 
 
 def test_ru_merge_cycles_is_the_ru_cycle_model():
-    from pimforge.hw.pam.config import PamRuConfig
-    from pimforge.hw.pam.ru import ru_cycles
     cfg = PamRuConfig(vector_width=16, head_dim=128)
     want = (ru_cycles(cfg, [8] * 5) - ru_cycles(cfg, [8])) / 4
     assert cal.ru_merge_cycles(16, 128, 8) == want
@@ -292,8 +294,8 @@ def test_ru_merge_cycles_is_the_ru_cycle_model():
 def test_pamattention_cost_is_the_slowest_tier_plus_the_reduction():
     """PAM §5: tiers run their local attention in parallel; the step pays the slowest one,
     the transfers of Q and the partials, and the final inter-device merge in an HBM RU."""
-    cfg = ps.PamModelConfig(model="LLaMA3-70B", dataset="Arxiv_sum")
-    r = ps.step("PAM", cfg, 4096)
+    cfg = PamModelConfig(model="LLaMA3-70B", dataset="Arxiv_sum")
+    r = step("PAM", cfg, 4096)
     tiers = [r["parts"][t]["time"] for t in ("hbm", "ddr", "ssd")]
     assert sum(t > 0 for t in tiers) >= 2                 # several tiers work
     assert r["attention"] == pytest.approx(max(tiers) + r["comm"] + r["final_reduce"])
@@ -310,40 +312,40 @@ def test_pamattention_cost_is_the_slowest_tier_plus_the_reduction():
 
 
 def test_attacc_reports_oom_not_a_crash():
-    cfg = ps.PamModelConfig(model="OPT-175B", dataset="Arxiv_sum")
-    r = ps.step("AttAcc", cfg, 64)
-    assert r["oom"] and math.isnan(ps.throughput(r))
-    assert not ps.step("PAM", cfg, 64)["oom"]        # DDR and SSD hold it
+    cfg = PamModelConfig(model="OPT-175B", dataset="Arxiv_sum")
+    r = step("AttAcc", cfg, 64)
+    assert r["oom"] and math.isnan(throughput(r))
+    assert not step("PAM", cfg, 64)["oom"]        # DDR and SSD hold it
 
 
 def test_max_batch_is_the_peak_within_the_slo():
-    cfg = ps.PamModelConfig(model="LLaMA3-70B", dataset="WildChat")
-    b, r = ps.max_batch("vLLM-offloading", cfg, 0.1)
+    cfg = PamModelConfig(model="LLaMA3-70B", dataset="WildChat")
+    b, r = max_batch("vLLM-offloading", cfg, 0.1)
     assert b > 0 and r["time"] <= 0.1 and not r["oom"]
-    lengths = ps._lengths(cfg.dataset, cfg.seed)
-    for g in ps.BATCH_GRID:
-        other = ps.step("vLLM-offloading", cfg, g, lengths)
+    lengths = request_lengths(cfg.dataset, cfg.seed)
+    for g in BATCH_GRID:
+        other = step("vLLM-offloading", cfg, g, lengths)
         if not other["oom"] and other["time"] <= 0.1:
-            assert ps.throughput(other) <= ps.throughput(r) * 1.001, g
+            assert throughput(other) <= throughput(r) * 1.001, g
     # a looser SLO never gives less
-    b2, r2 = ps.max_batch("vLLM-offloading", cfg, 0.2)
-    assert ps.throughput(r2) >= ps.throughput(r)
+    b2, r2 = max_batch("vLLM-offloading", cfg, 0.2)
+    assert throughput(r2) >= throughput(r)
 
 
 def test_pam_beats_its_ablations_when_tiers_spill():
-    cfg = ps.PamModelConfig(model="LLaMA3-70B", dataset="Arxiv_sum")
-    pam = ps.step("PAM", cfg, 4096)
+    cfg = PamModelConfig(model="LLaMA3-70B", dataset="Arxiv_sum")
+    pam = step("PAM", cfg, 4096)
     assert pam["shares"][2] > 0                       # the KV cache reaches the SSDs
-    for v in ps.ABLATIONS[1:]:
-        assert ps.step("PAM", cfg, 4096, variant=v)["attention"] >= pam["attention"] * 0.999
-    assert ps.step("LS-PIM", cfg, 4096)["attention"] > pam["attention"]
+    for v in ABLATIONS[1:]:
+        assert step("PAM", cfg, 4096, variant=v)["attention"] >= pam["attention"] * 0.999
+    assert step("LS-PIM", cfg, 4096)["attention"] > pam["attention"]
 
 
 def test_config_errors_name_the_field():
     with pytest.raises(ConfigError, match="'keep'"):
-        ps.PamModelConfig(keep=2.0)
+        PamModelConfig(keep=2.0)
     with pytest.raises(ConfigError, match="'model'.*LLaMA3-70B"):
-        ps.PamModelConfig(model="GPT-5")
+        PamModelConfig(model="GPT-5")
 
 
 def test_runs_are_deterministic_across_processes(tmp_path):
@@ -367,7 +369,7 @@ def test_runs_are_deterministic_across_processes(tmp_path):
 
 
 def test_reproduce_smoke():
-    res = ps.reproduce(progress=False, with_sensitivity=False)   # the sensitivity reruns it
+    res = reproduce(progress=False, with_sensitivity=False)   # the sensitivity reruns it
     assert len(res.rows) >= 20
     for r in res.rows:
         assert r.paper is not None and r.ours is not None and math.isfinite(r.ours), r.item
@@ -376,7 +378,7 @@ def test_reproduce_smoke():
     assert {p.name for p in res.plots} == {"pam_fig9", "pam_fig10", "pam_fig12"}
     assert res.assumptions
     # the sensitivity table's first line repeats the headline rows' values
-    sens = ps.sensitivity(progress=False)
+    sens = sensitivity(progress=False)
     base = dict(zip(sens.columns, sens.rows[0]))
     conv = next(r.ours for r in res.rows if r.item.startswith("conversation"))
     assert base["conversation PAM / vLLM"] == pytest.approx(conv)

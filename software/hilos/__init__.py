@@ -1,1 +1,1 @@
-"""The HILOS system: the attention-kernel flow and the system model."""
+"""The HILOS system: the attention-kernel flow (attention.py) and the system model."""

@@ -1,1 +1,1 @@
-"""The PAM system: the PAMattention flow and the system model."""
+"""The PAM system: the PAMattention flow (attention.py) and the system model."""
