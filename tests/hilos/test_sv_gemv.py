@@ -17,7 +17,7 @@ from pimforge.hw.hilos.config import SvGemvConfig
 from pimforge.hw.hilos.sv_gemv import sv_cycles, sv_schedule
 from pimforge.registry import get_unit
 from pimforge.sim.benches.hilos.beats import unpack_o
-from pimforge.sim.benches.sv_gemv import (JobData, JobSpec, default_jobs, make_job_data,
+from pimforge.sim.benches.hilos.sv_gemv import (JobData, JobSpec, default_jobs, make_job_data,
                                           sv_expected, sv_job)
 from pimforge.base.numerics import bits_float
 from pimforge.sim.harness.job import Job
