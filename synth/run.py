@@ -25,6 +25,7 @@ from pimforge.synth import area, flows
 from pimforge.synth.tools import tool_version
 from pimforge.hw.core.macros import macro_mode, module_name
 from pimforge.hw.fp.ops import operator_ports, operator_verilog
+from amaranth.back import verilog
 
 __all__ = ["SynthJob", "synthesize", "synthesize_many", "cache_root", "operator_result"]
 
@@ -133,7 +134,6 @@ class SynthJob:
         """Verilog text, top name and the operator inventory (elaborated once per mode)."""
         flat = self.flat if flat is None else flat
         if flat not in self._elab:
-            from amaranth.back import verilog
 
             with recording() as ops:
                 if flat:

@@ -6,6 +6,11 @@ import sys
 
 import pytest
 
+from pimforge.base import files
+from pimforge.base.errors import UserError
+from pimforge.hw.core import elaborate
+from pimforge.sim.harness import runner
+
 from pimforge.cli import main
 
 GOOD_YAML = "fmt: fp32\npipeline_depth: 3\n"
@@ -58,6 +63,9 @@ CASES = [
      ["invalid choice: 'frobnicate'", "generate"]),
     ("nonpositive-random", ["test", "fp_add", "--n-random", "0"], None,
      ["--n-random must be a positive integer, not 0"]),
+    # pam_pu's bench runs a fixed set of token sets: the count would do nothing, so it is refused
+    ("n-random-without-effect", ["test", "pam_pu", "--n-random", "100"], None,
+     ["--n-random does not apply to pam_pu", "allowed for: fp_add", "pam_ru"]),
 ]
 
 
@@ -101,10 +109,6 @@ def test_cli_process_exit_code_and_no_traceback(tmp_path):
 
 def test_write_failure_leaves_no_partial_files(tmp_path, monkeypatch):
     """If the second file cannot be written, the first is not left behind either."""
-    from pimforge import api as gen
-    from pimforge.base import files
-    from pimforge.hw.core import elaborate
-    from pimforge.base.errors import UserError
     real_fdopen = os.fdopen
     calls = {"n": 0}
 
@@ -115,7 +119,7 @@ def test_write_failure_leaves_no_partial_files(tmp_path, monkeypatch):
             raise OSError(28, "No space left on device")
         return real_fdopen(fd, *a, **k)
 
-    monkeypatch.setattr(gen.os, "fdopen", failing_fdopen)
+    monkeypatch.setattr(files.os, "fdopen", failing_fdopen)
     with pytest.raises(UserError, match="cannot be written: No space left on device"):
         files.write_outputs(tmp_path / "o", {"a.v": "x", "a.json": "y"})
     assert list((tmp_path / "o").iterdir()) == []
@@ -123,14 +127,13 @@ def test_write_failure_leaves_no_partial_files(tmp_path, monkeypatch):
 
 def test_tool_failure_is_one_line_naming_the_log(tmp_path, capsys, monkeypatch):
     """A simulator that fails to build gives one line naming its log, exit 1, no traceback."""
-    from pimforge import api as gen
     real = elaborate.elaborate
 
     def broken(unit, cfg):
         text, manifest, comp = real(unit, cfg)
         return text.replace("endmodule", "syntax error here\nendmodule", 1), manifest, comp
 
-    monkeypatch.setattr(gen, "elaborate", broken)
+    monkeypatch.setattr(runner, "elaborate", broken)  # what the bench runs
     monkeypatch.setenv("PIMFORGE_BUILD", str(tmp_path))
     code = main(["test", "fp_add", "--n-random", "10"])
     err = capsys.readouterr().err.strip().splitlines()

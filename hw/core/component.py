@@ -8,6 +8,7 @@ from amaranth.lib.wiring import In, Out
 from pimforge.base.config import UnitConfig, config_to_dict
 from pimforge.hw.core.payload import payload_layout
 from pimforge.hw.core.pipeline import build_pipeline
+from amaranth.hdl import Shape
 
 __all__ = ["PimComponent", "PipelinedUnit", "MANIFEST_VERSION"]
 
@@ -123,7 +124,6 @@ class PipelinedUnit(PimComponent):
 
 
 def _shape_width(shape) -> int:
-    from amaranth.hdl import Shape
     return Shape.cast(shape).width
 
 

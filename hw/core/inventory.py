@@ -12,6 +12,7 @@ from collections import Counter
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
+from amaranth.hdl import Const
 
 __all__ = ["OpKey", "recording", "record", "op_key"]
 
@@ -78,7 +79,6 @@ def op_key(kind: str, fmt, src=None, depth: int = -1, operands=None,
            inline: bool = False) -> OpKey:
     """The :class:`OpKey` of an operator; ``operands`` (name -> Amaranth value) lets constant
     operands be noted."""
-    from amaranth.hdl import Const
     consts = tuple(sorted((k, v.value) for k, v in (operands or {}).items()
                           if isinstance(v, Const)))
     return OpKey(kind, fmt_name(fmt), fmt_name(src) if src is not None else "", depth, consts,

