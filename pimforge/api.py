@@ -33,13 +33,12 @@ def config(unit: str, preset: str | None = None, config_file=None, overrides=Non
     u = get_unit(unit)
     layers = []
     if config_file is not None:
-        layers.append(load_yaml(config_file))
+        layers.append((load_yaml(config_file), f"config file '{config_file}'"))
     if overrides:
-        layers.append(dict(overrides))
+        layers.append((dict(overrides), "overrides"))
     if sets:
-        layers.append(parse_overrides(u.config_cls, sets, unit=unit))
-    src = "config file" if config_file is not None else "overrides"
-    return u.config(preset, *layers, source=src)
+        layers.append((parse_overrides(u.config_cls, sets, unit=unit), "--set"))
+    return u.config(preset, *layers)
 
 
 def elaborate(unit: str, cfg=None) -> tuple:

@@ -14,7 +14,7 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
-from pimforge.base.config import build_config, config_to_dict, load_yaml, parse_overrides
+from pimforge.base.config import config_to_dict, layered_config, load_yaml, parse_overrides
 from pimforge.base.errors import UserError
 from pimforge.software.report import fmt, write_result
 
@@ -40,28 +40,12 @@ def model_config(name: str, preset: str | None = None, config: str | None = None
     """The system's config from its defaults, a preset, a YAML file and ``--set`` overrides."""
     mod = system_module(name)
     cls = getattr(mod, SYSTEMS[name][1])
-    base = {}
-    if preset is not None:
-        if preset not in mod.PRESETS:
-            raise UserError(f"model {name}: unknown preset '{preset}'; allowed: "
-                            f"{', '.join(mod.PRESETS)}")
-        base = dict(mod.PRESETS[preset])
     layers = []
     if config:
         layers.append((load_yaml(config), f"config file '{config}'"))
     if sets:
         layers.append((parse_overrides(cls, sets, unit=cls.UNIT), "--set"))
-    for mapping, src in layers:      # name the layer an unknown field came from
-        _check_keys(cls, mapping, src)
-    return build_config(cls, base, *[m for m, _ in layers], unit=cls.UNIT)
-
-
-def _check_keys(cls, mapping: dict, source: str) -> None:
-    names = sorted(f.name for f in fields(cls) if f.metadata)
-    for key in mapping:
-        if key not in names:
-            raise UserError(f"{cls.UNIT}: unknown field '{key}' in {source}; allowed: "
-                            f"{', '.join(names)}")
+    return layered_config(cls, mod.PRESETS, preset, *layers, owner=f"model {name}")
 
 
 def _system_help() -> str:

@@ -86,6 +86,7 @@ def test_wheel_installs_only_the_pimforge_namespace(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     tops = {n.split("/")[0] for n in names}
     assert tops == {"pimforge", f"{wheel.name.split('-')[0]}-{wheel.name.split('-')[1]}.dist-info"}
-    for needed in ("pimforge/hw/fp/add.py", "pimforge/sim/harness/engine.py", "pimforge/sim/golden/fp_core.py",
-                   "pimforge/cli.py"):
+    for needed in ("pimforge/hw/fp/add.py", "pimforge/sim/harness/engine.py",
+                   "pimforge/sim/golden/fp/core.py", "pimforge/base/config.py",
+                   "pimforge/hw/catalog.py", "pimforge/cli.py"):
         assert needed in names

@@ -203,18 +203,29 @@ def build_config(config_cls, base: dict | None = None, *layers: dict, source: st
     return config_cls(**merged)
 
 
-def layered_config(config_cls, presets: dict, preset: str | None = None, *layers: dict,
-                   source: str = "config", unit: str | None = None):
-    """The one config layering of pimforge: defaults <- ``presets[preset]`` <- each mapping in
-    ``layers`` (a YAML file, overrides, ``--set``), with one-line errors that name ``unit``."""
+def layered_config(config_cls, presets: dict, preset: str | None = None, *layers,
+                   source: str = "config", unit: str | None = None, owner: str | None = None):
+    """The one config layering of pimforge: defaults <- ``presets[preset]`` <- each layer in
+    turn (a YAML file, overrides, ``--set``).  A layer is a mapping, or ``(mapping, source)`` to
+    name where an unknown field came from (else ``source``).  Errors are one line naming
+    ``unit`` (``owner`` for an unknown preset, by default the unit)."""
     unit = unit or config_cls.UNIT
     base = {}
     if preset is not None:
         if preset not in presets:
-            raise UserError(f"{unit}: unknown preset '{preset}'; allowed: "
+            raise UserError(f"{owner or unit}: unknown preset '{preset}'; allowed: "
                             f"{', '.join(presets) or '(none)'}")
         base = dict(presets[preset])
+    names = {f.name for f in fields(config_cls)}
+    mappings = []
+    for layer in layers:
+        mapping, src = layer if isinstance(layer, tuple) else (layer, source)
+        for key in mapping:
+            if key not in names:
+                raise UserError(f"{unit}: unknown field '{key}' in {src}; "
+                                f"allowed: {', '.join(sorted(names))}")
+        mappings.append(mapping)
     try:
-        return build_config(config_cls, base, *layers, source=source, unit=unit)
+        return build_config(config_cls, base, *mappings, source=source, unit=unit)
     except ConfigError as e:  # configs are shared between units: name the unit asked for
         raise ConfigError(unit, e.field, e.value, e.allowed) from None
