@@ -7,6 +7,7 @@ import pytest
 from pimforge import api
 from pimforge.cli import main
 from pimforge.base.errors import ToolError
+from pimforge.hw.core.ports import top_ports
 from pimforge.registry import get_unit
 from pimforge.synth import area, compare, flows, run
 from pimforge.synth_cli import parse_targets
@@ -129,7 +130,7 @@ def test_breakdown_arithmetic():
 
 def test_fmax_harness_connects_every_port():
     verilog, _, comp = api.elaborate("fp_add", api.config("fp_add", preset="fp16"))
-    ports = flows.top_ports(verilog, comp.top)
+    ports = top_ports(verilog, comp.top)
     n_in = sum(w for d, n, w in ports if d == "input" and n != "clk")
     text = flows.fmax_harness(verilog, comp.top)
     assert f"reg [{n_in - 1}:0] sh;" in text
