@@ -2,6 +2,7 @@
 import os
 
 import numpy as np
+import pytest
 
 from conftest import assert_matches_reference, require_sim
 from pimforge import api
@@ -172,3 +173,32 @@ def check_func_rtl(func, fmt_name):
     got = np.asarray(res.phases[0].received["o"], dtype=np.int64)
     assert len(got) == len(x)
     _check_ulp(func, fmt, x, got, FUNC_MAX_ULP[fmt_name], f"{func} {fmt_name} RTL")
+
+
+class SpecialFunctionChecks:
+    """The tests of one special-function unit; ``tests/fp/test_<func>.py`` subclasses this as
+    ``Test<Func>`` with ``FUNC`` set (pytest collects the subclass, not this base)."""
+
+    FUNC = ""
+
+    def test_golden_fp16_exhaustive(self):
+        check_func_fp16_exhaustive(self.FUNC)
+
+    def test_golden_fp32_sampled(self):
+        check_func_fp32_sampled(self.FUNC)
+
+    @pytest.mark.parametrize("fmt_name", ["fp16", "fp32"])
+    def test_golden_special_values(self, fmt_name):
+        check_func_special_values(self.FUNC, fmt_name)
+
+    @pytest.mark.parametrize("fmt_name", ["fp16", "fp32"])
+    def test_golden_ftz(self, fmt_name):
+        check_func_ftz(self.FUNC, fmt_name)
+
+    def test_fp16_bench_is_exhaustive(self):
+        check_func_fp16_bench_is_exhaustive(self.FUNC)
+
+    @pytest.mark.parametrize("fmt_name", ["fp16", "fp32"])
+    def test_rtl(self, fmt_name):
+        """fp16: every input pattern; fp32: corners, range edges and 20,000 samples."""
+        check_func_rtl(self.FUNC, fmt_name)
