@@ -3,7 +3,7 @@
 ``synth/lint_waivers.yaml`` (see :mod:`pimforge.synth.lint`).
 
 Units built from float operators are linted hierarchically, like their synthesis
-(:mod:`pimforge.hw.core.macros`): the unit with each operator as a module instance, plus every
+(:mod:`pimforge.hw.core.macros`, built by :func:`pimforge.hw.fp.ops.operator_verilog`): the unit with each operator as a module instance, plus every
 distinct operator module once.  Every generated construct is linted, and the big configs take
 seconds instead of minutes (flat elaboration of pam_system's default or HILOS d_group 5 takes
 80-90 s of the 150 s their flat lint took).  ``PIMFORGE_LONG=1`` lints the flat Verilog of every
@@ -20,7 +20,9 @@ import pytest
 
 from pimforge import api
 from pimforge.base.errors import ToolError
-from pimforge.registry import units
+from pimforge.hw.fp.ops import operator_verilog
+from pimforge.registry import get_unit, units
+from pimforge.synth.run import SynthJob
 from pimforge.synth.lint import VERILATOR_CODES, lint, load_waivers, unwaived, waiver_for
 
 WAIVERS = load_waivers()
@@ -50,9 +52,6 @@ LONG = os.environ.get("PIMFORGE_LONG", "") not in ("", "0")
 def _hierarchical(unit: str, cfg) -> tuple:
     """The unit's Verilog with float operators as instances, followed by each operator's
     module; ``None`` for a unit without operators (the float units themselves)."""
-    from pimforge.hw.core.macros import operator_verilog
-    from pimforge.registry import get_unit
-    from pimforge.synth.run import SynthJob
     job = SynthJob(get_unit(unit), cfg, "lint")
     if job.float_unit:
         return None
