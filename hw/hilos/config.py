@@ -66,10 +66,6 @@ def _mask_value():
                  lo=-65504.0, hi=0.0)
 
 
-def _clock():
-    return param(296.0, "clock in MHz (the paper's FPGA runs at 296 MHz)", lo=1.0, hi=5000.0)
-
-
 def _op_depth():
     return param(2, "pipeline registers inside each float operation; exp and recip use one "
                  "more", lo=1, hi=3)
@@ -135,7 +131,6 @@ class QkGemvConfig(_HilosConfig):
     UNIT = "qk_gemv"
     score_fmt: object = _score_fmt()
     score_scale: float = _scale()
-    clock_mhz: float = _clock()
     op_depth: int = _op_depth()
 
     def validate(self):
@@ -149,7 +144,6 @@ class TwoPassSoftmaxConfig(_HilosConfig):
     UNIT = "two_pass_softmax"
     score_fmt: object = _score_fmt()
     mask_value: float = _mask_value()
-    clock_mhz: float = _clock()
     op_depth: int = _op_depth()
 
 
@@ -158,7 +152,6 @@ class SvGemvConfig(_HilosConfig):
     """``sv_gemv``: O = sum_j y_j V_j with y_j broadcast (HILOS Fig. 7e)."""
 
     UNIT = "sv_gemv"
-    clock_mhz: float = _clock()
     op_depth: int = _op_depth()
 
     def validate(self):
@@ -173,7 +166,6 @@ class HilosAttentionConfig(_HilosConfig):
     score_fmt: object = _score_fmt()
     score_scale: float = _scale()
     mask_value: float = _mask_value()
-    clock_mhz: float = _clock()
     op_depth: int = _op_depth()
 
     def validate(self):
@@ -193,5 +185,7 @@ class HilosAttentionConfig(_HilosConfig):
         return self._sub(SvGemvConfig)
 
 
-# HILOS §5.4 / Table 3: 128-token blocks, 512-bit AXI beats, d_group 1, 4 and 5 at 296 MHz.
+# HILOS §5.4 / Table 3: 128-token blocks, 512-bit AXI beats, d_group 1, 4 and 5.  (The clock
+# does not enter the RTL or the cycle models: the SmartSSD's kernel clock is
+# pimforge.software.devices.SMARTSSD.clock_mhz.)
 HILOS_PRESETS = {f"hilos_dgroup{g}": {"d_group": g} for g in (1, 4, 5)}
