@@ -25,6 +25,7 @@ from pimforge.registry import get_unit
 from pimforge.sim.benches.pam.pu import pu_job
 from pimforge.hw.hilos.attention import attention_cycles, bound_parts, kernel_bound
 from pimforge.sim.benches.hilos.attention import attention_phase, random_job
+from pimforge.software.devices import SMARTSSD
 from pimforge.sim.harness.job import Job
 from pimforge.synth_cli import parse_targets
 from pimforge.synth.run import synthesize_many
@@ -160,7 +161,8 @@ def hilos_benchmark(out, n_tokens: int = 4096, jobs: int = 16, progress=print) -
     """Run ``jobs`` KV heads of ``n_tokens`` tokens each through the ``hilos_attention`` RTL for
     each preset (d = 128, 512-bit beats, DRAM model at one beat per cycle per port) and report
     kernel cycles against the bound, MAC utilization, tokens per second and GFLOPS at the
-    preset clock (296 MHz), beside the paper's GFLOPS (HILOS Table 3)."""
+    SmartSSD's kernel clock (``SMARTSSD.clock_mhz``, 296 MHz), beside the paper's GFLOPS (HILOS
+    Table 3)."""
 
     unit = get_unit("hilos_attention")
     rows = {}
@@ -180,13 +182,13 @@ def hilos_benchmark(out, n_tokens: int = 4096, jobs: int = 16, progress=print) -
         shape = [(n_tokens, n_tokens)] * jobs
         bound = kernel_bound(cfg, shape)
         model = attention_cycles(cfg, n_tokens, jobs)
-        seconds = cycles / (cfg.clock_mhz * 1e6)
+        seconds = cycles / (SMARTSSD.clock_mhz * 1e6)
         flops = 4.0 * d * G * n_tokens * jobs      # QK^T and S.V: 2 d flops each per token, query
         k, v = ph.in_stamps["i_k"], ph.in_stamps["i_v"]
         rows[preset] = {
             "d_group": G, "head_dim": d, "block": cfg.block, "beat_elems": cfg.beat_elems,
             "exp_units_per_pass": cfg.lanes, "mac_lanes_per_gemv": cfg.beat_elems * G,
-            "jobs": jobs, "tokens_per_job": n_tokens, "clock_mhz": cfg.clock_mhz,
+            "jobs": jobs, "tokens_per_job": n_tokens, "clock_mhz": SMARTSSD.clock_mhz,
             "rtl_cycles": cycles, "bound_cycles": bound, "bound_parts": bound_parts(cfg, shape),
             "cycles_over_bound": round(cycles / bound, 4),
             "model_cycles": model, "model_error": round(abs(model - cycles) / cycles, 5),

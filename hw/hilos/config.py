@@ -22,33 +22,42 @@ from dataclasses import dataclass, fields
 
 from pimforge.base.config import UnitConfig, param
 from pimforge.base.errors import ConfigError
-from pimforge.base.formats import FP32
+from pimforge.base.formats import FP16, FP32
 
 __all__ = ["QkGemvConfig", "TwoPassSoftmaxConfig", "SvGemvConfig", "HilosAttentionConfig",
-           "HILOS_PRESETS", "score_lanes"]
+           "HILOS_PRESETS", "score_lanes", "SCORE_FMTS", "BLOCKS", "BEAT_ELEMS", "D_GROUPS",
+           "HEAD_DIMS", "MASK_VALUE"]
+
+# What the kernel supports (the software flows check their inputs against these)
+SCORE_FMTS = {"fp32": FP32, "fp16": FP16}   # formats of the scores between the units
+BLOCKS = (32, 64, 128)                      # tokens per block
+BEAT_ELEMS = (8, 16, 32)                    # fp16 elements per K/V beat
+D_GROUPS = tuple(range(1, 9))               # query heads per KV head: 1..8
+HEAD_DIMS = (64, 128)                       # head dimensions
+MASK_VALUE = -1e4                           # the paper's score of a masked position
 
 
 def _score_fmt_check(v, cfg):
-    return None if v.name in ("fp16", "fp32") else "fp16, fp32"
+    return None if v.name in SCORE_FMTS else ", ".join(sorted(SCORE_FMTS))
 
 
 def _block():
     return param(128, "tokens per block: the K tile is block tokens x head_dim, the softmax "
-                 "works on d_group x block scores (HILOS §4.4)", choices=(32, 64, 128))
+                 "works on d_group x block scores (HILOS §4.4)", choices=BLOCKS)
 
 
 def _beat():
     return param(32, "fp16 elements per K/V beat (32 = one 512-bit AXI beat)",
-                 choices=(8, 16, 32))
+                 choices=BEAT_ELEMS)
 
 
 def _d_group():
     return param(1, "query heads sharing one KV head (GQA; the paper uses 1, 4 and 5)",
-                 lo=1, hi=8)
+                 lo=D_GROUPS[0], hi=D_GROUPS[-1])
 
 
 def _head_dim():
-    return param(128, "head dimension d", choices=(64, 128))
+    return param(128, "head dimension d", choices=HEAD_DIMS)
 
 
 def _score_fmt():
@@ -62,12 +71,8 @@ def _scale():
 
 
 def _mask_value():
-    return param(-1e4, "score given to a masked (padded) position in pass 1 (the paper's -1e4)",
-                 lo=-65504.0, hi=0.0)
-
-
-def _clock():
-    return param(296.0, "clock in MHz (the paper's FPGA runs at 296 MHz)", lo=1.0, hi=5000.0)
+    return param(MASK_VALUE, "score given to a masked (padded) position in pass 1 (default: the "
+                 "paper's value)", lo=-65504.0, hi=0.0)
 
 
 def _op_depth():
@@ -135,7 +140,6 @@ class QkGemvConfig(_HilosConfig):
     UNIT = "qk_gemv"
     score_fmt: object = _score_fmt()
     score_scale: float = _scale()
-    clock_mhz: float = _clock()
     op_depth: int = _op_depth()
 
     def validate(self):
@@ -149,7 +153,6 @@ class TwoPassSoftmaxConfig(_HilosConfig):
     UNIT = "two_pass_softmax"
     score_fmt: object = _score_fmt()
     mask_value: float = _mask_value()
-    clock_mhz: float = _clock()
     op_depth: int = _op_depth()
 
 
@@ -158,7 +161,6 @@ class SvGemvConfig(_HilosConfig):
     """``sv_gemv``: O = sum_j y_j V_j with y_j broadcast (HILOS Fig. 7e)."""
 
     UNIT = "sv_gemv"
-    clock_mhz: float = _clock()
     op_depth: int = _op_depth()
 
     def validate(self):
@@ -173,7 +175,6 @@ class HilosAttentionConfig(_HilosConfig):
     score_fmt: object = _score_fmt()
     score_scale: float = _scale()
     mask_value: float = _mask_value()
-    clock_mhz: float = _clock()
     op_depth: int = _op_depth()
 
     def validate(self):
@@ -193,5 +194,7 @@ class HilosAttentionConfig(_HilosConfig):
         return self._sub(SvGemvConfig)
 
 
-# HILOS §5.4 / Table 3: 128-token blocks, 512-bit AXI beats, d_group 1, 4 and 5 at 296 MHz.
+# HILOS §5.4 / Table 3: 128-token blocks, 512-bit AXI beats, d_group 1, 4 and 5.  (The clock
+# does not enter the RTL or the cycle models: the SmartSSD's kernel clock is
+# pimforge.software.devices.SMARTSSD.clock_mhz.)
 HILOS_PRESETS = {f"hilos_dgroup{g}": {"d_group": g} for g in (1, 4, 5)}

@@ -135,18 +135,23 @@ class QkGemv(PimComponent):
         return man
 
     # ------------------------------------------------------------------------------------------
+    # The sections are added in this order, which (with the signal names) fixes the Verilog.
     def elaborate(self, platform):
-        cfg = self.cfg
         m = Module()
-        E, G, D, B, U = cfg.beat_elems, cfg.d_group, cfg.head_dim, cfg.block, cfg.lanes
-        R, T, od = cfg.row_beats, B // E, cfg.op_depth
-        BB = B // U                        # score beats of one query of one tile
-        CW = E // U                        # score beats per token group of E
-        fmt = cfg.score_fmt
-        tm = self.timing
-        lt, le = _log2(T), _log2(E)
+        q_loaded, q_rd = self._q_buffer(m)
+        k_tiles, k_rd = self._k_buf(m)
+        s_tiles, mac = self._mac_issue(m, q_loaded, q_rd, k_tiles, k_rd)
+        sums, a_valid, a_tag = self._mac_array(m, mac, k_rd, q_rd)
+        s_rd = self._score_buffer(m, sums, a_valid, a_tag, s_tiles["ready"])
+        d_valid, d_tag, out_fifo = self._drain_issue(m, s_tiles, s_rd)
+        self._drain_scale(m, s_rd, d_valid, d_tag, out_fifo)
+        return m
 
-        # ---------------- Q buffer: one memory per query, two job banks ----------------
+    def _q_buffer(self, m):
+        """Q buffer: one memory per query, two job banks.  Returns the banks' loaded flags and
+        the read port of each query's memory."""
+        cfg = self.cfg
+        E, G, R = cfg.beat_elems, cfg.d_group, cfg.row_beats
         q_loaded = [Signal(name=f"q_loaded{b}") for b in range(2)]
         wq = Signal(name="q_write_bank")
         q_g = Signal(range(G), name="q_query")
@@ -172,8 +177,15 @@ class QkGemv(PimComponent):
                     for b in range(2):
                         with m.If(wq == b):
                             m.d.sync += q_loaded[b].eq(1)
+        return q_loaded, q_rd
 
-        # ---------------- K-Buf: E banks x (2 tiles x block/E tokens x R beats) ----------------
+    def _k_buf(self, m):
+        """K-Buf: E banks x (2 tiles x block/E tokens x R beats).  Returns the two halves' tile
+        descriptors (``full``, ``mask``, ``count``, ``last``: a list of two signals each) and
+        the read port of each bank."""
+        cfg = self.cfg
+        E, B, R = cfg.beat_elems, cfg.block, cfg.row_beats
+        T, le = B // E, _log2(E)
         k_full = [Signal(name=f"k_full{h}") for h in range(2)]
         k_mask = [Signal(B, name=f"k_mask{h}") for h in range(2)]
         k_count = [Signal(range(B + 1), name=f"k_count{h}") for h in range(2)]
@@ -208,8 +220,18 @@ class QkGemv(PimComponent):
                 with m.If(wh == h):
                     m.d.sync += [k_full[h].eq(1), k_count[h].eq(k_tok + 1),
                                  k_last[h].eq(self.i_k.payload.last)]
+        return {"full": k_full, "mask": k_mask, "count": k_count, "last": k_last}, k_rd
 
-        # ---------------- MAC issue: for i in 0..d-1, for t in 0..block/E-1 ----------------
+    def _mac_issue(self, m, q_loaded, q_rd, k_tiles, k_rd):
+        """MAC issue: for i in 0..d-1, for t in 0..block/E-1.  Drives the K-Buf and Q read
+        addresses; returns the score-buffer halves' descriptors (``owned``, ``ready``, ``mask``,
+        ``count``, ``last``) and the issue state the K^T view needs (``issue``, ``step``,
+        ``t``, ``i_lo``, ``half``)."""
+        cfg = self.cfg
+        E, D, B = cfg.beat_elems, cfg.head_dim, cfg.block
+        T = B // E
+        lt, le = _log2(T), _log2(E)
+        k_full, k_mask, k_count, k_last = (k_tiles[k] for k in ("full", "mask", "count", "last"))
         s_owned = [Signal(name=f"score_owned{h}") for h in range(2)]
         s_ready = [Signal(name=f"score_ready{h}") for h in range(2)]
         s_mask = [Signal(B, name=f"score_mask{h}") for h in range(2)]
@@ -251,14 +273,27 @@ class QkGemv(PimComponent):
                     for b in range(2):
                         with m.If(qb == b):
                             m.d.sync += q_loaded[b].eq(0)
+        s_tiles = {"owned": s_owned, "ready": s_ready, "mask": s_mask, "count": s_count,
+                   "last": s_last}
+        return s_tiles, {"issue": issue, "step": step, "t": t, "i_lo": i_lo, "half": ch}
+
+    def _mac_array(self, m, mac, k_rd, q_rd):
+        """The K^T view and the E x d_group MAC lanes.  Returns the accumulated sums with their
+        valid and tag (``final``, ``half``, ``t``)."""
+        cfg = self.cfg
+        E, G, D, od = cfg.beat_elems, cfg.d_group, cfg.head_dim, cfg.op_depth
+        T = cfg.block // E
+        lt, le = _log2(T), _log2(E)
+        step = mac["step"]
         # the K^T view: element i mod E of every bank's word = dim i of tokens tE .. tE+E-1
         rd_valid = Signal(name="kt_valid")
         rd_tag = {"sel": Signal(le, name="kt_sel"), "t": Signal(lt, name="kt_t"),
                   "first": Signal(name="kt_first"), "final": Signal(name="kt_final"),
                   "half": Signal(name="kt_half")}
-        m.d.sync += [rd_valid.eq(issue), rd_tag["sel"].eq(i_lo), rd_tag["t"].eq(t),
+        m.d.sync += [rd_valid.eq(mac["issue"]), rd_tag["sel"].eq(mac["i_lo"]),
+                     rd_tag["t"].eq(mac["t"]),
                      rd_tag["first"].eq(step < T), rd_tag["final"].eq(step >= (D - 1) * T),
-                     rd_tag["half"].eq(ch)]
+                     rd_tag["half"].eq(mac["half"])]
         kt_view = [r.data.word_select(rd_tag["sel"], 16) for r in k_rd]
         q_col = [r.data.word_select(rd_tag["sel"], 16) for r in q_rd]
         prods, p_valid, p_tag = [], None, None
@@ -272,12 +307,17 @@ class QkGemv(PimComponent):
                 prods.append(r["r"])
                 if first_lane:
                     p_valid, p_tag = v, tg
-        sums, a_valid, a_tag = accumulate(
+        return accumulate(
             m, prods, valid=p_valid, addr=p_tag["t"], first=p_tag["first"], depth=T,
             op_depth=od, side={"final": p_tag["final"], "half": p_tag["half"],
                                "t": p_tag["t"]}, name="mac")
 
-        # ---------------- score buffer: 2 halves x block/E words of d_group x E sums ----------
+    def _score_buffer(self, m, sums, a_valid, a_tag, s_ready):
+        """Score buffer: 2 halves x block/E words of d_group x E sums.  Writes the sums of the
+        last dim, marks a half ready when its last word is written; returns the read port."""
+        cfg = self.cfg
+        E, G = cfg.beat_elems, cfg.d_group
+        T = cfg.block // E
         sbuf = Memory(shape=32 * G * E, depth=2 * T, init=[])
         m.submodules.score_buffer = sbuf
         s_wr = sbuf.write_port()
@@ -289,8 +329,19 @@ class QkGemv(PimComponent):
             for h in range(2):
                 with m.If(a_tag["half"] == h):
                     m.d.sync += s_ready[h].eq(1)
+        return s_rd
 
-        # ---------------- drain: row-block order, U scores a cycle, credits ----------------
+    def _drain_issue(self, m, s_tiles, s_rd):
+        """Drain: row-block order, U scores a cycle, credits.  Issues the score-buffer reads and
+        frees a half after its last read; returns the read's valid, its tag (``chunk``,
+        ``keep``, ``mask``, ``last``) and the output FIFO."""
+        cfg = self.cfg
+        E, G, U = cfg.beat_elems, cfg.d_group, cfg.lanes
+        BB = cfg.block // U                # score beats of one query of one tile
+        CW = E // U                        # score beats per token group of E
+        fmt, tm = cfg.score_fmt, self.timing
+        s_ready, s_owned = s_tiles["ready"], s_tiles["owned"]
+        s_count, s_mask, s_last = s_tiles["count"], s_tiles["mask"], s_tiles["last"]
         dh = Signal(name="drain_half")
         dg = Signal(range(G), name="drain_query")
         dbb = Signal(range(BB), name="drain_beat")
@@ -324,6 +375,13 @@ class QkGemv(PimComponent):
         m.d.sync += [d_valid.eq(drain), d_tag["chunk"].eq(Cat(dbb[:_log2(CW)], dg)),
                      d_tag["keep"].eq(keep), d_tag["mask"].eq(mask),
                      d_tag["last"].eq(Mux(dh, s_last[1], s_last[0]) & drain_last)]
+        return d_valid, d_tag, out_fifo
+
+    def _drain_scale(self, m, s_rd, d_valid, d_tag, out_fifo):
+        """The drain's U scale multipliers and conversions to ``score_fmt``, the output FIFO's
+        write side and ``o``."""
+        cfg = self.cfg
+        U, od, fmt, tm = cfg.lanes, cfg.op_depth, cfg.score_fmt, self.timing
         chunk = s_rd.data.word_select(d_tag["chunk"], 32 * U)
         tail = {k: d_tag[k] for k in ("keep", "mask", "last")}
         scale = Const(scale_bits(cfg.scale), 32)
@@ -350,7 +408,6 @@ class QkGemv(PimComponent):
                      self.o.payload.keep.eq(out_fifo.r_data[fw:fw + U]),
                      self.o.payload.mask.eq(out_fifo.r_data[fw + U:fw + 2 * U]),
                      self.o.payload.last.eq(out_fifo.r_data[fw + 2 * U])]
-        return m
 
 
 def qk_schedule(cfg: QkGemvConfig, jobs) -> list:

@@ -125,15 +125,23 @@ class SvGemv(PimComponent):
         return man
 
     # ------------------------------------------------------------------------------------------
+    # The sections are added in this order, which (with the signal names) fixes the Verilog.
     def elaborate(self, platform):
-        cfg = self.cfg
         m = Module()
-        E, U, G, od = cfg.beat_elems, cfg.lanes, cfg.d_group, cfg.op_depth
-        RB, BB, blk = cfg.row_beats, cfg.block_beats, cfg.block
-        tm = self.timing
-        ip, iv = self.i_p, self.i_v
+        p_mems, p_slots = self._p_buffer(m)
+        v_state = self._v_issue(m, p_slots)
+        products, mv, mtag = self._multipliers(m, p_mems, v_state)
+        drain_addr, job_done, drain_word = self._o_bank(m, products, mv, mtag)
+        self._drain(m, drain_addr, job_done, drain_word, v_state)
+        return m
 
-        # ---------------- P buffer: two block slots, one memory per query ----------------
+    def _p_buffer(self, m):
+        """P buffer: two block slots, one memory per query.  Returns the memories and the write
+        side's state (``full``, ``rows``, ``job_last``: two signals each; ``wslot`` and
+        ``block_done``)."""
+        cfg = self.cfg
+        U, G, BB, blk = cfg.lanes, cfg.d_group, cfg.block_beats, cfg.block
+        ip = self.i_p
         p_mems = []
         for g in range(G):
             mem = Memory(shape=17 * U, depth=2 * BB, init=[])
@@ -166,8 +174,16 @@ class SvGemv(PimComponent):
             for s in range(2):
                 with m.If(pw == s):
                     m.d.sync += [blk_n[s].eq(keep_next), blk_last[s].eq(ip.payload.last)]
+        return p_mems, {"full": p_full, "rows": blk_n, "job_last": blk_last, "wslot": pw,
+                        "block_done": p_block_done}
 
-        # ---------------- V issue ----------------
+    def _v_issue(self, m, p_slots):
+        """V issue: takes V beats of the P slot being read, frees the slot after its block.
+        Returns the issue state the multipliers and the drain need."""
+        cfg = self.cfg
+        RB, blk = cfg.row_beats, cfg.block
+        iv = self.i_v
+        p_full, blk_n, blk_last = p_slots["full"], p_slots["rows"], p_slots["job_last"]
         pr = Signal(name="p_rslot")
         vb = Signal(range(RB), name="v_beat")          # beat within the V row
         vj = Signal(range(blk), name="v_row")          # row within the block
@@ -194,12 +210,21 @@ class SvGemv(PimComponent):
             with m.If(job_end):
                 m.d.sync += acc_slot.eq(~acc_slot)
         for s in range(2):
-            with m.If(p_block_done & (pw == s)):
+            with m.If(p_slots["block_done"] & (p_slots["wslot"] == s)):
                 m.d.sync += p_full[s].eq(1)
             with m.Elif(v_block_done & (pr == s)):
                 m.d.sync += p_full[s].eq(0)
+        return {"rslot": pr, "beat": vb, "row": vj, "first_row": first_row, "acc_slot": acc_slot,
+                "slots_held": slots_held, "job_begin": job_begin, "fire": v_fire,
+                "job_end": job_end}
 
-        # ---------------- multipliers: y[g][j] broadcast to query g's E lanes ----------------
+    def _multipliers(self, m, p_mems, v_state):
+        """Multipliers: y[g][j] broadcast to query g's E lanes.  Returns the products with the
+        first lane's valid and tag (``addr``, ``first``, ``end``)."""
+        cfg = self.cfg
+        E, U, od, RB, BB = cfg.beat_elems, cfg.lanes, cfg.op_depth, cfg.row_beats, cfg.block_beats
+        iv = self.i_v
+        pr, vj, vb = v_state["rslot"], v_state["row"], v_state["beat"]
         lg_u = U.bit_length() - 1
         y_addr = pr * BB + (vj >> lg_u)
         elem = vj[:lg_u] if lg_u else Const(0, 1)
@@ -220,27 +245,36 @@ class SvGemv(PimComponent):
                 b = Mux(masked, Const(0, 16), iv.payload.data[16 * e:16 * (e + 1)])
                 side = None
                 if lane == 0:
-                    side = {"addr": acc_slot * RB + vb, "first": first_row,
-                            "end": job_end}
+                    side = {"addr": v_state["acc_slot"] * RB + vb,
+                            "first": v_state["first_row"], "end": v_state["job_end"]}
                 r, v, t = float_op(m, "mul_wide", FP32, od, {"a": a, "b": b},
-                                   valid=v_fire if lane == 0 else None, side=side, src=FP16,
-                                   name=f"mac{lane}_mul")
+                                   valid=v_state["fire"] if lane == 0 else None, side=side,
+                                   src=FP16, name=f"mac{lane}_mul")
                 products.append(r["r"])
                 if lane == 0:
                     mv, mtag = v, t
+        return products, mv, mtag
 
-        # ---------------- O bank: accumulate() with two job slots ----------------
+    def _o_bank(self, m, products, mv, mtag):
+        """O bank: accumulate() with two job slots.  Returns the drain's read address (driven by
+        :meth:`_drain`), the job-done strobe and the drain's read word."""
+        cfg = self.cfg
+        RB, od = cfg.row_beats, cfg.op_depth
         drain_addr = Signal(range(2 * RB), name="drain_addr")
         _, done_v, done_t, drain_word = accumulate(
             m, products, valid=mv, addr=mtag["addr"], first=mtag["first"], depth=2 * RB,
             op_depth=od, side={"end": mtag["end"]}, read_addr=drain_addr, name="o_acc")
         job_done = Signal(name="job_done")
         m.d.comb += job_done.eq(done_v & done_t["end"])
+        return drain_addr, job_done, drain_word
 
-        # ---------------- drain: query-major reads of a finished slot ----------------
+    def _drain(self, m, drain_addr, job_done, drain_word, v_state):
+        """Drain: query-major reads of a finished slot, fp16 converts, the output FIFO."""
+        cfg = self.cfg
+        E, G, od, RB = cfg.beat_elems, cfg.d_group, cfg.op_depth, cfg.row_beats
         # accumulate()'s second read port: the drain reads the finished slot while the next job
         # updates the other one.
-        depth = tm["out_fifo"]
+        depth = self.timing["out_fifo"]
         pending = Signal(range(3), name="drain_pending")   # finished jobs not yet read out
         credits = Signal(range(depth + 1), init=depth, name="out_credits")
         d_slot = Signal(name="drain_slot")
@@ -256,8 +290,9 @@ class SvGemv(PimComponent):
                 m.d.sync += d_g.eq(Mux(d_g == G - 1, 0, d_g + 1))
         with m.If(d_last):
             m.d.sync += d_slot.eq(~d_slot)
+        slots_held = v_state["slots_held"]
         m.d.sync += [pending.eq(pending + job_done - d_last),
-                     slots_held.eq(slots_held + (v_fire & job_begin) - d_last)]
+                     slots_held.eq(slots_held + (v_state["fire"] & v_state["job_begin"]) - d_last)]
         # (a case per query, not a dynamic part-select: Amaranth's netlist checks treat every
         # output bit of a part-select as depending on every input bit)
         o_words = Signal(32 * E, name="drain_words")
@@ -279,7 +314,6 @@ class SvGemv(PimComponent):
                      self.o.valid.eq(out_fifo.r_rdy), self.o.payload.data.eq(out_fifo.r_data),
                      out_fifo.r_en.eq(self.o.ready), o_fire.eq(self.o.valid & self.o.ready)]
         m.d.sync += credits.eq(credits + o_fire - d_fire)
-        return m
 
 
 def job_blocks(cfg: SvGemvConfig, job) -> list:

@@ -61,6 +61,30 @@ def _log2(n: int) -> int:
     return n.bit_length() - 1
 
 
+def _lane(value, j, w):
+    return value[j * w:(j + 1) * w]
+
+
+def _to_fp32(m, values, valid, side, name, fmt, od):
+    """Score lanes in ``fmt`` to fp32 (exact; free-running converts, none for fp32 scores)."""
+    if fmt.width == 32:
+        return list(values), valid, side
+    out, v_out, s_out = [], None, None
+    for j, x in enumerate(values):
+        r, v, s = float_op(m, "convert", FP32, od, {"a": x}, src=fmt,
+                           valid=valid if j == 0 else None,
+                           side=side if j == 0 else None, name=f"{name}{j}")
+        out.append(r["r"])
+        if j == 0:
+            v_out, s_out = v, s
+    return out, v_out, s_out
+
+
+def _max2(m, a, b, name):
+    """The golden max of a pair: ``b if greater(b, a) else a``."""
+    return Mux(greater(m, b, a, name=name), b, a)
+
+
 def softmax_timing(cfg: TwoPassSoftmaxConfig) -> dict:
     """Fixed latencies of the unit's pipelines in cycles (used by the RTL and the cycle model).
 
@@ -138,37 +162,33 @@ class TwoPassSoftmax(PimComponent):
         return man
 
     # ------------------------------------------------------------------------------------------
+    # The sections are added in this order, which (with the signal names) fixes the Verilog.
     def elaborate(self, platform):
         cfg = self.cfg
         m = Module()
+        assert cfg.d_group * cfg.block_beats >= merge_interval(cfg.op_depth), \
+            "a query's merge inputs come every G x BB cycles"
+        # ================= pass 1: statistics aggregation (Fig. 7b, Alg. 1 lines 2-9) =========
+        pop, xs, v, tg = self._pass1_input(m)
+        br = self._block_buffer(m, xs, v, tg)
+        m_blk, m_valid, mtag = self._max_tree(m, xs, v, tg)
+        es, v, et = self._block_exps(m, br, m_blk, m_valid, mtag)
+        s_blk, s_valid, stag = self._sum_tree(m, es, v, et)
+        stats = self._stats(m, s_blk, s_valid, stag)
+        # ================= pass 2: normalization (Fig. 7c, Alg. 1 lines 10-11) ================
+        s_fire, used, ntag = self._pass2_input(m, stats, pop)
+        self._normalize(m, s_fire, used, ntag)
+        return m
+
+    def _pass1_input(self, m):
+        """``i``: stats FIFO credits, the row-block counters, the scores to fp32 and MASK
+        (Alg. 1 line 3).  Returns the stats FIFO's pop strobe (driven by pass 2) and the fp32
+        scores with their valid and tag (``kb``, ``g``, ``first``, ``last``, ``slot``,
+        ``keep``, ``mask``)."""
+        cfg = self.cfg
         U, G, BB, od = cfg.lanes, cfg.d_group, cfg.block_beats, cfg.op_depth
         fmt, sw = cfg.score_fmt, cfg.score_fmt.width
-        tm = self.timing
-        assert G * BB >= merge_interval(od), "a query's merge inputs come every G x BB cycles"
         mask_x = Const(mask_bits(cfg.mask_value), 32)
-
-        def lane(value, j, w):
-            return value[j * w:(j + 1) * w]
-
-        def to_fp32(values, valid, side, name):
-            """Score lanes to fp32 (exact; free-running converts, none for fp32 scores)."""
-            if sw == 32:
-                return list(values), valid, side
-            out, v_out, s_out = [], None, None
-            for j, x in enumerate(values):
-                r, v, s = float_op(m, "convert", FP32, od, {"a": x}, src=fmt,
-                                   valid=valid if j == 0 else None,
-                                   side=side if j == 0 else None, name=f"{name}{j}")
-                out.append(r["r"])
-                if j == 0:
-                    v_out, s_out = v, s
-            return out, v_out, s_out
-
-        def max2(a, b, name):
-            """The golden max of a pair: ``b if greater(b, a) else a``."""
-            return Mux(greater(m, b, a, name=name), b, a)
-
-        # ================= pass 1: statistics aggregation (Fig. 7b, Alg. 1 lines 2-9) =========
         i, p = self.i, self.i.payload
         pending = Signal(range(STATS_JOBS + 1), name="jobs_pending")    # stats FIFO credits
         pop = Signal(name="stats_pop")
@@ -178,7 +198,7 @@ class TwoPassSoftmax(PimComponent):
         m.d.comb += i_fire.eq(i.valid & i.ready)
         m.d.sync += pending.eq(pending + (i_fire & p.last) - pop)
 
-        slots = tm["buffer_blocks"]
+        slots = self.timing["buffer_blocks"]
         kb = Signal(range(BB), name="beat_in_block")
         qg = Signal(range(G), name="query")
         first_grp = Signal(init=1, name="first_block")   # the job's first block of every query
@@ -197,25 +217,35 @@ class TwoPassSoftmax(PimComponent):
 
         tags = {"kb": kb, "g": qg, "first": first_grp, "last": p.last, "slot": slot,
                 "keep": p.keep, "mask": p.mask}
-        xs, v, tg = to_fp32([lane(p.data, j, sw) for j in range(U)], i_fire, tags, "cvt")
+        xs, v, tg = _to_fp32(m, [_lane(p.data, j, sw) for j in range(U)], i_fire, tags, "cvt",
+                             fmt, od)
         # MASK (Alg. 1 line 3): a masked position scores mask_value
         xs = [Mux(tg["keep"][j] & tg["mask"][j], mask_x, x) for j, x in enumerate(xs)]
+        return pop, xs, v, tg
 
-        # block buffer: row blocks in slots of BB beats, x and keep of each beat
+    def _block_buffer(self, m, xs, v, tg):
+        """Block buffer: row blocks in slots of BB beats, x and keep of each beat.  Returns its
+        (asynchronous) read port."""
+        U, BB = self.cfg.lanes, self.cfg.block_beats
+        slots = self.timing["buffer_blocks"]
         buf = Memory(shape=33 * U, depth=slots * BB, init=[])
         m.submodules.block_buffer = buf
         bw = buf.write_port()
         br = buf.read_port(domain="comb")
         m.d.comb += [bw.addr.eq(tg["slot"] * BB + tg["kb"]), bw.data.eq(Cat(*xs, tg["keep"])),
                      bw.en.eq(v)]
+        return br
 
-        # max tree: lanes (pairs (x0, x1), (x2, x3), ...), then beats (held/have per level);
-        # padding is -inf
+    def _max_tree(self, m, xs, v, tg):
+        """Max tree: lanes (pairs (x0, x1), (x2, x3), ...), then beats (held/have per level);
+        padding is -inf.  Returns the row block's maximum, its valid and its tag (``g``,
+        ``first``, ``last``, ``slot``)."""
+        BB = self.cfg.block_beats
         row = [Mux(tg["keep"][j], x, NEG_INF32) for j, x in enumerate(xs)]
         mtag = {k: tg[k] for k in ("g", "first", "last", "slot")}
         lvl = 0
         while len(row) > 1:
-            nxt = {f"x{k}": max2(row[2 * k], row[2 * k + 1], f"mx{lvl}_{k}")
+            nxt = {f"x{k}": _max2(m, row[2 * k], row[2 * k + 1], f"mx{lvl}_{k}")
                    for k in range(len(row) // 2)}
             r = delay(m, {**nxt, **mtag}, 1, name=f"mlane{lvl}_")
             v = delay_valid(m, v, 1, name=f"mlane{lvl}_v")
@@ -225,13 +255,20 @@ class TwoPassSoftmax(PimComponent):
 
         def max_level(held, x, valid, lvl):
             nonlocal mtag
-            r = delay(m, {"x": max2(held, x, f"mb{lvl}"), **mtag}, 1, name=f"mbeat{lvl}_")
+            r = delay(m, {"x": _max2(m, held, x, f"mb{lvl}"), **mtag}, 1, name=f"mbeat{lvl}_")
             x = r.pop("x")
             mtag = r
             return x, delay_valid(m, valid, 1, name=f"mbeat{lvl}_v")
         m_blk, m_valid = beat_tree(m, row[0], v, _log2(BB), 32, max_level, "mbeat")
+        return m_blk, m_valid, mtag
 
-        # second read of the row block at U per cycle (BB cycles; row blocks are >= BB apart)
+    def _block_exps(self, m, br, m_blk, m_valid, mtag):
+        """Second read of the row block at U per cycle (BB cycles; row blocks are >= BB apart)
+        and ``e_j = exp(x_j - m_B)``.  Returns the exponentials, the first lane's valid and its
+        tag (``m``, ``g``, ``first``, ``last``, ``keep``)."""
+        cfg = self.cfg
+        U, G, BB, od = cfg.lanes, cfg.d_group, cfg.block_beats, cfg.op_depth
+        slots = self.timing["buffer_blocks"]
         seq_busy = Signal(name="exp_busy")
         seq_k = Signal(range(BB), name="exp_beat")
         seq = {"m": Signal(32, name="exp_m"), "g": Signal(range(G), name="exp_g"),
@@ -250,12 +287,18 @@ class TwoPassSoftmax(PimComponent):
                 "keep": keep_rd}
         es, v, et = [], None, None
         for j in range(U):
-            e, ev, s = exp_diff(m, FP32, od, lane(br.data, j, 32), seq["m"],
+            e, ev, s = exp_diff(m, FP32, od, _lane(br.data, j, 32), seq["m"],
                                 valid=seq_busy if j == 0 else None,
                                 side=etag if j == 0 else None, name=f"e{j}")
             es.append(e)
             if j == 0:
                 v, et = ev, s
+        return es, v, et
+
+    def _sum_tree(self, m, es, v, et):
+        """The adder tree ``S_B`` over lanes, then beats.  Returns the row block's sum, its valid
+        and its tag (``m``, ``g``, ``first``, ``last``)."""
+        BB, od = self.cfg.block_beats, self.cfg.op_depth
         # padding adds +0 (Alg. 1 line 4 over the real positions only)
         row = [Mux(et["keep"][j], e, 0) for j, e in enumerate(es)]
         stag = {k: et[k] for k in ("m", "g", "first", "last")}
@@ -277,8 +320,13 @@ class TwoPassSoftmax(PimComponent):
                                       side=stag, name=f"sbeat{lvl}")
             return r["r"], valid
         s_blk, s_valid = beat_tree(m, row[0], v, _log2(BB), 32, sum_level, "sbeat")
+        return s_blk, s_valid, stag
 
-        # streaming update (Alg. 1 lines 5-9): one merge_stats per query
+    def _stats(self, m, s_blk, s_valid, stag):
+        """Streaming update (Alg. 1 lines 5-9): one merge_stats per query, then ``1/Z``; the
+        job's statistics go into the stats FIFO, which this returns."""
+        cfg = self.cfg
+        G, od, tm = cfg.d_group, cfg.op_depth, self.timing
         merges = [merge_stats(m, FP32, od, valid=s_valid & (stag["g"] == g), first=stag["first"],
                               m_in=stag["m"], l_in=s_blk, name=f"merge{g}") for g in range(G)]
         mt = delay(m, {"g": stag["g"], "last": stag["last"]}, tm["merge"], name="mtag")
@@ -298,10 +346,16 @@ class TwoPassSoftmax(PimComponent):
         m.submodules.stats_fifo = stats = SyncFIFO(width=64 * G, depth=STATS_JOBS)
         m.d.comb += [stats.w_data.eq(Cat(*bank_m, rt["m"], *bank_r, r["r"])),
                      stats.w_en.eq(rv & rt["last"])]
+        return stats
 
-        # ================= pass 2: normalization (Fig. 7c, Alg. 1 lines 10-11) ================
+    def _pass2_input(self, m, stats, pop):
+        """``i_s``: output credits, the row-block counters, the pop of the job's statistics and
+        the query's ``m`` and ``1/Z``.  Returns the fire strobe, the credits used and the tag
+        (``m``, ``r``, ``keep``, ``mask``, ``last``)."""
+        cfg = self.cfg
+        G, BB = cfg.d_group, cfg.block_beats
         s_in, sp = self.i_s, self.i_s.payload
-        depth = tm["out_fifo"]
+        depth = self.timing["out_fifo"]
         used = Signal(range(depth + 1), name="out_credits_used")
         m.d.comb += s_in.ready.eq(stats.r_rdy & (used < depth))
         s_fire = Signal(name="i_s_fire")
@@ -315,13 +369,23 @@ class TwoPassSoftmax(PimComponent):
             with m.If(end2):
                 m.d.sync += qg2.eq(Mux(sp.last | (qg2 == G - 1), 0, qg2 + 1))
         m.d.comb += [pop.eq(s_fire & sp.last), stats.r_en.eq(pop)]
-        m_g = lane(stats.r_data, 0, 32)
-        r_g = lane(stats.r_data, G, 32)
+        m_g = _lane(stats.r_data, 0, 32)
+        r_g = _lane(stats.r_data, G, 32)
         for g in range(1, G):
-            m_g = Mux(qg2 == g, lane(stats.r_data, g, 32), m_g)
-            r_g = Mux(qg2 == g, lane(stats.r_data, G + g, 32), r_g)
+            m_g = Mux(qg2 == g, _lane(stats.r_data, g, 32), m_g)
+            r_g = Mux(qg2 == g, _lane(stats.r_data, G + g, 32), r_g)
         ntag = {"m": m_g, "r": r_g, "keep": sp.keep, "mask": sp.mask, "last": sp.last}
-        xs, v, nt = to_fp32([lane(sp.data, j, sw) for j in range(U)], s_fire, ntag, "ncvt")
+        return s_fire, used, ntag
+
+    def _normalize(self, m, s_fire, used, ntag):
+        """``y_j = fp16(exp(x_j - m) * recip(Z))`` per lane, the output FIFO and ``o``."""
+        cfg = self.cfg
+        U, od = cfg.lanes, cfg.op_depth
+        fmt, sw = cfg.score_fmt, cfg.score_fmt.width
+        sp = self.i_s.payload
+        depth = self.timing["out_fifo"]
+        xs, v, nt = _to_fp32(m, [_lane(sp.data, j, sw) for j in range(U)], s_fire, ntag, "ncvt",
+                             fmt, od)
         ys, vy, yt = [], None, None
         for j, x in enumerate(xs):
             side = nt if j == 0 else None
@@ -349,7 +413,6 @@ class TwoPassSoftmax(PimComponent):
                      ofifo.r_en.eq(self.o.ready)]
         sent = self.o.valid & self.o.ready
         m.d.sync += used.eq(used + s_fire - sent)
-        return m
 
 
 def _segments(job) -> list:

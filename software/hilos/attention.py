@@ -31,7 +31,8 @@ from pimforge.base.numerics import bits_float, float_bits
 from pimforge.software.pam.attention import (_check_choice, _check_out_path, _json_float,
                                              _to_fp16, check_scale, load_npy, write_outputs)
 from pimforge.base.errors import ConfigError
-from pimforge.hw.hilos.config import HilosAttentionConfig
+from pimforge.hw.hilos.config import (BEAT_ELEMS, BLOCKS, D_GROUPS, HEAD_DIMS, SCORE_FMTS,
+                                      HilosAttentionConfig)
 from pimforge.sim.benches.hilos.attention import HilosJob
 from pimforge.hw.hilos.attention import kernel_bound
 from pimforge.hw.catalog import HW_UNITS
@@ -44,9 +45,6 @@ __all__ = ["BACKENDS", "SCORE_FMTS", "HilosAttentionResult", "hilos_attention", 
            "run_cli", "reference"]
 
 BACKENDS = ("golden", "rtl")
-SCORE_FMTS = {"fp32": FP32, "fp16": FP16}
-BLOCKS = (32, 64, 128)
-BEATS = (8, 16, 32)
 
 
 @dataclass
@@ -124,14 +122,15 @@ def _check_inputs(q, k, v, mask, pre):
     hkv, n_k, dk = ka.shape
     if dk != d or va.shape[2] != d:
         raise UserError(f"head dimensions differ: Q {qa.shape}, K {ka.shape}, V {va.shape}")
-    if d not in (64, 128):
-        raise UserError(f"head dimension d={d} is not supported; allowed: 64, 128")
+    if d not in HEAD_DIMS:
+        raise UserError(f"head dimension d={d} is not supported; allowed: "
+                        f"{', '.join(map(str, HEAD_DIMS))}")
     if hkv == 0 or va.shape[0] != hkv:
         raise UserError(f"K {ka.shape} and V {va.shape} must hold the same number (>= 1) of KV "
                         f"heads")
-    if hq % hkv or not 1 <= hq // hkv <= 8:
+    if hq % hkv or hq // hkv not in D_GROUPS:
         raise UserError(f"Q has {hq} heads for {hkv} KV heads; d_group = Hq / Hkv must be an "
-                        f"integer in 1..8")
+                        f"integer in {D_GROUPS[0]}..{D_GROUPS[-1]}")
     if n_k == 0:
         raise UserError("K holds no tokens (N_k = 0); need at least one stored token")
     n = va.shape[1]
@@ -198,8 +197,8 @@ def hilos_attention(q, k, v, mask=None, precomputed=None, block: int = 128,
     _check_choice(score_fmt, tuple(SCORE_FMTS), "score format")
     if block not in BLOCKS:
         raise UserError(f"block must be one of {', '.join(map(str, BLOCKS))}, got {block!r}")
-    if beat_elems not in BEATS:
-        raise UserError(f"beat_elems must be one of {', '.join(map(str, BEATS))}, got "
+    if beat_elems not in BEAT_ELEMS:
+        raise UserError(f"beat_elems must be one of {', '.join(map(str, BEAT_ELEMS))}, got "
                         f"{beat_elems!r}")
     qa, ka, va, ma, pa = _check_inputs(q, k, v, mask, precomputed)
     hq, d = qa.shape
@@ -269,7 +268,7 @@ def run_cli(args) -> int:
     backend = _check_choice(args.backend, BACKENDS, "backend")
     fmt = _check_choice(args.score_fmt, tuple(SCORE_FMTS), "score format")
     block = _check_int_choice(args.block, BLOCKS, "--block")
-    beat = _check_int_choice(args.beat_elems, BEATS, "--beat-elems")
+    beat = _check_int_choice(args.beat_elems, BEAT_ELEMS, "--beat-elems")
     _check_out_path(args.out, "--out")
     if args.report is not None:
         _check_out_path(args.report, "--report")

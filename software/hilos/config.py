@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pimforge.base.config import UnitConfig, param
+from pimforge.hw.hilos.config import D_GROUPS, HEAD_DIMS
 from pimforge.software import devices as dev
 from pimforge.software import workloads as wl
 from pimforge.software.devices import GB
@@ -43,8 +44,8 @@ DMA_ROW_S = 0.05e-6                 # assumed: fixed cost of one scattered 256-B
 #   (buffered rows of a head are not contiguous in the host's token-major buffer)
 HOST_CALL_S = 20e-6                 # assumed: host software overhead per layer for the buffered
 #   tokens (PyTorch QK^T call and DMA set-up, §4.3 / §7 "software overhead")
-SUPPORTED_GROUPS = tuple(range(1, 9))   # hw/hilos/config.py: d_group 1..8
-SUPPORTED_HEAD_DIMS = (64, 128)         # hw/hilos/config.py
+SUPPORTED_GROUPS = D_GROUPS             # the kernel's d_group range (hw/hilos/config.py)
+SUPPORTED_HEAD_DIMS = HEAD_DIMS         # the kernel's head dimensions (hw/hilos/config.py)
 
 # --- systems (§6.1) and sweep grids -------------------------------------------------------------
 DEVICE_COUNTS = (4, 8, 16)          # HILOS(N) in Figure 10

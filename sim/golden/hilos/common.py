@@ -20,15 +20,13 @@ Scores are kept in ``score_fmt`` (fp32 by default; fp16 is the paper's storage f
 from __future__ import annotations
 
 from pimforge.base.formats import FP32
+from pimforge.hw.hilos.config import MASK_VALUE
 from pimforge.sim.golden.pam.common import OpCfg
 
 __all__ = ["F32", "MASK_VALUE", "NEG_INF32"]
 
 
 F32 = OpCfg(FP32)
-
-
-MASK_VALUE = -1e4
 
 
 NEG_INF32 = 0xFF800000
