@@ -58,13 +58,9 @@ from pimforge.hw.hilos.streams import k_signature, score_signature, vec_signatur
 from pimforge.hw.fp.ops import float_op, op_latency
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.hilos.config import HILOS_PRESETS
-from pimforge.base.numerics import scale_bits
+from pimforge.base.numerics import log2_exact, scale_bits
 
 __all__ = ["QkGemv", "qk_timing"]
-
-
-def _log2(n: int) -> int:
-    return n.bit_length() - 1
 
 
 def qk_timing(cfg: QkGemvConfig) -> dict:
@@ -185,7 +181,7 @@ class QkGemv(PimComponent):
         the read port of each bank."""
         cfg = self.cfg
         E, B, R = cfg.beat_elems, cfg.block, cfg.row_beats
-        T, le = B // E, _log2(E)
+        T, le = B // E, log2_exact(E)
         k_full = [Signal(name=f"k_full{h}") for h in range(2)]
         k_mask = [Signal(B, name=f"k_mask{h}") for h in range(2)]
         k_count = [Signal(range(B + 1), name=f"k_count{h}") for h in range(2)]
@@ -230,7 +226,7 @@ class QkGemv(PimComponent):
         cfg = self.cfg
         E, D, B = cfg.beat_elems, cfg.head_dim, cfg.block
         T = B // E
-        lt, le = _log2(T), _log2(E)
+        lt, le = log2_exact(T), log2_exact(E)
         k_full, k_mask, k_count, k_last = (k_tiles[k] for k in ("full", "mask", "count", "last"))
         s_owned = [Signal(name=f"score_owned{h}") for h in range(2)]
         s_ready = [Signal(name=f"score_ready{h}") for h in range(2)]
@@ -283,7 +279,7 @@ class QkGemv(PimComponent):
         cfg = self.cfg
         E, G, D, od = cfg.beat_elems, cfg.d_group, cfg.head_dim, cfg.op_depth
         T = cfg.block // E
-        lt, le = _log2(T), _log2(E)
+        lt, le = log2_exact(T), log2_exact(E)
         step = mac["step"]
         # the K^T view: element i mod E of every bank's word = dim i of tokens tE .. tE+E-1
         rd_valid = Signal(name="kt_valid")
@@ -363,16 +359,16 @@ class QkGemv(PimComponent):
                 for h in range(2):
                     with m.If(dh == h):
                         m.d.sync += [s_ready[h].eq(0), s_owned[h].eq(0)]
-        m.d.comb += s_rd.addr.eq(Cat(dbb[_log2(CW):], dh))
+        m.d.comb += s_rd.addr.eq(Cat(dbb[log2_exact(CW):], dh))
         count = Mux(dh, s_count[1], s_count[0])
-        keep = Cat(*[Cat(Const(u, _log2(U)), dbb) < count if U > 1 else dbb < count
+        keep = Cat(*[Cat(Const(u, log2_exact(U)), dbb) < count if U > 1 else dbb < count
                      for u in range(U)])
         mask = Mux(dh, s_mask[1], s_mask[0]).word_select(dbb, U) & keep
         d_tag = {"chunk": Signal(range(G * CW), name="drain_chunk"),
                  "keep": Signal(U, name="drain_keep"), "mask": Signal(U, name="drain_mask"),
                  "last": Signal(name="drain_last")}
         d_valid = Signal(name="drain_valid")
-        m.d.sync += [d_valid.eq(drain), d_tag["chunk"].eq(Cat(dbb[:_log2(CW)], dg)),
+        m.d.sync += [d_valid.eq(drain), d_tag["chunk"].eq(Cat(dbb[:log2_exact(CW)], dg)),
                      d_tag["keep"].eq(keep), d_tag["mask"].eq(mask),
                      d_tag["last"].eq(Mux(dh, s_last[1], s_last[0]) & drain_last)]
         return d_valid, d_tag, out_fifo

@@ -47,7 +47,7 @@ from pimforge.hw.hilos.streams import v_signature, vec_signature, y_signature
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.hilos.config import HILOS_PRESETS
 from pimforge.hw.fp.ops import op_latency
-from pimforge.base.numerics import block_starts
+from pimforge.base.numerics import block_starts, log2_exact
 from pimforge.hw.hilos.blocks import accumulate
 from pimforge.hw.fp.ops import float_op
 
@@ -225,7 +225,7 @@ class SvGemv(PimComponent):
         E, U, od, RB, BB = cfg.beat_elems, cfg.lanes, cfg.op_depth, cfg.row_beats, cfg.block_beats
         iv = self.i_v
         pr, vj, vb = v_state["rslot"], v_state["row"], v_state["beat"]
-        lg_u = U.bit_length() - 1
+        lg_u = log2_exact(U)
         y_addr = pr * BB + (vj >> lg_u)
         elem = vj[:lg_u] if lg_u else Const(0, 1)
         products, mv, mtag = [], None, None

@@ -49,16 +49,12 @@ from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.hilos.config import HILOS_PRESETS
 from pimforge.hw.pam.softmax import merge_latency
 from pimforge.hw.pam.softmax import exp_diff, greater, merge_interval, merge_stats
-from pimforge.base.numerics import mask_bits
+from pimforge.base.numerics import log2_exact, mask_bits
 
 __all__ = ["TwoPassSoftmax", "softmax_timing"]
 
 NEG_INF32 = 0xFF800000
 STATS_JOBS = 2          # stats FIFO entries: pass 1 of job h+1 overlaps pass 2 of job h
-
-
-def _log2(n: int) -> int:
-    return n.bit_length() - 1
 
 
 def _lane(value, j, w):
@@ -97,7 +93,7 @@ def softmax_timing(cfg: TwoPassSoftmaxConfig) -> dict:
     ``out_fifo``: output FIFO entries (one more than the beats in flight at one per cycle).
     ``buffer_blocks``: row blocks in the block buffer (2 for every legal config).
     """
-    od, lb = cfg.op_depth, _log2(cfg.block)
+    od, lb = cfg.op_depth, log2_exact(cfg.block)
     to32 = op_latency("convert", od) if cfg.score_fmt.width != 32 else 0
     exp = op_latency("sub", od) + op_latency("exp", od)
     t = {"to_fp32": to32, "max_tree": lb, "exp": exp, "sum_tree": lb * op_latency("add", od),
@@ -259,7 +255,7 @@ class TwoPassSoftmax(PimComponent):
             x = r.pop("x")
             mtag = r
             return x, delay_valid(m, valid, 1, name=f"mbeat{lvl}_v")
-        m_blk, m_valid = beat_tree(m, row[0], v, _log2(BB), 32, max_level, "mbeat")
+        m_blk, m_valid = beat_tree(m, row[0], v, log2_exact(BB), 32, max_level, "mbeat")
         return m_blk, m_valid, mtag
 
     def _block_exps(self, m, br, m_blk, m_valid, mtag):
@@ -319,7 +315,7 @@ class TwoPassSoftmax(PimComponent):
             r, valid, stag = float_op(m, "add", FP32, od, {"a": held, "b": x}, valid=valid,
                                       side=stag, name=f"sbeat{lvl}")
             return r["r"], valid
-        s_blk, s_valid = beat_tree(m, row[0], v, _log2(BB), 32, sum_level, "sbeat")
+        s_blk, s_valid = beat_tree(m, row[0], v, log2_exact(BB), 32, sum_level, "sbeat")
         return s_blk, s_valid, stag
 
     def _stats(self, m, s_blk, s_valid, stag):
