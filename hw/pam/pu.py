@@ -119,7 +119,6 @@ class PamPu(PimComponent):
     def manifest(self) -> dict:
         man = super().manifest()
         man["storage_bytes"] = self.cfg.storage_bytes
-        man["buffer_fits"] = self.cfg.storage_bytes <= self.cfg.buffer_bytes
         man["v_fifo_beats"] = _fifo_depth(self.cfg)
         man["timing"] = self.timing
         return man
@@ -453,7 +452,7 @@ def _merge_seq_state(cfg) -> dict:
 
 
 PU_PRESETS = {**PU_TIER_PRESETS,
-              "hbm_fp32": {**PU_TIER_PRESETS["hbm"], "acc": "fp32", "buffer_bytes": 768}}
+              "hbm_fp32": {**PU_TIER_PRESETS["hbm"], "acc": "fp32"}}
 
 
 def pu_schedule(cfg: PamPuConfig, sets) -> list:
