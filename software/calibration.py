@@ -29,8 +29,7 @@ MARGINAL_JOBS = 4     # jobs behind the first one used for the marginal cost
 
 @lru_cache(maxsize=4096)
 def _pu_cycles(lanes, head_dim, tile, n, k):
-    # cycles do not depend on the clock; the buffer size only feeds the manifest
-    cfg = PamPuConfig(lanes=lanes, head_dim=head_dim, tile_tokens=tile, buffer_bytes=65536)
+    cfg = PamPuConfig(lanes=lanes, head_dim=head_dim, tile_tokens=tile)
     return pu_schedule(cfg, [n] * k)[-1][1] + 1
 
 

@@ -74,12 +74,8 @@ class PamPuConfig(UnitConfig):
     acc: object = _acc_field()
     tile_tokens: int = param(16, "tokens per tile of PAM Alg. 1 (K rows of a tile, then its V "
                              "rows); two accumulation levels keep fp16 accurate", lo=1, hi=64)
-    buffer_bytes: int = param(512, "the paper's local buffer per PU in bytes (Q and O staging); "
-                              "the manifest reports the storage actually needed", lo=16, hi=65536)
     score_scale: float = param(0.0, "score scale applied to Q.K; 0 means 1/sqrt(head_dim)",
                                lo=0.0, hi=65504.0)
-    clock_mhz: float = param(666.0, "clock of the tier, used for tokens per second", lo=1.0,
-                             hi=5000.0)
     op_depth: int = _op_depth_field()
 
     def validate(self):
@@ -100,12 +96,14 @@ class PamPuConfig(UnitConfig):
         return self.head_dim * 2 + self.head_dim * self.acc.width // 8
 
 
-# PAM §5.2.1 and Table 1 / §7.1: HBM3 5.2 Gbps PUs at 666 MHz, DDR4-3200 near-bank PUs at
-# 500 MHz, SSD-controller PUs at 1 GHz.
+# PAM §5.2.1 and Table 1 / §7.1: the PU vector width (fp16 lanes) of the HBM3, DDR4 and SSD
+# tiers.  The tiers' clocks (666 MHz, 500 MHz, 1 GHz) change neither the RTL nor the cycle
+# models: their one home is the system model's device description,
+# ``pimforge.software.devices.PAM_TIERS``.
 PU_TIER_PRESETS = {
-    "hbm": {"lanes": 16, "buffer_bytes": 512, "clock_mhz": 666.0},
-    "ddr": {"lanes": 4, "buffer_bytes": 128, "clock_mhz": 500.0},
-    "ssd": {"lanes": 16, "buffer_bytes": 512, "clock_mhz": 1000.0},
+    "hbm": {"lanes": 16},
+    "ddr": {"lanes": 4},
+    "ssd": {"lanes": 16},
 }
 
 
@@ -122,7 +120,6 @@ class PamRuConfig(UnitConfig):
                                lo=16, hi=65536)
     final: bool = param(False, "final-stage mode: also output O/l normalized to fp16 and the "
                         "log-sum-exp m + log(l) (PAM Alg. 1 line 21)")
-    clock_mhz: float = param(666.0, "clock, used for merge time", lo=1.0, hi=5000.0)
     op_depth: int = _op_depth_field()
 
     def validate(self):
@@ -153,7 +150,6 @@ class PamDeviceConfig(UnitConfig):
     tile_tokens: int = param(16, "tokens per tile of PAM Alg. 1 (K rows of a tile, then its V "
                              "rows); two accumulation levels keep fp16 accurate", lo=1, hi=64)
     score_scale: float = param(0.0, "score scale; 0 means 1/sqrt(head_dim)", lo=0.0, hi=65504.0)
-    clock_mhz: float = param(666.0, "clock of the tier", lo=1.0, hi=5000.0)
     op_depth: int = _op_depth_field()
 
     def validate(self):
@@ -167,12 +163,12 @@ class PamDeviceConfig(UnitConfig):
 
     def pu_config(self) -> PamPuConfig:
         return PamPuConfig(lanes=self.lanes, head_dim=self.head_dim, acc=self.acc,
-                           tile_tokens=self.tile_tokens, score_scale=self.score_scale, clock_mhz=self.clock_mhz,
+                           tile_tokens=self.tile_tokens, score_scale=self.score_scale,
                            op_depth=self.op_depth)
 
     def ru_config(self, final: bool = False) -> PamRuConfig:
         return PamRuConfig(vector_width=self.ru_vector_width, head_dim=self.head_dim,
-                           acc=self.acc, final=final, clock_mhz=self.clock_mhz,
+                           acc=self.acc, final=final,
                            scratch_bytes=max(512, self.head_dim * self.acc.width // 8),
                            op_depth=self.op_depth)
 
@@ -209,9 +205,7 @@ class PamSystemConfig(UnitConfig):
             return PamDeviceConfig(pus=self.pus(tier), lanes=getattr(self, f"{tier}_lanes"),
                                    ru_vector_width=self.ru_vector_width, head_dim=self.head_dim,
                                    acc=self.acc, score_scale=self.score_scale,
-                                   tile_tokens=self.tile_tokens,
-                                   clock_mhz=PU_TIER_PRESETS[tier]["clock_mhz"],
-                                   op_depth=self.op_depth)
+                                   tile_tokens=self.tile_tokens, op_depth=self.op_depth)
         except ConfigError as e:
             field = {"lanes": f"{tier}_lanes", "pus": f"{tier}_pus"}.get(e.field, e.field)
             allowed = e.allowed.replace("of lanes", f"of {tier}_lanes")

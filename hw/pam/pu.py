@@ -119,30 +119,33 @@ class PamPu(PimComponent):
     def manifest(self) -> dict:
         man = super().manifest()
         man["storage_bytes"] = self.cfg.storage_bytes
-        man["buffer_fits"] = self.cfg.storage_bytes <= self.cfg.buffer_bytes
         man["v_fifo_beats"] = _fifo_depth(self.cfg)
         man["timing"] = self.timing
         return man
 
     # ------------------------------------------------------------------------------------------
+    # The sections of the datapath, in the order ``elaborate`` builds them (the order of the
+    # statements and the signal names fix the generated Verilog).
+
     def elaborate(self, platform):
-        cfg = self.cfg
         m = Module()
-        L, B, T, acc, od = cfg.lanes, cfg.beats, cfg.tile_tokens, cfg.acc, cfg.op_depth
-        aw, sw = acc.width, SCORE.width
-        tm = self.timing
+        q_rd, q_loaded = self._q_buffer(m)
+        kv = self._input_acceptance(m, q_rd, q_loaded)
+        s, s_valid = self._score_path(m, q_rd, kv["k_fire"])
+        s_rd, desc = self._row_max(m, s, s_valid, kv["tile_end"])
+        p_fifo, p = self._p_sequencer(m, s_rd, desc)
+        mem, v = self._v_issue(m, kv, p_fifo, p)
+        mseq = _merge_seq_state(self.cfg)
+        fma = self._fma_array(m, mem, v, p, mseq)
+        l_t = self._tile_l(m, fma)
+        m_out, l_out = self._tile_merge(m, fma, l_t, v, p, mseq)
+        self._drain(m, fma, mseq, mem["o_rd"], kv["drain_pending"], m_out, l_out)
+        return m
 
-        def lane(value, i, w):
-            return value[i * w:(i + 1) * w]
-
-        def to_acc(values, name):
-            """fp16 lanes -> acc lanes (free-running converts; none when acc is fp16)."""
-            if aw == 16:
-                return values
-            return [float_op(m, "convert", acc, od, {"a": x}, src=FP16, name=f"{name}{i}")[0]["r"]
-                    for i, x in enumerate(values)]
-
-        # ---------------- Q buffer ----------------
+    def _q_buffer(self, m):
+        """Q buffer (B x L fp16): loads the query's B beats, then holds it until the set's last V
+        beat.  Returns the comb read port (address: the K beat) and the loaded flag."""
+        L, B = self.cfg.lanes, self.cfg.beats
         q_mem = Memory(shape=16 * L, depth=B, init=[])
         m.submodules.q_buffer = q_mem
         q_wr = q_mem.write_port()
@@ -156,13 +159,18 @@ class PamPu(PimComponent):
             m.d.sync += q_idx.eq(Mux(q_idx == B - 1, 0, q_idx + 1))
             with m.If(q_idx == B - 1):
                 m.d.sync += q_loaded.eq(1)
+        return q_rd, q_loaded
 
-        # ---------------- input acceptance ----------------
+    def _input_acceptance(self, m, q_rd, q_loaded) -> dict:
+        """K/V input: ready while fewer than 2T tokens are in flight (K) or the V FIFO has room
+        (V); V beats go to the V FIFO.  Returns the K beat counter ``kb``, the in-flight token
+        count, the drain-pending flag, the V FIFO, ``k_fire`` and ``tile_end``."""
+        L, B, T = self.cfg.lanes, self.cfg.beats, self.cfg.tile_tokens
         kv = self.i_kv
         kb = Signal(range(B), name="k_beat")           # beat within the K row
         in_flight = Signal(range(2 * T + 1), name="tokens_in_flight")
         drain_pending = Signal(name="drain_pending")
-        v_fifo = fifo.SyncFIFO(width=16 * L + 1, depth=_fifo_depth(cfg))
+        v_fifo = fifo.SyncFIFO(width=16 * L + 1, depth=_fifo_depth(self.cfg))
         m.submodules.v_fifo = v_fifo
         token_start = ~kv.payload.is_v & (kb == 0)
         can_accept = Mux(kv.payload.is_v, v_fifo.w_rdy, ~token_start | (in_flight < 2 * T))
@@ -184,13 +192,20 @@ class PamPu(PimComponent):
         with m.If(kv.valid & kv.ready):
             m.d.sync += prev_is_v.eq(kv.payload.is_v)
         tile_end = v_fire & ~prev_is_v
+        return {"kb": kb, "in_flight": in_flight, "drain_pending": drain_pending,
+                "v_fifo": v_fifo, "k_fire": k_fire, "tile_end": tile_end}
 
-        # ---------------- score path: Q.K, lane tree, beat tree, scale ----------------
+    def _score_path(self, m, q_rd, k_fire):
+        """Score path in fp32: Q.K products, lane adder tree, beat tree, scale.  Returns the score
+        ``s`` and its valid bit."""
+        cfg = self.cfg
+        L, B, od, sw = cfg.lanes, cfg.beats, cfg.op_depth, SCORE.width
         # fp16 x fp16 products, exact in fp32 (a widening multiplier: 11-bit significands)
         prods, valid = [], None
         for i in range(L):
             r, v, _ = float_op(m, "mul_wide", SCORE, od,
-                               {"a": lane(q_rd.data, i, 16), "b": lane(kv.payload.data, i, 16)},
+                               {"a": _lane(q_rd.data, i, 16),
+                                "b": _lane(self.i_kv.payload.data, i, 16)},
                                valid=k_fire if i == 0 else None, src=FP16, name=f"qk{i}")
             prods.append(r["r"])
             if i == 0:
@@ -215,9 +230,13 @@ class PamPu(PimComponent):
         r, s_valid, _ = float_op(m, "mul", SCORE, od,
                                  {"a": x, "b": Const(scale_bits(cfg.scale), sw)},
                                  valid=valid, name="scale")
-        s = r["r"]
+        return r["r"], s_valid
 
-        # ---------------- Row-wise Max Unit and score buffer ----------------
+    def _row_max(self, m, s, s_valid, tile_end):
+        """Row-wise Max Unit and the score buffer (two tiles); at the delayed tile-end marker a
+        descriptor (row max, count, parity) enters the tile FIFO.  Returns the buffer's comb
+        read port and the tile FIFO."""
+        T, sw = self.cfg.tile_tokens, SCORE.width
         s_mem = Memory(shape=sw, depth=2 * T, init=[])
         m.submodules.score_buffer = s_mem
         s_wr = s_mem.write_port()
@@ -234,14 +253,19 @@ class PamPu(PimComponent):
             with m.If((s_cnt == 0) | gt):
                 m.d.sync += m_t.eq(s)
         # the tile-end marker travels as long as the score path, so it arrives after the last score
-        marker = delay_valid(m, tile_end, tm["score"], name="tile_end_d")
+        marker = delay_valid(m, tile_end, self.timing["score"], name="tile_end_d")
         desc = fifo.SyncFIFO(width=sw + (T).bit_length() + 1, depth=2)
         m.submodules.tile_fifo = desc
         m.d.comb += [desc.w_data.eq(Cat(m_t, s_cnt, s_par)), desc.w_en.eq(marker)]
         with m.If(marker):
             m.d.sync += [s_cnt.eq(0), s_par.eq(~s_par)]
+        return s_rd, desc
 
-        # ---------------- P sequencer: p_j = exp(s_j - m_t) ----------------
+    def _p_sequencer(self, m, s_rd, desc):
+        """P sequencer: p_j = exp(s_j - m_t) for each score of a tile, into the P FIFO.  Returns
+        the P FIFO and its head's fields ``j`` (p_j), ``mt``, ``first``, ``last``."""
+        cfg = self.cfg
+        T, acc, od, aw, sw = cfg.tile_tokens, cfg.acc, cfg.op_depth, cfg.acc.width, SCORE.width
         seq_busy = Signal(name="pseq_busy")
         seq_j = Signal(range(T + 1), name="pseq_j")
         seq_n = Signal(range(T + 1), name="pseq_n")
@@ -265,12 +289,15 @@ class PamPu(PimComponent):
         m.submodules.p_fifo = p_fifo
         m.d.comb += [p_fifo.w_data.eq(Cat(p_r, tg["mt"], tg["first"], tg["last"])),
                      p_fifo.w_en.eq(p_valid)]
-        p_j = p_fifo.r_data[:aw]
-        p_mt = p_fifo.r_data[aw:aw + sw]
-        p_first = p_fifo.r_data[aw + sw]
-        p_last = p_fifo.r_data[aw + sw + 1]
+        return p_fifo, {"j": p_fifo.r_data[:aw], "mt": p_fifo.r_data[aw:aw + sw],
+                        "first": p_fifo.r_data[aw + sw], "last": p_fifo.r_data[aw + sw + 1]}
 
-        # ---------------- V processor and tile merge (shared fma array) ----------------
+    def _v_issue(self, m, kv, p_fifo, p):
+        """The O_t and O memories and the V issue: a V beat leaves the V FIFO when its token's
+        p_j is at the P FIFO's head and no merge holds the fma array; also the in-flight token
+        count.  Returns the memory ports and the V issue signals."""
+        L, B, aw = self.cfg.lanes, self.cfg.beats, self.cfg.acc.width
+        v_fifo, in_flight = kv["v_fifo"], kv["in_flight"]
         ot_mem = Memory(shape=aw * L, depth=B, init=[])
         o_mem = Memory(shape=aw * L, depth=B, init=[])
         m.submodules.o_tile = ot_mem
@@ -288,23 +315,29 @@ class PamPu(PimComponent):
             m.d.sync += vb.eq(Mux(vb == B - 1, 0, vb + 1))
             with m.If(vb == B - 1):
                 m.d.comb += p_fifo.r_en.eq(1)
-        with m.If(k_fire & (kb == 0)):
+        with m.If(kv["k_fire"] & (kv["kb"] == 0)):
             with m.If(~(v_issue & (vb == B - 1))):
                 m.d.sync += in_flight.eq(in_flight + 1)
         with m.Elif(v_issue & (vb == B - 1)):
             m.d.sync += in_flight.eq(in_flight - 1)
-        # merge sequencer state
-        mseq_busy = Signal(name="mseq_busy")
-        mseq_b = Signal(range(B), name="mseq_beat")
-        g_hold = Signal(aw, name="merge_g")
-        swap_hold = Signal(name="merge_swap")
-        first_hold = Signal(name="merge_first")
-        last_hold = Signal(name="merge_last")
+        mem = {"ot_wr": ot_wr, "ot_rd": ot_rd, "o_wr": o_wr, "o_rd": o_rd}
+        return mem, {"vb": vb, "merge_busy": merge_busy, "issue": v_issue, "data": v_data,
+                     "last": v_last}
+
+    def _fma_array(self, m, mem, v, p, mseq) -> dict:
+        """The L fused multiply-adds shared by the V update (O_t[b] = fma(p_j, v, O_t[b])) and the
+        tile merge (swap form of the merge, beat by beat), with their write-back.  Returns the
+        array's valid and tags, the delayed issue (``issue_d``, ``v_go``) and the drain beat."""
+        cfg = self.cfg
+        L, B, acc, od, aw = cfg.lanes, cfg.beats, cfg.acc, cfg.op_depth, cfg.acc.width
+        ot_wr, ot_rd, o_wr, o_rd = mem["ot_wr"], mem["ot_rd"], mem["o_wr"], mem["o_rd"]
+        vb, mseq_busy, mseq_b = v["vb"], mseq["busy"], mseq["beat"]
         # V-beat conversion happens before the fma: delay the other operands to match
-        vconv = to_acc([lane(v_data, i, 16) for i in range(L)], "vc")
-        issue_d = delay(m, {"vb": vb, "p": p_j, "tfirst": p_first, "tlast": p_last & (vb == B - 1),
-                            "slast": v_last, "mt": p_mt}, tm["conv"], name="vi")
-        v_go = delay_valid(m, v_issue, tm["conv"], name="vi_valid")
+        vconv = _to_acc(m, cfg, [_lane(v["data"], i, 16) for i in range(L)], "vc")
+        issue_d = delay(m, {"vb": vb, "p": p["j"], "tfirst": p["first"],
+                            "tlast": p["last"] & (vb == B - 1), "slast": v["last"],
+                            "mt": p["mt"]}, self.timing["conv"], name="vi")
+        v_go = delay_valid(m, v["issue"], self.timing["conv"], name="vi_valid")
         m.d.comb += ot_rd.addr.eq(Mux(mseq_busy, mseq_b, issue_d["vb"]))
         drain_b = Signal(range(B), name="drain_beat")
         m.d.comb += o_rd.addr.eq(Mux(mseq_busy, mseq_b, drain_b))
@@ -312,13 +345,14 @@ class PamPu(PimComponent):
         one = Const(acc.one, aw)
         outs, fma_valid, fma_tag = [], None, None
         for i in range(L):
-            o_t_i = lane(ot_rd.data, i, aw)
-            o_i = lane(o_rd.data, i, aw)
+            o_t_i = _lane(ot_rd.data, i, aw)
+            o_i = _lane(o_rd.data, i, aw)
             v_i = vconv[i]
             # V mode: fma(p, v, first_token ? +0 : O_t); merge mode: swap form of the merge
-            a = Mux(mseq_busy, Mux(first_hold, o_t_i, Mux(swap_hold, o_i, o_t_i)), issue_d["p"])
-            b = Mux(mseq_busy, Mux(first_hold, one, g_hold), v_i)
-            c = Mux(mseq_busy, Mux(first_hold, zero, Mux(swap_hold, o_t_i, o_i)),
+            a = Mux(mseq_busy, Mux(mseq["first"], o_t_i, Mux(mseq["swap"], o_i, o_t_i)),
+                    issue_d["p"])
+            b = Mux(mseq_busy, Mux(mseq["first"], one, mseq["g"]), v_i)
+            c = Mux(mseq_busy, Mux(mseq["first"], zero, Mux(mseq["swap"], o_t_i, o_i)),
                     Mux(issue_d["tfirst"], zero, o_t_i))
             side = None
             if i == 0:
@@ -336,14 +370,29 @@ class PamPu(PimComponent):
                      ot_wr.en.eq(fma_valid & ~fma_tag["merge"]),
                      o_wr.addr.eq(fma_tag["b"]), o_wr.data.eq(result),
                      o_wr.en.eq(fma_valid & fma_tag["merge"])]
-        # l_t = l_t + p_j, once per token (at its first V beat)
-        l_t = Signal(aw, name="tile_l")
+        return {"valid": fma_valid, "tag": fma_tag, "issue_d": issue_d, "v_go": v_go,
+                "drain_b": drain_b}
+
+    def _tile_l(self, m, fma):
+        """l_t = l_t + p_j, once per token (at its first V beat).  Returns l_t."""
+        acc, od = self.cfg.acc, self.cfg.op_depth
+        issue_d, zero = fma["issue_d"], Const(0, acc.width)
+        l_t = Signal(acc.width, name="tile_l")
         r, lv, _ = float_op(m, "add", acc, od,
                             {"a": Mux(issue_d["tfirst"], zero, l_t), "b": issue_d["p"]},
-                            valid=v_go & (issue_d["vb"] == 0), name="tile_l_add")
+                            valid=fma["v_go"] & (issue_d["vb"] == 0), name="tile_l_add")
         with m.If(lv):
             m.d.sync += l_t.eq(r["r"])
-        # tile merge: when the tile's last V beat is written back
+        return l_t
+
+    def _tile_merge(self, m, fma, l_t, v, p, mseq):
+        """Tile merge: when the tile's last V beat is written back, merge_stats on (m_t, l_t),
+        then the merge sequencer walks the B beats through the fma array.  Returns the set's
+        (m, l) registers."""
+        cfg = self.cfg
+        B, acc, od, aw, sw = cfg.beats, cfg.acc, cfg.op_depth, cfg.acc.width, SCORE.width
+        fma_valid, fma_tag = fma["valid"], fma["tag"]
+        merge_busy, mseq_busy, mseq_b = v["merge_busy"], mseq["busy"], mseq["beat"]
         new_set = Signal(init=1, name="new_set")
         tile_done = fma_valid & ~fma_tag["merge"] & fma_tag["tlast"]
         ms = merge_stats(m, acc, od, valid=tile_done, first=new_set, m_in=fma_tag["mt"], l_in=l_t,
@@ -351,23 +400,28 @@ class PamPu(PimComponent):
         with m.If(tile_done):
             m.d.sync += new_set.eq(fma_tag["slast"])
         # V issue stops after a tile's last beat until the merge has read O_t
-        with m.If(v_issue & p_last & (vb == B - 1)):
+        with m.If(v["issue"] & p["last"] & (v["vb"] == B - 1)):
             m.d.sync += merge_busy.eq(1)
         # remember whether the tile in the merge pipeline ends the set
-        slast_pipe = delay_valid(m, fma_tag["slast"] & tile_done, tm["merge"], name="slast_d")
+        slast_pipe = delay_valid(m, fma_tag["slast"] & tile_done, self.timing["merge"],
+                                 name="slast_d")
         m_out = Signal(sw, name="out_m")
         l_out = Signal(aw, name="out_l")
         with m.If(ms["valid"]):
-            m.d.sync += [mseq_busy.eq(1), mseq_b.eq(0), g_hold.eq(ms["g"]),
-                         swap_hold.eq(ms["swap"]), first_hold.eq(ms["first"]),
-                         last_hold.eq(slast_pipe), m_out.eq(ms["m"]), l_out.eq(ms["l"])]
+            m.d.sync += [mseq_busy.eq(1), mseq_b.eq(0), mseq["g"].eq(ms["g"]),
+                         mseq["swap"].eq(ms["swap"]), mseq["first"].eq(ms["first"]),
+                         mseq["last"].eq(slast_pipe), m_out.eq(ms["m"]), l_out.eq(ms["l"])]
         with m.If(mseq_busy):
             m.d.sync += mseq_b.eq(mseq_b + 1)
             with m.If(mseq_b == B - 1):
                 m.d.sync += [mseq_busy.eq(0), merge_busy.eq(0)]
-        # ---------------- drain ----------------
+        return m_out, l_out
+
+    def _drain(self, m, fma, mseq, o_rd, drain_pending, m_out, l_out):
+        """Drain: after the set's last merge beat is written, O streams out with m and l."""
+        B, fma_tag, drain_b = self.cfg.beats, fma["tag"], fma["drain_b"]
         draining = Signal(name="draining")
-        with m.If(fma_valid & fma_tag["merge"] & fma_tag["mlast"] & last_hold):
+        with m.If(fma["valid"] & fma_tag["merge"] & fma_tag["mlast"] & mseq["last"]):
             m.d.sync += draining.eq(1)
         m.d.comb += [self.o.valid.eq(draining), self.o.payload.data.eq(o_rd.data),
                      self.o.payload.m.eq(m_out), self.o.payload.l.eq(l_out)]
@@ -375,11 +429,30 @@ class PamPu(PimComponent):
             m.d.sync += drain_b.eq(Mux(drain_b == B - 1, 0, drain_b + 1))
             with m.If(drain_b == B - 1):
                 m.d.sync += [draining.eq(0), drain_pending.eq(0)]
-        return m
+
+
+def _lane(value, i, w):
+    return value[i * w:(i + 1) * w]
+
+
+def _to_acc(m, cfg, values, name):
+    """fp16 lanes -> acc lanes (free-running converts; none when acc is fp16)."""
+    if cfg.acc.width == 16:
+        return values
+    return [float_op(m, "convert", cfg.acc, cfg.op_depth, {"a": x}, src=FP16,
+                     name=f"{name}{i}")[0]["r"] for i, x in enumerate(values)]
+
+
+def _merge_seq_state(cfg) -> dict:
+    """The merge sequencer's registers: busy, beat, and the held merge results (g, swap, first)
+    and whether the merged tile ends the set (last)."""
+    return {"busy": Signal(name="mseq_busy"), "beat": Signal(range(cfg.beats), name="mseq_beat"),
+            "g": Signal(cfg.acc.width, name="merge_g"), "swap": Signal(name="merge_swap"),
+            "first": Signal(name="merge_first"), "last": Signal(name="merge_last")}
 
 
 PU_PRESETS = {**PU_TIER_PRESETS,
-              "hbm_fp32": {**PU_TIER_PRESETS["hbm"], "acc": "fp32", "buffer_bytes": 768}}
+              "hbm_fp32": {**PU_TIER_PRESETS["hbm"], "acc": "fp32"}}
 
 
 def pu_schedule(cfg: PamPuConfig, sets) -> list:

@@ -184,18 +184,29 @@ class PamRu(PimComponent):
         man["storage_bytes"] = self.storage_bytes
         return man
 
+    # The sections of the datapath, in the order ``elaborate`` builds them (the order of the
+    # statements and the signal names fix the generated Verilog).
+
     def elaborate(self, platform):
         cfg = self.cfg
-        acc, w, bw, od = cfg.acc, cfg.vector_width, cfg.beats, cfg.op_depth
-        aw = acc.width
-        lat = merge_latency(od, acc)
-        if bw < op_latency("fma", od) + 1:
-            raise ValueError(f"pam_ru: {bw} beats per partial cannot hide the scratch "
+        od = cfg.op_depth
+        if cfg.beats < op_latency("fma", od) + 1:
+            raise ValueError(f"pam_ru: {cfg.beats} beats per partial cannot hide the scratch "
                              f"read-after-write of {op_latency('fma', od) + 1} cycles")
         m = Module()
-        p = self.i.payload
+        ctl = self._input_side(m)
+        issue = ctl["accept"] & (ctl["beat"] == 0)
+        ms, coef = self._merge(m, ctl["req_first"], issue)
+        fin, in_flight = self._final_stats(m, ms, issue)
+        dp, written = self._o_update(m, ctl, coef)
+        scal, link = self._reader(m, ctl, dp, written, in_flight, fin)
+        self._drain(m, dp, scal, link)
+        return m
 
-        # ---- input side: beat counter, request start, input blocking
+    def _input_side(self, m) -> dict:
+        """Beat counter, request start and input blocking (from the ``last`` beat until the
+        reader starts)."""
+        bw, p = self.cfg.beats, self.i.payload
         beat = Signal(range(bw), name="beat")
         req_first = Signal(init=1, name="req_first")
         pend = Signal(name="pending")            # last beat taken, the reader has not started
@@ -208,9 +219,13 @@ class PamRu(PimComponent):
                 m.d.sync += [beat.eq(0), req_first.eq(1), pend.eq(1)]
             with m.Elif(beat == 0):
                 m.d.sync += req_first.eq(0)
+        return {"beat": beat, "req_first": req_first, "pend": pend, "rd_active": rd_active,
+                "accept": accept}
 
-        # ---- statistics: one merge per partial, at its beat 0 (PAM Alg. 1 lines 17-19)
-        issue = accept & (beat == 0)
+    def _merge(self, m, req_first, issue):
+        """Statistics: one merge per partial, at its beat 0 (PAM Alg. 1 lines 17-19).  Returns the
+        merge's outputs and the fma coefficients (g, swap, first), held for beats 1..Bw-1."""
+        acc, od, aw, p = self.cfg.acc, self.cfg.op_depth, self.cfg.acc.width, self.i.payload
         ms = merge_stats(m, acc, od, valid=issue, first=req_first, m_in=p.m, l_in=p.l)
         g_l, swap_l, first_l = Signal(aw), Signal(), Signal()
         with m.If(ms["valid"]):
@@ -218,9 +233,14 @@ class PamRu(PimComponent):
         g = Mux(ms["valid"], ms["g"], g_l)
         swap = Mux(ms["valid"], ms["swap"], swap_l)
         first = Mux(ms["valid"], ms["first"], first_l)
+        return ms, {"g": g, "swap": swap, "first": first}
 
-        # final statistics of the request (stable from the reader's start to its last read)
-        sw = SCORE.width
+    def _final_stats(self, m, ms, issue):
+        """The request's final statistics (stable from the reader's start to its last read): m,
+        l and, in final mode, recip(l) and lse = m + log(l) (PAM Alg. 1 line 21).  Returns them
+        and the count of merges whose statistics are still in flight."""
+        cfg = self.cfg
+        acc, bw, od, aw, sw = cfg.acc, cfg.beats, cfg.op_depth, cfg.acc.width, SCORE.width
         m_fin, l_fin, r_fin, lse_fin = (Signal(wd, name=n) for n, wd in (
             ("m_fin", sw), ("l_fin", aw), ("r_fin", aw), ("lse_fin", sw)))
         with m.If(ms["valid"]):
@@ -246,12 +266,21 @@ class PamRu(PimComponent):
             done = ms["valid"]
         in_flight = Signal(range(stats_ready(cfg) // bw + 3), name="stats_in_flight")
         m.d.sync += in_flight.eq(in_flight + issue - done)
+        return {"m": m_fin, "l": l_fin, "r": r_fin, "lse": lse_fin}, in_flight
 
-        # ---- O update: delay the beats by the merge latency, then W fmas (Alg. 1 line 20)
-        line = {"data": p.data, "beat": beat, "last": p.last}
+    def _o_update(self, m, ctl, coef):
+        """O update: delay the beats by the merge latency, then W fmas into the scratch (Alg. 1
+        line 20).  Returns the scratch's drain read port and the ``written`` flag (the request's
+        last beat is in the scratch)."""
+        cfg = self.cfg
+        acc, w, bw, od, aw = cfg.acc, cfg.vector_width, cfg.beats, cfg.op_depth, cfg.acc.width
+        lat = merge_latency(od, acc)
+        g, swap, first = coef["g"], coef["swap"], coef["first"]
+        line = {"data": self.i.payload.data, "beat": ctl["beat"], "last": self.i.payload.last}
         d1 = delay(m, line, lat - 1, name="line")
         d2 = delay(m, d1, 1, name="line_rd")
-        v2 = delay_valid(m, delay_valid(m, accept, lat - 1, name="linev"), 1, name="line_rdv")
+        v2 = delay_valid(m, delay_valid(m, ctl["accept"], lat - 1, name="linev"), 1,
+                         name="line_rdv")
         m.submodules.scratch = scratch = Memory(shape=w * aw, depth=bw, init=[])
         wp = scratch.write_port()
         rp = scratch.read_port(transparent_for=(wp,))
@@ -273,8 +302,14 @@ class PamRu(PimComponent):
         written = Signal(name="written")         # the request's last beat is in the scratch
         with m.If(wv & ws["last"]):
             m.d.sync += written.eq(1)
+        return dp, written
 
-        # ---- reader: Bw scratch entries and the scalars into the drain pipeline
+    def _reader(self, m, ctl, dp, written, in_flight, fin):
+        """Reader: once the last beat is written and the statistics are ready, the Bw scratch
+        entries and the scalars go to the drain pipeline.  Returns the scalar registers and the
+        link to the drain pipeline."""
+        bw, aw, sw = self.cfg.beats, self.cfg.acc.width, SCORE.width
+        pend, rd_active = ctl["pend"], ctl["rd_active"]
         go = Signal(name="go")
         m.d.comb += go.eq(written & (in_flight == 0) & ~rd_active)
         reading = rd_active | go
@@ -291,12 +326,16 @@ class PamRu(PimComponent):
             m.d.sync += rd_valid.eq(reading)
             with m.If(reading):
                 m.d.sync += [rd_k.eq(Mux(rd_k == bw - 1, 0, rd_k + 1)),
-                             scal["m"].eq(m_fin), scal["l"].eq(l_fin), scal["r"].eq(r_fin),
-                             scal["lse"].eq(lse_fin)]
+                             scal["m"].eq(fin["m"]), scal["l"].eq(fin["l"]),
+                             scal["r"].eq(fin["r"]), scal["lse"].eq(fin["lse"])]
                 with m.If(rd_k == bw - 1):
                     m.d.sync += rd_active.eq(0)
+        return scal, link
 
-        # ---- drain pipeline (back-pressured): norm = fp16(O * recip(l)) in final mode
+    def _drain(self, m, dp, scal, link):
+        """Drain pipeline (back-pressured) to ``o``: norm = fp16(O * recip(l)) in final mode."""
+        cfg = self.cfg
+        acc, w, aw = cfg.acc, cfg.vector_width, cfg.acc.width
         keep = ["data", "m", "l"] + (["lse"] if cfg.final else [])
         inputs = {"data": dp.data, "m": scal["m"], "l": scal["l"], "lse": scal["lse"]}
         stages = [lambda m_, v: dict(v)]
@@ -320,7 +359,6 @@ class PamRu(PimComponent):
             return Cat(*(fields[name] for name, _ in self.o.payload.shape()))
 
         build_pipeline(m, stages, inputs, ru_drain_depth(cfg), link, self.o, pack)
-        return m
 
 
 UNITS = (HwUnit("pam_ru", "PAM reduction unit: merges partials (O, m, l) of a request, PAM Alg. 1 "

@@ -5,15 +5,18 @@ import pytest
 
 from conftest import require_sim
 from pimforge import api
-from pimforge.base.errors import ConfigError
+from pimforge.base.errors import ConfigError, UserError
 from pimforge.base.formats import FP16, FP32
 from pimforge.hw.pam.config import PamPuConfig
 from pimforge.hw.pam.pu import pu_cycles, pu_schedule
 from pimforge.registry import get_unit
-from pimforge.sim.benches.pam.pu import DEFAULT_SETS, pu_job, random_set
+from pimforge.sim.benches.pam.beats import pu_beats
+from pimforge.sim.benches.pam.pu import DEFAULT_SETS, pu_expected, pu_job, random_set
 from pimforge.base import numerics as num
 from pimforge.sim.golden.pam import pu as g_pu
 from pimforge.sim.golden.pam import system as g_sys
+from pimforge.sim.harness.job import Job, Phase
+from pimforge.software.devices import PAM_TIERS
 
 UNIT = get_unit("pam_pu")
 
@@ -114,16 +117,27 @@ def test_rtl_other_configs(overrides, sets):
 
 
 def test_presets_and_manifest():
-    for name, clock in (("hbm", 666.0), ("ddr", 500.0), ("ssd", 1000.0)):
+    # the tier presets set the PU width; the tiers' clocks live in the system model's devices
+    for name, lanes, clock in (("hbm", 16, 666.0), ("ddr", 4, 500.0), ("ssd", 16, 1000.0)):
         cfg = UNIT.preset_config(name)
-        assert cfg.clock_mhz == clock
+        assert cfg.lanes == PAM_TIERS[name].lanes == lanes
+        assert PAM_TIERS[name].clock_mhz == clock
     ddr = UNIT.preset_config("ddr")
-    assert (ddr.lanes, ddr.buffer_bytes, ddr.beats) == (4, 128, 32)
+    assert (ddr.lanes, ddr.beats) == (4, 32)
     man = api.elaborate("pam_pu", ddr)[1]
     assert set(man["streams"]) == {"i_q", "i_kv", "o"}
     assert man["streams"]["i_kv"]["fields"][0]["format"] == "fp16x4"
-    # Q (256 B) and O (256 B) at d = 128 do not fit the paper's 128 B DDR buffer: reported
-    assert man["storage_bytes"] == 512 and man["buffer_fits"] is False
+    # Q (256 B) and O (256 B) at d = 128: the storage the PU actually holds
+    assert man["storage_bytes"] == 512 and "buffer_fits" not in man
+
+
+@pytest.mark.parametrize("field, value", [("clock_mhz", 500.0), ("buffer_bytes", 512)])
+def test_removed_parameters_are_unknown_fields(field, value):
+    """clock_mhz (the tier clock lives in software/devices.py) and buffer_bytes (it only set a
+    manifest flag) changed nothing in the RTL or the cycle model: they are no longer fields."""
+    with pytest.raises(UserError, match=f"pam_pu: unknown field '{field}'"):
+        UNIT.config(None, {field: value})
+    assert field not in {f for p in UNIT.presets for f in UNIT.presets[p]}
 
 
 @pytest.mark.parametrize("overrides, field", [
@@ -143,9 +157,6 @@ def test_bad_config_names_the_field(overrides, field):
 def test_rtl_row_max_orders_signed_zeros(hbm_run):
     """Scores -0 then +0 (q = 0, K rows of opposite signs): the Row-wise Max Unit must pick +0,
     as the golden model's order (-0 < +0) says; a comparator that calls them equal would not."""
-    from pimforge.sim.benches.pam.beats import pu_beats
-    from pimforge.sim.benches.pam.pu import pu_expected
-    from pimforge.sim.harness.job import Job, Phase
     cfg, _ = hbm_run
     d = cfg.head_dim
     q16 = np.zeros(d, dtype=np.int64)

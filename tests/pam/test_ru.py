@@ -1,27 +1,23 @@
-"""online_softmax and pam_ru: golden merge vs float64, RTL vs golden (bit-exact, with and without
-stalls), exact cycle models and the ``P * Bw + latency`` contract, partial order, config errors.
+"""pam_ru: golden merge vs float64, RTL vs golden (bit-exact, with and without stalls), the
+exact cycle model and the ``P * Bw + latency`` contract, partial order, config errors.
 
-Default RTL builds (each cached in build/sim): online_softmax fp16 and fp32, and three RU
-configs chosen to cover fp16/fp32, final/non-final, vector_width 16/8, head_dim 64/128 and
-op_depth 1..3 (the Bw = 4, op_depth = 3 config is the scratch read-after-write edge case).
-PIMFORGE_LONG=1 adds more RU configs.
+Default RTL builds (each cached in build/sim): three RU configs chosen to cover fp16/fp32,
+final/non-final, vector_width 16/8, head_dim 64/128 and op_depth 1..3 (the Bw = 4, op_depth = 3
+config is the scratch read-after-write edge case).  PIMFORGE_LONG=1 adds more RU configs.
 """
 import numpy as np
 import pytest
 
 from conftest import require_sim
 from pimforge import api
-from pimforge.base.errors import ConfigError
+from pimforge.base.errors import ConfigError, UserError
 from pimforge.base.formats import FP16, FP32
-from pimforge.hw.pam.config import OnlineSoftmaxConfig, PamRuConfig
+from pimforge.hw.pam.config import PamRuConfig
 from pimforge.hw.pam.ru import ru_cycles, ru_latency, ru_schedule
-from pimforge.hw.pam.softmax import merge_interval
-from pimforge.hw.pam.softmax import softmax_cycles
 from pimforge.registry import get_unit
 from pimforge.sim.benches.pam.ru import ru_requests, ru_stream
 from pimforge.base import numerics as num
 from pimforge.sim.golden.pam import ru as g_ru
-from pimforge.sim.golden.pam import softmax as g_sm
 from pimforge.sim.harness.job import Job, Phase
 from pimforge.sim.harness.stall import StallPattern
 
@@ -77,66 +73,6 @@ def test_golden_merge_against_float64(acc):
     print(f"\n{acc.name} worst relative errors: {worst}")
     for k, e in worst.items():
         assert e <= TOL[acc.name][k], f"{k}: {e:.3g} > {TOL[acc.name][k]}"
-
-
-@pytest.mark.parametrize("acc", [FP16, FP32], ids=["fp16", "fp32"])
-def test_golden_streaming_scores_against_float64(acc):
-    """online_softmax on scores (l_in = 1, PAM eqs. 1-6): m is the running maximum exactly and
-    l = sum exp(s - m) within 2 + 8 ulps per step (the rounding of the fma and the exponential,
-    and of the exponent argument |s - m| < 16 to acc)."""
-    rng = np.random.default_rng(9)
-    s = num.float_bits(num.SCORE, rng.normal(0, 3, size=200))
-    r = g_sm.merge(acc, s, np.full(200, acc.one), None)
-    sf = _f(num.SCORE, s)
-    assert np.array_equal(_f(num.SCORE, r["m"]), np.maximum.accumulate(sf))
-    ref = np.array([np.exp(sf[:k + 1] - sf[:k + 1].max()).sum() for k in range(200)])
-    err = np.abs(_f(acc, r["l"]) - ref) / ref
-    u = 2.0 ** -(acc.frac_bits + 1)
-    assert err.max() <= 10 * u * 200, err.max()
-
-
-def test_golden_merge_special_values():
-    """Hand-derived cases of the swap-form merge (fp16 accumulator, fp32 maxima)."""
-    b = lambda x: int(num.float_bits(FP16, [x])[0])  # noqa: E731
-    s = lambda x: int(num.float_bits(num.SCORE, [x])[0])  # noqa: E731
-    # +0 after -0 is larger (-0 < +0): swap, m' = +0, g = exp(-0 - +0) = 1, l' = 1 + 2
-    r = g_sm.merge(FP16, [s(-0.0), s(0.0)], [b(1.0), b(2.0)], None)
-    assert list(r["m"]) == [s(-0.0), s(0.0)] and list(r["swap"]) == [0, 1]
-    assert list(r["l"]) == [b(1.0), b(3.0)] and list(r["g"]) == [FP16.one, FP16.one]
-    # equal maxima never swap; a -inf (fully masked) first state is scaled by exp(-inf) = 0
-    r = g_sm.merge(FP16, [s(2.0), s(2.0), s(-np.inf)], [b(1.0), b(1.0), b(5.0)], None, [1, 0, 1])
-    assert list(r["swap"]) == [0, 0, 0] and list(r["l"][:2]) == [b(1.0), b(2.0)]
-    r = g_sm.merge(FP16, [s(-np.inf), s(1.0)], [b(5.0), b(3.0)], None)
-    assert list(r["swap"]) == [0, 1] and r["g"][1] == 0 and r["l"][1] == b(3.0)
-    # maxima beyond fp16 that differ by 0.5: fp32 keeps the difference, g = exp(-0.5) in fp16
-    r = g_sm.merge(FP16, [s(3e5), s(3e5 + 0.5)], [b(1.0), b(1.0)], None)
-    assert list(r["m"]) == [s(3e5), s(3e5 + 0.5)] and list(r["swap"]) == [0, 1]
-    assert r["g"][1] == b(np.exp(-0.5)) and r["l"][1] == b(1.0 + float(np.float16(np.exp(-0.5))))
-
-
-# ---------------------------------------------------------------- online_softmax RTL
-
-@pytest.mark.parametrize("preset", [None, "fp32"])
-def test_rtl_online_softmax(preset):
-    """Specials and 1500 random inputs with no stalls, then a quarter with random stalls;
-    bit-exact, one input every merge_interval cycles, and the exact cycle model."""
-    require_sim("verilator")
-    cfg = api.config("online_softmax", preset=preset)
-    job = get_unit("online_softmax").bench(cfg, np.random.default_rng(2), seed=2, n_random=1500)
-    # a third phase whose first input lacks the `first` flag: after reset it restarts anyway
-    x = {k: np.array(v[100:160]) for k, v in job.phases[0].inputs["i"].items()}
-    x["first"][0] = 0
-    r = g_sm.merge(cfg.acc, x["m_in"], x["l_in"], None, x["first"])
-    job.phases.append(Phase("first implied", {"i": x},
-                            {"o": {k: r[k] for k in ("m", "l", "g", "swap")}}))
-    res = api.run_bench("online_softmax", cfg, job=job)
-    assert res.passed, f"online_softmax RTL differs from golden:\n{res.summary()}\n{res.log}"
-    ph = res.phases[0]
-    ins = ph.in_stamps["i"]
-    n = len(ins)
-    assert ins == [k * merge_interval(cfg.op_depth) for k in range(n)]
-    assert ph.out_stamps["o"][0] - ins[0] == res.manifest["latency"]
-    assert ph.cycles == softmax_cycles(cfg, n)
 
 
 # ---------------------------------------------------------------- pam_ru RTL
@@ -252,7 +188,7 @@ def test_rtl_partial_order():
     assert len(set(results)) > 1, "expected some orders to round differently"
 
 
-# ---------------------------------------------------------------- cycle models, configs
+# ---------------------------------------------------------------- cycle model, configs
 
 def test_ru_cycle_model_shape():
     """The model itself: P partials of Bw beats back to back, then drain; the next request
@@ -267,15 +203,6 @@ def test_ru_cycle_model_shape():
     assert ru_cycles(cfg, [2, 1]) == (first_out + bw - 1) + bw - 1 + lat + bw
     with pytest.raises(ValueError, match="at least one partial"):
         ru_cycles(cfg, [0])
-
-
-@pytest.mark.parametrize("acc, ops", [("fp32", 3), ("fp16", 4)])
-def test_softmax_cycle_model_shape(acc, ops):
-    """One input: decision register, sub, (fp16: convert to fp16), exp (one extra stage), fma,
-    output FIFO, counted inclusively; then one input every op_depth + 1 cycles."""
-    cfg = OnlineSoftmaxConfig(op_depth=3, acc=acc)
-    assert softmax_cycles(cfg, 1) == 1 + ops * 3 + 1 + 1 + 1
-    assert softmax_cycles(cfg, 11) - softmax_cycles(cfg, 1) == 10 * 4
 
 
 @pytest.mark.parametrize("kw, field, allowed", [
@@ -293,13 +220,6 @@ def test_bad_ru_config_names_the_field(kw, field, allowed):
     assert str(e.value).startswith(f"pam_ru: field '{field}'") and allowed in str(e.value)
 
 
-def test_bad_softmax_config_names_the_field():
-    with pytest.raises(ConfigError, match=r"online_softmax: field 'acc': got 'e5m4'"):
-        api.config("online_softmax", overrides={"acc": "e5m4"})
-    with pytest.raises(ConfigError, match=r"field 'op_depth': got 0; allowed: an integer in 1..3"):
-        api.config("online_softmax", overrides={"op_depth": 0})
-
-
 def test_manifest_reports_storage_and_timing():
     for kw in RU_CONFIGS.values():   # the configs the RTL tests elaborate anyway
         cfg = api.config("pam_ru", overrides=kw)
@@ -308,3 +228,9 @@ def test_manifest_reports_storage_and_timing():
         assert man["latency"] == ru_latency(cfg) and man["throughput"] == 1.0
         names = [f["name"] for f in man["streams"]["o"]["fields"]]
         assert names == (["data", "norm", "m", "l", "lse"] if cfg.final else ["data", "m", "l"])
+
+
+def test_clock_mhz_is_an_unknown_field():
+    """The RU's clock changed nothing in the RTL or the cycle model: it is no longer a field."""
+    with pytest.raises(UserError, match="pam_ru: unknown field 'clock_mhz'"):
+        get_unit("pam_ru").config(None, {"clock_mhz": 500.0})

@@ -255,8 +255,8 @@ def test_pam_keeps_important_tokens_high_and_static_does_not():
 
 def test_tier_time_is_the_pu_cycle_model():
     tier = dv.PAM_TIERS["ddr"]
-    cfg = PamPuConfig(lanes=4, head_dim=128, tile_tokens=16, clock_mhz=500.0,
-                      buffer_bytes=65536)
+    assert tier.clock_mhz == 500.0 and tier.lanes == 4
+    cfg = PamPuConfig(lanes=4, head_dim=128, tile_tokens=16)
     one = pu_schedule(cfg, [16])[-1][1] + 1
     five = pu_schedule(cfg, [16] * 5)[-1][1] + 1
     marginal = (five - one) / 4

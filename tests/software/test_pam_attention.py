@@ -23,6 +23,7 @@ from pimforge.sim.golden.pam import device as g_dev
 from pimforge.sim.golden.pam import pu as g_pu
 from pimforge.sim.golden.pam import ru as g_ru
 from pimforge.sim.golden.pam import system as g_sys
+from pimforge.software.pam import attention as sw_attention
 
 BOUND = {"fp16": 4e-3, "fp32": 1e-3}
 ACC = {"fp16": FP16, "fp32": FP32}
@@ -396,12 +397,20 @@ def _stand_in(corrupt_unit=None):
     return run_bench, calls
 
 
+def _route(monkeypatch, run_bench):
+    """The rtl backend runs each unit with ``run_unit`` (an HwUnit, not ``api.run_bench``, which
+    sits above the software layer): send those runs to the stand-in."""
+    monkeypatch.setattr(sw_attention, "run_unit",
+                        lambda unit, cfg, job, sim="verilator", seed=0, label="":
+                        run_bench(unit.name, cfg, sim, seed, job))
+
+
 @pytest.mark.parametrize("acc", ["fp16", "fp32"])
 def test_rtl_plumbing_with_stand_in_units(monkeypatch, acc):
     """The rtl backend's streams, unit order and result parsing, with each unit replaced by the
     golden model run on the beats as the stream format defines them."""
     run_bench, calls = _stand_in()
-    monkeypatch.setattr(api, "run_bench", run_bench)
+    _route(monkeypatch, run_bench)
     q, k, v = make_inputs("normal", 2, 45, 64, np.random.default_rng(6))
     kw = dict(split=(2, 0, 1), pus=(3, 1, 2), acc=acc, tile=4)
     rtl = api.pam_attention(q, k, v, backend="rtl", **kw)
@@ -421,7 +430,7 @@ def test_rtl_plumbing_with_stand_in_units(monkeypatch, acc):
 def test_rtl_plumbing_ddr_lanes(monkeypatch, acc):
     """DDR PUs have 4 lanes (PAM §5.2.1): 64-bit fp16 beats, and partials re-beaten for the RU."""
     run_bench, calls = _stand_in()
-    monkeypatch.setattr(api, "run_bench", run_bench)
+    _route(monkeypatch, run_bench)
     q, k, v = make_inputs("normal", 1, 23, 128, np.random.default_rng(2))
     kw = dict(split=(0, 1, 0), pus=(1, 2, 1), tile=5, acc=acc)
     rtl = api.pam_attention(q, k, v, backend="rtl", **kw)
@@ -434,7 +443,7 @@ def test_rtl_plumbing_ddr_lanes(monkeypatch, acc):
 def test_rtl_mismatch_is_reported(monkeypatch, unit):
     from pimforge.base.errors import ToolError
     run_bench, _ = _stand_in(corrupt_unit=unit)
-    monkeypatch.setattr(api, "run_bench", run_bench)
+    _route(monkeypatch, run_bench)
     q, k, v = make_inputs("normal", 1, 20, 64, np.random.default_rng(6))
     with pytest.raises(ToolError, match=rf"rtl backend: {unit} \(hbm\) differs from the golden "
                                         r"model in phase 'head 0 .*'.*log: stand-in.log"):
