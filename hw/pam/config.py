@@ -14,16 +14,20 @@ from dataclasses import dataclass
 
 from pimforge.base.config import UnitConfig, param
 from pimforge.base.errors import ConfigError
-from pimforge.base.formats import FP16
+from pimforge.base.formats import FP16, FP32
 
 __all__ = ["OnlineSoftmaxConfig", "PamPuConfig", "PamRuConfig", "PamDeviceConfig",
-           "PamSystemConfig", "PU_TIER_PRESETS", "TIERS", "acc_check", "pow2_check"]
+           "PamSystemConfig", "PU_TIER_PRESETS", "TIERS", "ACC_FORMATS", "acc_check", "pow2_check"]
 
 TIERS = ("hbm", "ddr", "ssd")
 
 
+# The accumulator formats of p, l and O (PAM §5.2.1 accumulates in fp16; fp32 is the wide option).
+ACC_FORMATS = {"fp16": FP16, "fp32": FP32}
+
+
 def acc_check(v, cfg):
-    return None if v.name in ("fp16", "fp32") else "fp16, fp32"
+    return None if v.name in ACC_FORMATS else ", ".join(ACC_FORMATS)
 
 
 def pow2_check(v, cfg):

@@ -44,17 +44,12 @@ from pimforge.hw.pam.streams import kv_signature, partial_signature, q_signature
 from pimforge.base.formats import FP16
 from pimforge.hw.fp.ops import beat_tree, delay, delay_valid, float_op, op_latency
 from pimforge.hw.pam.config import PU_TIER_PRESETS, PamPuConfig
-from pimforge.base.numerics import SCORE
+from pimforge.base.numerics import SCORE, log2_exact, scale_bits
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.pam.softmax import merge_latency, to_acc_latency
 from pimforge.hw.pam.softmax import exp_diff, greater, merge_stats
-from pimforge.base.numerics import scale_bits
 
 __all__ = ["PamPu", "pu_timing"]
-
-
-def _log2(n: int) -> int:
-    return n.bit_length() - 1
 
 
 def pu_timing(cfg: PamPuConfig) -> dict:
@@ -62,7 +57,7 @@ def pu_timing(cfg: PamPuConfig) -> dict:
     od = cfg.op_depth
     conv = op_latency("convert", od) if cfg.acc.width != 16 else 0     # V to the accumulator
     add = op_latency("add", od)
-    score = (op_latency("mul_wide", od) + _log2(cfg.lanes) * add + _log2(cfg.beats) * add
+    score = (op_latency("mul_wide", od) + log2_exact(cfg.lanes) * add + log2_exact(cfg.beats) * add
              + op_latency("mul", od))
     p_path = op_latency("sub", od) + to_acc_latency(cfg.acc, od) + op_latency("exp", od)
     fma = op_latency("fma", od)
@@ -226,7 +221,7 @@ class PamPu(PimComponent):
                                name=f"bt{lvl}")
             return r["r"], v
         # streaming pairwise tree over the beats
-        x, valid = beat_tree(m, prods[0], valid, _log2(B), sw, add_level, "bt")
+        x, valid = beat_tree(m, prods[0], valid, log2_exact(B), sw, add_level, "bt")
         r, s_valid, _ = float_op(m, "mul", SCORE, od,
                                  {"a": x, "b": Const(scale_bits(cfg.scale), sw)},
                                  valid=valid, name="scale")

@@ -34,7 +34,7 @@ import numpy as np
 
 from pimforge.base.errors import ToolError, UserError
 from pimforge.base.files import write_atomic
-from pimforge.base.formats import FP16, FP32
+from pimforge.base.formats import FP16
 from pimforge.sim.benches.pam.beats import pu_beats, ru_request_beats, unpack_rows
 from pimforge.base import numerics as num
 from pimforge.sim.golden.pam import system as g_sys
@@ -42,7 +42,7 @@ from pimforge.hw.catalog import HW_UNITS
 from pimforge.sim.harness.runner import run_unit
 from pimforge.sim.harness.job import Job
 from pimforge.sim.harness.job import unpack_payloads
-from pimforge.hw.pam.config import PamSystemConfig
+from pimforge.hw.pam.config import ACC_FORMATS, PamSystemConfig
 from pimforge.sim.benches.pam.pu import pu_expected
 from pimforge.sim.benches.pam.ru import ru_expected
 from pimforge.sim.harness.job import Phase
@@ -51,7 +51,7 @@ __all__ = ["ACCS", "BACKENDS", "HEAD_DIMS", "TIERS", "HeadResult", "PamAttention
            "pam_attention", "prepare_inputs", "check_split", "check_pus", "check_tile",
            "check_scale", "load_npy", "run_cli"]
 
-ACCS = {"fp16": FP16, "fp32": FP32}
+ACCS = ACC_FORMATS   # the pam_pu / pam_ru accumulator formats
 BACKENDS = ("golden", "rtl")
 HEAD_DIMS = (64, 128, 256)
 TIERS = ("hbm", "ddr", "ssd")
