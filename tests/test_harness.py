@@ -2,8 +2,8 @@
 transfers; stalls must really stall; builds are cached; Icarus runs when installed."""
 import numpy as np
 import pytest
-
 from conftest import require_sim
+
 from pimforge import api
 from pimforge.hw.fp.config import FpConfig
 from pimforge.sim.golden.fp.add import fp_add

@@ -22,8 +22,8 @@ from pimforge import api
 from pimforge.base.errors import ToolError
 from pimforge.hw.fp.ops import operator_verilog
 from pimforge.registry import get_unit, units
-from pimforge.synth.run import SynthJob
 from pimforge.synth.lint import VERILATOR_CODES, lint, load_waivers, unwaived, waiver_for
+from pimforge.synth.run import SynthJob
 
 WAIVERS = load_waivers()
 

@@ -5,8 +5,8 @@ import json
 import pytest
 
 from pimforge import api
-from pimforge.cli import main
 from pimforge.base.errors import ToolError
+from pimforge.cli import main
 from pimforge.hw.core.ports import top_ports
 from pimforge.registry import get_unit
 from pimforge.synth import area, compare, flows, run

@@ -1,14 +1,13 @@
 """Base class for pimforge units: stream ports, timing properties and the JSON manifest."""
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Value
+from amaranth.hdl import Cat, Module, Shape, Value
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from pimforge.base.config import UnitConfig, config_to_dict
 from pimforge.hw.core.payload import payload_layout
 from pimforge.hw.core.pipeline import build_pipeline
-from amaranth.hdl import Shape
 
 __all__ = ["PimComponent", "PipelinedUnit", "MANIFEST_VERSION"]
 

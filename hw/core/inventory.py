@@ -8,10 +8,11 @@ into compute datapath, buffers and control the same way).
 """
 from __future__ import annotations
 
-from collections import Counter
 import threading
+from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
+
 from amaranth.hdl import Const
 
 __all__ = ["OpKey", "recording", "record", "op_key"]

@@ -16,8 +16,8 @@ from __future__ import annotations
 import hashlib
 from contextlib import contextmanager
 
-from pimforge.hw.core.inventory import OpKey, ThreadStack
 from pimforge.hw.core import inventory
+from pimforge.hw.core.inventory import OpKey, ThreadStack
 
 __all__ = ["macro_mode", "active", "module_name", "suspended"]
 

@@ -11,10 +11,10 @@ from amaranth.hdl import Mux
 
 from pimforge.hw.core.component import PipelinedUnit
 from pimforge.hw.core.payload import fp
-from pimforge.hw.fp import core
-from pimforge.hw.fp.config import FORMAT_PRESETS, FpConfig
 from pimforge.hw.core.pipeline import streaming_cycles
 from pimforge.hw.core.unit import HwUnit
+from pimforge.hw.fp import core
+from pimforge.hw.fp.config import FORMAT_PRESETS, FpConfig
 
 __all__ = ["FpAdd", "add_stages"]
 

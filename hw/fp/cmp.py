@@ -10,15 +10,14 @@ returned flushed by ``max``/``min``.
 """
 from __future__ import annotations
 
-
 from amaranth.hdl import Cat, Const, Mux
 
 from pimforge.hw.core.component import PipelinedUnit
 from pimforge.hw.core.payload import flag, fp
-from pimforge.hw.fp import core
-from pimforge.hw.fp.config import FpConfig
 from pimforge.hw.core.pipeline import streaming_cycles
 from pimforge.hw.core.unit import HwUnit
+from pimforge.hw.fp import core
+from pimforge.hw.fp.config import FpConfig
 
 __all__ = ["FpCmp", "cmp_stages", "OUTPUT_FIELDS"]
 

@@ -17,10 +17,10 @@ from amaranth.hdl import Cat, Const
 
 from pimforge.hw.core.component import PipelinedUnit
 from pimforge.hw.core.payload import fp
-from pimforge.hw.fp import core
-from pimforge.hw.fp.config import FpConvertConfig
 from pimforge.hw.core.pipeline import streaming_cycles
 from pimforge.hw.core.unit import HwUnit
+from pimforge.hw.fp import core
+from pimforge.hw.fp.config import FpConvertConfig
 
 __all__ = ["FpConvert", "convert_stages", "sig_width"]
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from amaranth.hdl import Const, Mux, Signal, signed
 
-from pimforge.hw.fp import core
-from pimforge.hw.fp.func_common import FpFuncUnit, quad_eval
-from pimforge.hw.fp.func_tables import exp_params
-from pimforge.hw.fp.config import FUNC_PRESETS, FpFuncConfig
 from pimforge.hw.core.pipeline import streaming_cycles
 from pimforge.hw.core.unit import HwUnit
+from pimforge.hw.fp import core
+from pimforge.hw.fp.config import FUNC_PRESETS, FpFuncConfig
+from pimforge.hw.fp.func_common import FpFuncUnit, quad_eval
+from pimforge.hw.fp.func_tables import exp_params
 
 __all__ = ["FpExp", "exp_stages"]
 

@@ -10,14 +10,14 @@ token flags) stay aligned with their data.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Signal, Value
+from amaranth.back import verilog
+from amaranth.hdl import ClockSignal, Const, Instance, Module, ResetSignal, Signal, Value
 
 from pimforge.base.formats import parse_format
 from pimforge.hw.core import macros
-from pimforge.hw.core.inventory import OpKey
-from pimforge.hw.core.ports import top_ports
-from pimforge.hw.core.inventory import op_key, record
+from pimforge.hw.core.inventory import OpKey, op_key, record
 from pimforge.hw.core.pipeline import register_positions
+from pimforge.hw.core.ports import top_ports
 from pimforge.hw.fp.add import add_stages
 from pimforge.hw.fp.cmp import cmp_stages
 from pimforge.hw.fp.convert import convert_stages
@@ -26,9 +26,6 @@ from pimforge.hw.fp.fma import fma_stages
 from pimforge.hw.fp.log import log_stages
 from pimforge.hw.fp.mul import mul_stages, mul_wide_stages
 from pimforge.hw.fp.recip import recip_stages
-from amaranth.hdl import Const, Module, Signal
-from amaranth.back import verilog
-from amaranth.hdl import ClockSignal, Instance, ResetSignal, Signal
 
 __all__ = ["OPS", "float_op", "comb_op", "op_latency", "delay", "delay_valid", "beat_tree",
            "operator_verilog", "operator_ports", "instantiate"]

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Mux
 
-from pimforge.hw.fp import core
-from pimforge.hw.fp.func_common import FpFuncUnit, normalize, quad_eval
-from pimforge.hw.fp.func_tables import recip_params
-from pimforge.hw.fp.config import FUNC_PRESETS, FpFuncConfig
 from pimforge.hw.core.pipeline import streaming_cycles
 from pimforge.hw.core.unit import HwUnit
+from pimforge.hw.fp import core
+from pimforge.hw.fp.config import FUNC_PRESETS, FpFuncConfig
+from pimforge.hw.fp.func_common import FpFuncUnit, normalize, quad_eval
+from pimforge.hw.fp.func_tables import recip_params
 
 __all__ = ["FpRecip", "recip_stages"]
 

@@ -47,20 +47,16 @@ from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import fifo, stream
 from amaranth.lib.wiring import In, Out
 
+from pimforge.base.formats import FP16
+from pimforge.base.numerics import block_starts
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.payload import flag, payload_layout, vec
-from pimforge.base.formats import FP16
-from pimforge.hw.hilos.config import HilosAttentionConfig
-from pimforge.hw.hilos.streams import k_signature, score_signature, v_signature, vec_signature
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.hilos.config import HILOS_PRESETS
-from pimforge.hw.hilos.sv_gemv import sv_timing
-from pimforge.hw.hilos.two_pass_softmax import softmax_timing
-from pimforge.hw.hilos.qk_gemv import qk_schedule
-from pimforge.base.numerics import block_starts
-from pimforge.hw.hilos.qk_gemv import QkGemv
-from pimforge.hw.hilos.sv_gemv import SvGemv
-from pimforge.hw.hilos.two_pass_softmax import TwoPassSoftmax
+from pimforge.hw.hilos.config import HILOS_PRESETS, HilosAttentionConfig
+from pimforge.hw.hilos.qk_gemv import QkGemv, qk_schedule
+from pimforge.hw.hilos.streams import k_signature, score_signature, v_signature, vec_signature
+from pimforge.hw.hilos.sv_gemv import SvGemv, sv_timing
+from pimforge.hw.hilos.two_pass_softmax import TwoPassSoftmax, softmax_timing
 
 __all__ = ["HilosAttention", "q_top_signature"]
 

@@ -50,15 +50,14 @@ from amaranth.lib import fifo
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from pimforge.hw.core.component import PimComponent
 from pimforge.base.formats import FP16, FP32
-from pimforge.hw.hilos.blocks import accumulate
-from pimforge.hw.hilos.config import QkGemvConfig
-from pimforge.hw.hilos.streams import k_signature, score_signature, vec_signature
-from pimforge.hw.fp.ops import float_op, op_latency
-from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.hilos.config import HILOS_PRESETS
 from pimforge.base.numerics import log2_exact, scale_bits
+from pimforge.hw.core.component import PimComponent
+from pimforge.hw.core.unit import HwUnit
+from pimforge.hw.fp.ops import float_op, op_latency
+from pimforge.hw.hilos.blocks import accumulate
+from pimforge.hw.hilos.config import HILOS_PRESETS, QkGemvConfig
+from pimforge.hw.hilos.streams import k_signature, score_signature, vec_signature
 
 __all__ = ["QkGemv", "qk_timing"]
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from amaranth.lib import stream
 
-from pimforge.hw.core.payload import flag, payload_layout, uint, vec
 from pimforge.base.formats import FP16
+from pimforge.hw.core.payload import flag, payload_layout, uint, vec
 
 __all__ = ["vec_signature", "k_signature", "v_signature", "score_signature", "y_signature"]
 

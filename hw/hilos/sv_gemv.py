@@ -40,16 +40,14 @@ from amaranth.lib import fifo
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from pimforge.hw.core.component import PimComponent
 from pimforge.base.formats import FP16, FP32
-from pimforge.hw.hilos.config import SvGemvConfig
-from pimforge.hw.hilos.streams import v_signature, vec_signature, y_signature
-from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.hilos.config import HILOS_PRESETS
-from pimforge.hw.fp.ops import op_latency
 from pimforge.base.numerics import block_starts, log2_exact
+from pimforge.hw.core.component import PimComponent
+from pimforge.hw.core.unit import HwUnit
+from pimforge.hw.fp.ops import float_op, op_latency
 from pimforge.hw.hilos.blocks import accumulate
-from pimforge.hw.fp.ops import float_op
+from pimforge.hw.hilos.config import HILOS_PRESETS, SvGemvConfig
+from pimforge.hw.hilos.streams import v_signature, vec_signature, y_signature
 
 __all__ = ["SvGemv", "sv_timing"]
 

@@ -40,16 +40,14 @@ from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from pimforge.hw.core.component import PimComponent
 from pimforge.base.formats import FP16, FP32
-from pimforge.hw.hilos.config import TwoPassSoftmaxConfig
-from pimforge.hw.hilos.streams import score_signature, y_signature
-from pimforge.hw.fp.ops import beat_tree, delay, delay_valid, float_op, op_latency
-from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.hilos.config import HILOS_PRESETS
-from pimforge.hw.pam.softmax import merge_latency
-from pimforge.hw.pam.softmax import exp_diff, greater, merge_interval, merge_stats
 from pimforge.base.numerics import log2_exact, mask_bits
+from pimforge.hw.core.component import PimComponent
+from pimforge.hw.core.unit import HwUnit
+from pimforge.hw.fp.ops import beat_tree, delay, delay_valid, float_op, op_latency
+from pimforge.hw.hilos.config import HILOS_PRESETS, TwoPassSoftmaxConfig
+from pimforge.hw.hilos.streams import score_signature, y_signature
+from pimforge.hw.pam.softmax import exp_diff, greater, merge_interval, merge_latency, merge_stats
 
 __all__ = ["TwoPassSoftmax", "softmax_timing"]
 

@@ -26,24 +26,21 @@ reader is done.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import fifo, wiring
 from amaranth.lib.wiring import In, Out
 
-from pimforge.hw.core.component import PimComponent
-from pimforge.hw.pam.streams import kv_signature, partial_signature, q_signature
-from functools import lru_cache
-
-from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.pam.config import PU_TIER_PRESETS, TIERS, PamDeviceConfig
-from pimforge.hw.pam.pu import PamPu
-from pimforge.hw.pam.ru import PamRu
-from pimforge.hw.fp.ops import op_latency
-from pimforge.hw.pam.ru import stats_ready
-from pimforge.hw.pam.softmax import merge_latency
-from pimforge.hw.pam.pu import pu_schedule
 from pimforge.base.numerics import spread
+from pimforge.hw.core.component import PimComponent
+from pimforge.hw.core.unit import HwUnit
+from pimforge.hw.fp.ops import op_latency
+from pimforge.hw.pam.config import PU_TIER_PRESETS, TIERS, PamDeviceConfig
+from pimforge.hw.pam.pu import PamPu, pu_schedule
+from pimforge.hw.pam.ru import PamRu, stats_ready
+from pimforge.hw.pam.softmax import merge_latency
+from pimforge.hw.pam.streams import kv_signature, partial_signature, q_signature
 
 __all__ = ["PamDevice", "MASK_FIFO_DEPTH", "DEVICE_PRESETS", "DeviceModel", "ru_go",
            "device_schedule", "device_cycles", "device_latency", "collector"]

@@ -39,15 +39,14 @@ from amaranth.lib import fifo
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from pimforge.hw.core.component import PimComponent
-from pimforge.hw.pam.streams import kv_signature, partial_signature, q_signature
 from pimforge.base.formats import FP16
+from pimforge.base.numerics import SCORE, log2_exact, scale_bits
+from pimforge.hw.core.component import PimComponent
+from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp.ops import beat_tree, delay, delay_valid, float_op, op_latency
 from pimforge.hw.pam.config import PU_TIER_PRESETS, PamPuConfig
-from pimforge.base.numerics import SCORE, log2_exact, scale_bits
-from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.pam.softmax import merge_latency, to_acc_latency
-from pimforge.hw.pam.softmax import exp_diff, greater, merge_stats
+from pimforge.hw.pam.softmax import exp_diff, greater, merge_latency, merge_stats, to_acc_latency
+from pimforge.hw.pam.streams import kv_signature, partial_signature, q_signature
 
 __all__ = ["PamPu", "pu_timing"]
 

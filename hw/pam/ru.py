@@ -36,18 +36,18 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from pimforge.base.formats import FP16
+from pimforge.base.numerics import SCORE
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.inventory import record
-from pimforge.hw.pam.streams import partial_signature
 from pimforge.hw.core.pipeline import build_pipeline
-from pimforge.base.formats import FP16
-from pimforge.hw.fp.ops import delay, delay_valid, float_op, op_latency
-from pimforge.hw.pam.softmax import merge_latency, merge_stats, to_acc_latency
-from pimforge.base.numerics import SCORE
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.pam.config import PamRuConfig
 from pimforge.hw.fp.convert import convert_stages
 from pimforge.hw.fp.mul import mul_stages
+from pimforge.hw.fp.ops import delay, delay_valid, float_op, op_latency
+from pimforge.hw.pam.config import PamRuConfig
+from pimforge.hw.pam.softmax import merge_latency, merge_stats, to_acc_latency
+from pimforge.hw.pam.streams import partial_signature
 
 __all__ = ["PamRu", "stats_ready", "ru_latency", "ru_drain_depth", "ru_schedule", "ru_cycles",
            "ru_cycle_model"]

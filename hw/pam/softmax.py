@@ -37,13 +37,13 @@ from amaranth.lib import stream
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
+from pimforge.base.numerics import SCORE
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.payload import flag, fp, payload_layout
-from pimforge.hw.fp.ops import delay, delay_valid, float_op, op_latency
-from pimforge.base.numerics import SCORE
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.pam.config import OnlineSoftmaxConfig
 from pimforge.hw.fp.cmp import cmp_stages
+from pimforge.hw.fp.ops import delay, delay_valid, float_op, op_latency
+from pimforge.hw.pam.config import OnlineSoftmaxConfig
 
 __all__ = ["merge_stats", "merge_latency", "merge_interval", "greater", "to_acc_latency",
            "exp_diff", "OnlineSoftmax", "softmax_fifo_depth"]

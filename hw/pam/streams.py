@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from amaranth.lib import stream
 
-from pimforge.hw.core.payload import flag, fp, payload_layout, uint, vec
 from pimforge.base.formats import FP16
 from pimforge.base.numerics import SCORE
+from pimforge.hw.core.payload import flag, fp, payload_layout, uint, vec
 
 __all__ = ["q_signature", "kv_signature", "partial_signature"]
 

@@ -21,7 +21,6 @@ from pimforge.hw.pam.config import TIERS, PamSystemConfig
 from pimforge.hw.pam.device import DeviceModel, PamDevice, collector, ru_go
 from pimforge.hw.pam.ru import PamRu, ru_drain_depth
 from pimforge.hw.pam.streams import kv_signature, partial_signature, q_signature
-from pimforge.hw.pam.ru import ru_drain_depth
 
 __all__ = ["PamSystem", "TIER_FIFO_DEPTH", "SYSTEM_PRESETS", "system_schedule", "system_cycles",
            "system_latency"]

@@ -9,8 +9,6 @@
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import fcntl
 import hashlib
 import os
@@ -19,6 +17,7 @@ import shutil
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import cocotb

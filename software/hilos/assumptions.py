@@ -4,9 +4,10 @@ from __future__ import annotations
 from pimforge.software import devices as dev
 from pimforge.software import workloads as wl
 from pimforge.software.devices import GB
-from pimforge.software.hilos.config import (B_PCI, CPU_ATTN_BW, DMA_ROW_S, DRAM_BW,
-                                            DRAM_CHANNELS, DRAM_EFF, DRAM_RESERVE, HOST_CALL_S,
-                                            PAGE_WRITE_OP_S)
+from pimforge.software.hilos.config import (
+    B_PCI, CPU_ATTN_BW, DMA_ROW_S, DRAM_BW, DRAM_CHANNELS, DRAM_EFF, DRAM_RESERVE, HOST_CALL_S,
+    PAGE_WRITE_OP_S
+)
 
 __all__ = ["assumptions"]
 

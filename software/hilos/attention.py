@@ -24,22 +24,22 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pimforge.base.errors import ToolError, UserError
+from pimforge.base.errors import ConfigError, ToolError, UserError
 from pimforge.base.formats import FP16, FP32
-from pimforge.sim.golden.hilos import attention as h_att
 from pimforge.base.numerics import bits_float, float_bits
-from pimforge.software.pam.attention import (_check_choice, _check_out_path, _json_float,
-                                             _to_fp16, check_scale, load_npy, write_outputs)
-from pimforge.base.errors import ConfigError
-from pimforge.hw.hilos.config import (BEAT_ELEMS, BLOCKS, D_GROUPS, HEAD_DIMS, SCORE_FMTS,
-                                      HilosAttentionConfig)
-from pimforge.sim.benches.hilos.attention import HilosJob
-from pimforge.hw.hilos.attention import kernel_bound
 from pimforge.hw.catalog import HW_UNITS
-from pimforge.sim.harness.runner import run_unit
-from pimforge.sim.benches.hilos.attention import attention_phase
+from pimforge.hw.hilos.attention import kernel_bound
+from pimforge.hw.hilos.config import (
+    BEAT_ELEMS, BLOCKS, D_GROUPS, HEAD_DIMS, SCORE_FMTS, HilosAttentionConfig
+)
+from pimforge.sim.benches.hilos.attention import HilosJob, attention_phase
 from pimforge.sim.benches.hilos.beats import unpack_o
+from pimforge.sim.golden.hilos import attention as h_att
 from pimforge.sim.harness.job import Job, unpack_payloads
+from pimforge.sim.harness.runner import run_unit
+from pimforge.software.pam.attention import (
+    _check_choice, _check_out_path, _json_float, _to_fp16, check_scale, load_npy, write_outputs
+)
 
 __all__ = ["BACKENDS", "SCORE_FMTS", "HilosAttentionResult", "hilos_attention", "kernel_config",
            "run_cli", "reference"]

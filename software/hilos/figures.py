@@ -7,8 +7,9 @@ import numpy as np
 
 from pimforge.software import devices as dev
 from pimforge.software import workloads as wl
-from pimforge.software.hilos.config import (ALPHAS, CONTEXTS, DEFAULT_DEVICES, SPILLS,
-                                            HilosModelConfig)
+from pimforge.software.hilos.config import (
+    ALPHAS, CONTEXTS, DEFAULT_DEVICES, SPILLS, HilosModelConfig
+)
 from pimforge.software.hilos.step import all_systems, step_flex_ssd, step_hilos, tput
 from pimforge.software.report import Progress
 

@@ -10,8 +10,7 @@ from pimforge.base.config import config_to_dict
 from pimforge.software import devices as dev
 from pimforge.software import workloads as wl
 from pimforge.software.hilos.assumptions import assumptions
-from pimforge.software.hilos.config import (ALPHAS, CONTEXTS, DEVICE_COUNTS, SPILLS,
-                                            HilosModelConfig)
+from pimforge.software.hilos.config import ALPHAS, CONTEXTS, DEVICE_COUNTS, SPILLS, HilosModelConfig
 from pimforge.software.hilos.step import all_systems, hilos_alpha, ratio, step_hilos, tput
 from pimforge.software.report import ModelResult, Plot, Progress, Table
 

@@ -11,11 +11,13 @@ from pimforge.software import devices as dev
 from pimforge.software import workloads as wl
 from pimforge.software.devices import GB
 from pimforge.software.hilos.assumptions import assumptions
-from pimforge.software.hilos.config import (ALPHAS, CPU_ATTN_BW, DEFAULT_DEVICES, DEVICE_COUNTS,
-                                            DMA_ROW_S, PAGE_WRITE_OP_S, SPILLS, SYSTEMS)
-from pimforge.software.hilos.figures import (ABLATION, FIG10_GRID, FIG14_CONTEXTS,
-                                             FIG14_MODELS, FIG14_OUTPUTS, FIG15_GRID, figures,
-                                             peak_gflops)
+from pimforge.software.hilos.config import (
+    ALPHAS, CPU_ATTN_BW, DEFAULT_DEVICES, DEVICE_COUNTS, DMA_ROW_S, PAGE_WRITE_OP_S, SPILLS, SYSTEMS
+)
+from pimforge.software.hilos.figures import (
+    ABLATION, FIG10_GRID, FIG14_CONTEXTS, FIG14_MODELS, FIG14_OUTPUTS, FIG15_GRID, figures,
+    peak_gflops
+)
 from pimforge.software.hilos.formulas import traffic_ratio
 from pimforge.software.hilos.step import hilos_alpha, ratio
 from pimforge.software.report import ModelResult, Plot, Row, Table

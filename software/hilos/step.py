@@ -23,13 +23,12 @@ import math
 from dataclasses import dataclass
 
 from pimforge.software import devices as dev
-from pimforge.software.hilos.config import (B_PCI, CHASSIS_LINK, CPU_ATTN_BW, DEVICE_COUNTS,
-                                            DMA_ROW_S, DRAM_BW, DRAM_EFF, DRAM_RESERVE,
-                                            GPU_LINK, HOST_CALL_S, HOST_DRAM, N_FLEX16,
-                                            N_FLEX_SSD, PAGE, PAGE_WRITE_OP_S, SMART_HOST_LINK,
-                                            SSD_LINK, SUPPORTED_HEAD_DIMS, WEIGHTS_ON_STORAGE)
-from pimforge.software.hilos.formulas import (alpha_opt, kernel_group, round_pow2,
-                                              writeback_cost)
+from pimforge.software.hilos.config import (
+    B_PCI, CHASSIS_LINK, CPU_ATTN_BW, DEVICE_COUNTS, DMA_ROW_S, DRAM_BW, DRAM_EFF, DRAM_RESERVE,
+    GPU_LINK, HOST_CALL_S, HOST_DRAM, N_FLEX16, N_FLEX_SSD, PAGE, PAGE_WRITE_OP_S, SMART_HOST_LINK,
+    SSD_LINK, SUPPORTED_HEAD_DIMS, WEIGHTS_ON_STORAGE
+)
+from pimforge.software.hilos.formulas import alpha_opt, kernel_group, round_pow2, writeback_cost
 
 __all__ = ["StepTime", "step_flex_dram", "step_flex_ssd", "hilos_alpha", "step_hilos",
            "all_systems", "tput", "ratio"]

@@ -32,20 +32,18 @@ from pathlib import Path
 
 import numpy as np
 
+from pimforge.base import numerics as num
 from pimforge.base.errors import ToolError, UserError
 from pimforge.base.files import write_atomic
 from pimforge.base.formats import FP16
-from pimforge.sim.benches.pam.beats import pu_beats, ru_request_beats, unpack_rows
-from pimforge.base import numerics as num
-from pimforge.sim.golden.pam import system as g_sys
 from pimforge.hw.catalog import HW_UNITS
-from pimforge.sim.harness.runner import run_unit
-from pimforge.sim.harness.job import Job
-from pimforge.sim.harness.job import unpack_payloads
 from pimforge.hw.pam.config import ACC_FORMATS, PamSystemConfig
+from pimforge.sim.benches.pam.beats import pu_beats, ru_request_beats, unpack_rows
 from pimforge.sim.benches.pam.pu import pu_expected
 from pimforge.sim.benches.pam.ru import ru_expected
-from pimforge.sim.harness.job import Phase
+from pimforge.sim.golden.pam import system as g_sys
+from pimforge.sim.harness.job import Job, Phase, unpack_payloads
+from pimforge.sim.harness.runner import run_unit
 
 __all__ = ["ACCS", "BACKENDS", "HEAD_DIMS", "TIERS", "HeadResult", "PamAttentionResult",
            "pam_attention", "prepare_inputs", "check_split", "check_pus", "check_tile",

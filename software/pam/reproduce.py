@@ -10,8 +10,9 @@ import numpy as np
 
 from pimforge.software import workloads as wl
 from pimforge.software.pam.assumptions import assumptions
-from pimforge.software.pam.config import (ABLATION_BATCHES, ABLATIONS, PAM_MODELS, SYSTEMS,
-                                          Hardware, PamModelConfig)
+from pimforge.software.pam.config import (
+    ABLATION_BATCHES, ABLATIONS, PAM_MODELS, SYSTEMS, Hardware, PamModelConfig
+)
 from pimforge.software.pam.step import step
 from pimforge.software.pam.sweeps import figure9, figure10, figure12
 from pimforge.software.report import ModelResult, Plot, Progress, Row, Table

@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import lru_cache
 
-from pimforge.software.pam.config import (ABLATION_BATCHES, ABLATIONS, OFFLINE, OFFLINE_BATCHES,
-                                          ONLINE, PAM_MODELS, SLOS, SYSTEMS, PamModelConfig)
+from pimforge.software.pam.config import (
+    ABLATION_BATCHES, ABLATIONS, OFFLINE, OFFLINE_BATCHES, ONLINE, PAM_MODELS, SLOS, SYSTEMS,
+    PamModelConfig
+)
 from pimforge.software.pam.step import request_lengths, step, throughput
 from pimforge.software.report import Progress
 

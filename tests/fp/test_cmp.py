@@ -5,11 +5,11 @@ SoftFloat has no IEEE 754-2019 maximum/minimum, so their reference is built here
 """
 import numpy as np
 import pytest
-
 from conftest import assert_matches_reference, is_nan
 from fp_checks import N_SOFTFLOAT_RANDOM, rtl_bench_and_cycles
-from pimforge.hw.fp.config import FpConfig
+
 from pimforge.base.formats import FORMATS
+from pimforge.hw.fp.config import FpConfig
 from pimforge.sim.benches.fp.common import corner_tuples, random_operands
 from pimforge.sim.golden.fp.cmp import fp_cmp
 from pimforge.sim.reference import softfloat as ref

@@ -4,11 +4,11 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-
 from conftest import assert_matches_reference
 from fp_checks import N_SOFTFLOAT_RANDOM, rtl_bench_and_cycles
-from pimforge.hw.fp.config import FpConvertConfig
+
 from pimforge.base.formats import FORMATS, parse_format
+from pimforge.hw.fp.config import FpConvertConfig
 from pimforge.sim.benches.fp.common import corner_tuples, random_operands
 from pimforge.sim.golden.fp.convert import fp_convert
 from pimforge.sim.reference import softfloat as ref

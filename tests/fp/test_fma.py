@@ -2,11 +2,11 @@
 cycle contract."""
 import numpy as np
 import pytest
-
 from conftest import assert_matches_reference
 from fp_checks import N_SOFTFLOAT_RANDOM, golden_vs_reference, rtl_bench_and_cycles
-from pimforge.hw.fp.config import FpConfig
+
 from pimforge.base.formats import FORMATS
+from pimforge.hw.fp.config import FpConfig
 from pimforge.sim.benches.fp.fma import fma_operands
 from pimforge.sim.golden.fp.fma import fp_fma
 from pimforge.sim.reference import softfloat as ref

@@ -2,6 +2,7 @@
 1,000,000 samples with the range edges within 4 ulp), IEEE special values, FTZ, RTL vs golden,
 as for every special-function unit (tests/fp_checks.py)."""
 from fp_checks import SpecialFunctionChecks, rtl_bench_and_cycles
+
 from pimforge.base.formats import FP32
 from pimforge.hw.fp.config import FpFuncConfig
 

@@ -1,9 +1,9 @@
 """fp_mul: golden model vs Berkeley SoftFloat, RTL vs golden, cycle contract."""
 import pytest
-
 from fp_checks import golden_vs_reference, rtl_bench_and_cycles
-from pimforge.hw.fp.config import FpConfig
+
 from pimforge.base.formats import FORMATS
+from pimforge.hw.fp.config import FpConfig
 from pimforge.sim.golden.fp.mul import fp_mul
 from pimforge.sim.reference import softfloat as ref
 

@@ -7,10 +7,10 @@ import pytest
 from amaranth.hdl import Module, Signal
 from amaranth.sim import Simulator
 
+from pimforge.base import numerics as num
 from pimforge.base.formats import FP16, FP32
 from pimforge.hw.fp.ops import comb_op
 from pimforge.sim.benches.fp.common import corner_tuples, random_operands
-from pimforge.base import numerics as num
 from pimforge.sim.golden.pam import common as g
 
 
@@ -58,6 +58,7 @@ def test_matches_golden_convert_then_mul(results):
 @pytest.mark.softfloat
 def test_matches_softfloat(results):
     from conftest import assert_matches_reference
+
     from pimforge.sim.reference import softfloat as ref
     a, b, got = results
     want = ref.binary("mul", FP32, ref.convert(FP16, FP32, a), ref.convert(FP16, FP32, b))

@@ -3,12 +3,11 @@ the bound, cycle model), its presets, manifest and config checks.  The ``pimforg
 hilos-attention`` flow built on it is tested in tests/software/test_hilos_attention.py."""
 import numpy as np
 import pytest
-
 from conftest import require_sim
+
 from pimforge import api
 from pimforge.base.errors import ConfigError
-from pimforge.hw.hilos.attention import (attention_cycles, bound_parts, kernel_bound,
-                                         kernel_schedule)
+from pimforge.hw.hilos.attention import attention_cycles, bound_parts, kernel_bound, kernel_schedule
 from pimforge.sim.benches.hilos.attention import DEFAULT_JOBS, attention_phase, random_job
 from pimforge.sim.harness.job import Job
 

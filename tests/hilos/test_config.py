@@ -4,8 +4,10 @@ import pytest
 
 from pimforge.base.errors import UserError
 from pimforge.base.formats import FP16, FP32
-from pimforge.hw.hilos.config import (BEAT_ELEMS, BLOCKS, D_GROUPS, HEAD_DIMS, MASK_VALUE,
-                                      SCORE_FMTS, HilosAttentionConfig, TwoPassSoftmaxConfig)
+from pimforge.hw.hilos.config import (
+    BEAT_ELEMS, BLOCKS, D_GROUPS, HEAD_DIMS, MASK_VALUE, SCORE_FMTS, HilosAttentionConfig,
+    TwoPassSoftmaxConfig
+)
 from pimforge.registry import get_unit
 from pimforge.sim.golden.hilos import common as h_common
 from pimforge.software.hilos import attention as sw_att

@@ -2,10 +2,10 @@
 import numpy as np
 import pytest
 
+from pimforge.base import numerics as num
 from pimforge.base.formats import FP16
 from pimforge.sim.benches.pam.inputs import make_inputs
 from pimforge.sim.golden.hilos import attention as h_att
-from pimforge.base import numerics as num
 from pimforge.sim.golden.pam import system as g_sys
 
 

@@ -6,17 +6,17 @@ The default run uses one Verilator build (SMALL: 16 MAC lanes, 2 queries, fp16 s
 presets and a second config (U = 2 score lanes, op_depth 3, fp32) are behind PIMFORGE_LONG."""
 import numpy as np
 import pytest
-
 from conftest import require_sim
+
 from pimforge import api
 from pimforge.base.errors import ConfigError
 from pimforge.base.formats import FP16, FP32
+from pimforge.base.numerics import bits_float
 from pimforge.hw.hilos.config import HILOS_PRESETS
 from pimforge.hw.hilos.qk_gemv import qk_cycles, qk_schedule
 from pimforge.registry import get_unit
 from pimforge.sim.benches.hilos.qk_gemv import JobSpec, default_jobs, qk_inputs, qk_job, random_job
 from pimforge.sim.golden.hilos import qk_gemv as h_qk
-from pimforge.base.numerics import bits_float
 from pimforge.sim.harness.job import Job, Phase
 
 UNIT = get_unit("qk_gemv")

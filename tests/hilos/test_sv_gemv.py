@@ -8,18 +8,19 @@ revisit distance (head_dim / E = op_depth) run with PIMFORGE_LONG=1.
 """
 import numpy as np
 import pytest
-
 from conftest import require_sim
+
 from pimforge import api
 from pimforge.base.errors import ConfigError
 from pimforge.base.formats import FP16
+from pimforge.base.numerics import bits_float
 from pimforge.hw.hilos.config import SvGemvConfig
 from pimforge.hw.hilos.sv_gemv import sv_cycles, sv_schedule
 from pimforge.registry import get_unit
 from pimforge.sim.benches.hilos.beats import unpack_o
-from pimforge.sim.benches.hilos.sv_gemv import (JobData, JobSpec, default_jobs, make_job_data,
-                                          sv_expected, sv_job)
-from pimforge.base.numerics import bits_float
+from pimforge.sim.benches.hilos.sv_gemv import (
+    JobData, JobSpec, default_jobs, make_job_data, sv_expected, sv_job
+)
 from pimforge.sim.harness.job import Job
 
 UNIT = get_unit("sv_gemv")

@@ -8,19 +8,20 @@ elaborates it once: every simulation reuses the same Verilog.
 """
 import numpy as np
 import pytest
-
 from conftest import require_sim
+
 from pimforge import api
 from pimforge.base.errors import ConfigError
 from pimforge.base.formats import FP16, FP32
+from pimforge.base.numerics import bits_float
 from pimforge.hw.hilos.two_pass_softmax import softmax_cycles, softmax_job_beats, softmax_schedule
 from pimforge.registry import get_unit
-from pimforge.sim.benches.hilos.two_pass_softmax import (SoftmaxJob, default_jobs, random_scores,
-                                                   softmax_beats, softmax_job)
+from pimforge.sim.benches.hilos.two_pass_softmax import (
+    SoftmaxJob, default_jobs, random_scores, softmax_beats, softmax_job
+)
 from pimforge.sim.golden.hilos import two_pass_softmax as h_sm
-from pimforge.base.numerics import bits_float
-from pimforge.sim.harness.job import Job
 from pimforge.sim.harness import runner
+from pimforge.sim.harness.job import Job
 
 UNIT = get_unit("two_pass_softmax")
 SMALL = {"beat_elems": 32, "head_dim": 64, "block": 32, "d_group": 5, "op_depth": 2}

@@ -7,9 +7,10 @@ and an RU of 8 lanes so that the collector's width converter is in the path.
 """
 import numpy as np
 import pytest
-
 from conftest import require_sim
+
 from pimforge import api
+from pimforge.base import numerics as num
 from pimforge.base.errors import ConfigError, UserError
 from pimforge.base.formats import FP16, FP32
 from pimforge.hw.pam.config import PamDeviceConfig
@@ -17,7 +18,6 @@ from pimforge.hw.pam.device import PamDevice, device_cycles, device_schedule
 from pimforge.registry import get_unit
 from pimforge.sim.benches.pam.device import DEVICE_REQUESTS, device_job
 from pimforge.sim.benches.pam.pu import random_set
-from pimforge.base import numerics as num
 from pimforge.sim.golden.pam import device as g_dev
 from pimforge.sim.golden.pam import system as g_sys
 from pimforge.software.devices import PAM_TIERS

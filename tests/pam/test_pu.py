@@ -2,9 +2,10 @@
 model vs RTL cycle counts, utilization, and config errors."""
 import numpy as np
 import pytest
-
 from conftest import require_sim
+
 from pimforge import api
+from pimforge.base import numerics as num
 from pimforge.base.errors import ConfigError, UserError
 from pimforge.base.formats import FP16, FP32
 from pimforge.hw.pam.config import PamPuConfig
@@ -12,7 +13,6 @@ from pimforge.hw.pam.pu import pu_cycles, pu_schedule
 from pimforge.registry import get_unit
 from pimforge.sim.benches.pam.beats import pu_beats
 from pimforge.sim.benches.pam.pu import DEFAULT_SETS, pu_expected, pu_job, random_set
-from pimforge.base import numerics as num
 from pimforge.sim.golden.pam import pu as g_pu
 from pimforge.sim.golden.pam import system as g_sys
 from pimforge.sim.harness.job import Job, Phase

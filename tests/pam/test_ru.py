@@ -7,16 +7,16 @@ config is the scratch read-after-write edge case).  PIMFORGE_LONG=1 adds more RU
 """
 import numpy as np
 import pytest
-
 from conftest import require_sim
+
 from pimforge import api
+from pimforge.base import numerics as num
 from pimforge.base.errors import ConfigError, UserError
 from pimforge.base.formats import FP16, FP32
 from pimforge.hw.pam.config import PamRuConfig
 from pimforge.hw.pam.ru import ru_cycles, ru_latency, ru_schedule
 from pimforge.registry import get_unit
 from pimforge.sim.benches.pam.ru import ru_requests, ru_stream
-from pimforge.base import numerics as num
 from pimforge.sim.golden.pam import ru as g_ru
 from pimforge.sim.harness.job import Job, Phase
 from pimforge.sim.harness.stall import StallPattern

@@ -5,15 +5,15 @@ Default RTL builds (each cached in build/sim): online_softmax fp16 and fp32.
 """
 import numpy as np
 import pytest
-
 from conftest import require_sim
+
 from pimforge import api
+from pimforge.base import numerics as num
 from pimforge.base.errors import ConfigError
 from pimforge.base.formats import FP16, FP32
 from pimforge.hw.pam.config import OnlineSoftmaxConfig
 from pimforge.hw.pam.softmax import merge_interval, softmax_cycles
 from pimforge.registry import get_unit
-from pimforge.base import numerics as num
 from pimforge.sim.golden.pam import softmax as g_sm
 from pimforge.sim.harness.job import Phase
 

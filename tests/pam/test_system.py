@@ -7,18 +7,18 @@ the system RTL test (6 PUs, several minutes to build) is a long test.
 """
 import numpy as np
 import pytest
-
 from conftest import require_sim
+
 from pimforge import api
+from pimforge.base import numerics as num
 from pimforge.base.errors import ConfigError, UserError
 from pimforge.base.formats import FP16, FP32
 from pimforge.hw.pam.config import TIERS, PamSystemConfig
 from pimforge.hw.pam.device import device_cycles
 from pimforge.hw.pam.system import PamSystem, system_cycles, system_schedule
 from pimforge.registry import get_unit
-from pimforge.sim.benches.pam.system import SYSTEM_REQUESTS, system_job
 from pimforge.sim.benches.pam.pu import random_set
-from pimforge.base import numerics as num
+from pimforge.sim.benches.pam.system import SYSTEM_REQUESTS, system_job
 from pimforge.sim.golden.pam import system as g_sys
 
 SYSTEM = get_unit("pam_system").preset_config("small")   # 2 PUs per tier, lanes 8/4/8 -> 8

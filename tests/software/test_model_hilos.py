@@ -11,13 +11,14 @@ import time
 import pytest
 
 from pimforge.base.errors import ConfigError
-from pimforge.hw.hilos.config import HilosAttentionConfig
 from pimforge.hw.hilos.attention import kernel_schedule
+from pimforge.hw.hilos.config import HilosAttentionConfig
 from pimforge.software import devices as dev
 from pimforge.software import workloads as wl
 from pimforge.software.hilos.config import B_PCI, PAGE_WRITE_OP_S, PRESETS, HilosModelConfig
-from pimforge.software.hilos.formulas import (alpha_opt, kernel_group, round_pow2, t_effective,
-                                              traffic_ratio, writeback_cost, xcache_times)
+from pimforge.software.hilos.formulas import (
+    alpha_opt, kernel_group, round_pow2, t_effective, traffic_ratio, writeback_cost, xcache_times
+)
 from pimforge.software.hilos.model import run_model
 from pimforge.software.hilos.reproduce import reproduce
 from pimforge.software.hilos.step import StepTime, hilos_alpha, step_flex_dram, step_hilos

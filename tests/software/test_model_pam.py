@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 
 from pimforge.base.config import ConfigError
-from pimforge.hw.hilos.config import HilosAttentionConfig
 from pimforge.hw.hilos.attention import kernel_schedule
+from pimforge.hw.hilos.config import HilosAttentionConfig
 from pimforge.hw.pam.config import PamPuConfig, PamRuConfig
-from pimforge.hw.pam.ru import ru_cycles
 from pimforge.hw.pam.pu import pu_schedule
+from pimforge.hw.pam.ru import ru_cycles
 from pimforge.software import calibration as cal
 from pimforge.software import devices as dv
 from pimforge.software import workloads as wl
@@ -26,7 +26,6 @@ from pimforge.software.pam.config import ABLATIONS, Hardware, PamModelConfig
 from pimforge.software.pam.reproduce import reproduce, sensitivity
 from pimforge.software.pam.step import capacity_split, fc_time, request_lengths, step, throughput
 from pimforge.software.pam.sweeps import BATCH_GRID, max_batch
-
 
 # ---------------------------------------------------------------------------------------------
 # equations by hand

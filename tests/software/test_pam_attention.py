@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from pimforge import api
+from pimforge.base import numerics as num
 from pimforge.base.errors import UserError
 from pimforge.base.formats import FP16, FP32
 from pimforge.sim.benches.pam.inputs import KINDS, make_inputs
-from pimforge.base import numerics as num
 from pimforge.sim.golden.pam import device as g_dev
 from pimforge.sim.golden.pam import pu as g_pu
 from pimforge.sim.golden.pam import ru as g_ru

@@ -5,11 +5,11 @@ import sys
 
 import numpy as np
 import pytest
-
 from conftest import require_sim
+
+from pimforge.base.numerics import spread
 from pimforge.cli import main
 from pimforge.sim.benches.pam.inputs import make_inputs
-from pimforge.base.numerics import spread
 from pimforge.sim.golden.pam.system import attention_f64
 
 

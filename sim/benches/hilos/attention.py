@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pimforge.base.formats import FP16
-from pimforge.sim.benches.hilos.beats import k_beats, o_beats, q_beats, row_block_beats, v_beats
-from pimforge.sim.golden.hilos import attention as h_att
 from pimforge.base.numerics import float_bits
+from pimforge.sim.benches.hilos.beats import k_beats, o_beats, q_beats, row_block_beats, v_beats
+from pimforge.sim.benches.pam.inputs import make_inputs
+from pimforge.sim.golden.hilos import attention as h_att
 from pimforge.sim.harness.job import Job, Phase, concat_fields
 from pimforge.sim.harness.stall import StallPattern
-from pimforge.sim.benches.pam.inputs import make_inputs
 
 __all__ = ["HilosJob", "attention_inputs", "attention_phase", "attention_job", "random_job",
            "bandwidth_pattern", "DEFAULT_JOBS"]

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from pimforge.sim.benches.pam.beats import pack_rows, unpack_rows
 from pimforge.base.numerics import block_starts
+from pimforge.sim.benches.pam.beats import pack_rows, unpack_rows
 
 __all__ = ["q_beats", "k_beats", "v_beats", "row_block_beats", "o_beats", "unpack_o",
            "pack_rows", "unpack_rows"]

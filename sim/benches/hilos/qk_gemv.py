@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from pimforge.base.formats import FP16
+from pimforge.base.numerics import float_bits
 from pimforge.sim.benches.hilos.beats import k_beats, q_beats, row_block_beats
 from pimforge.sim.golden.hilos import qk_gemv as h_qk
-from pimforge.base.numerics import float_bits
 from pimforge.sim.harness.job import Job, Phase, concat_fields
 from pimforge.sim.harness.stall import StallPattern
 

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from pimforge.base.formats import FP16, FP32
+from pimforge.base.numerics import float_bits
 from pimforge.sim.benches.hilos.beats import o_beats, row_block_beats, v_beats
 from pimforge.sim.golden.hilos import sv_gemv as h_sv
 from pimforge.sim.golden.hilos import two_pass_softmax as h_sm
-from pimforge.base.numerics import float_bits
 from pimforge.sim.harness.job import Job, Phase, concat_fields
 from pimforge.sim.harness.stall import StallPattern
 

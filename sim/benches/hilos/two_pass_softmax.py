@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pimforge.base.numerics import float_bits
 from pimforge.sim.benches.hilos.beats import row_block_beats
 from pimforge.sim.golden.hilos import two_pass_softmax as h_sm
-from pimforge.base.numerics import float_bits
 from pimforge.sim.harness.job import Job, Phase, concat_fields
 from pimforge.sim.harness.stall import StallPattern
 

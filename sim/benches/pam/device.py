@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from pimforge.base import numerics as num
 from pimforge.sim.benches.pam.beats import pack_rows, partial_beats, pu_beats
 from pimforge.sim.benches.pam.pu import random_set
-from pimforge.base import numerics as num
 from pimforge.sim.golden.pam import device as g_dev
 from pimforge.sim.golden.pam import pu as g_pu
 from pimforge.sim.golden.pam import ru as g_ru

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from pimforge.base import numerics as num
 from pimforge.base.formats import FP16
 from pimforge.sim.benches.pam.beats import partial_beats, pu_beats
-from pimforge.base import numerics as num
 from pimforge.sim.golden.pam import pu as g_pu
 from pimforge.sim.harness.job import Job, Phase, concat_fields
 from pimforge.sim.harness.stall import StallPattern

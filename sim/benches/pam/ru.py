@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from pimforge.base import numerics as num
 from pimforge.base.formats import FP16
 from pimforge.sim.benches.pam.beats import STALL_P, partial_beats, ru_request_beats, stalled
-from pimforge.base import numerics as num
 from pimforge.sim.golden.pam import pu as g_pu
 from pimforge.sim.golden.pam import ru as g_ru
 from pimforge.sim.harness.job import Job, Phase

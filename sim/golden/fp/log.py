@@ -5,7 +5,7 @@ import numpy as np
 
 from pimforge.hw.fp.func_tables import log_params
 from pimforge.sim.golden.fp import core as fc
-from pimforge.sim.golden.fp.func_common import quad_eval, normalize
+from pimforge.sim.golden.fp.func_common import normalize, quad_eval
 
 __all__ = ["fp_log"]
 
