@@ -17,20 +17,17 @@ Microarchitecture (tile form of Alg. 1, lines 9-12; the numerics are spelled out
                                                                                   │
                                                                       o ◄── drain ┘
 
-* The score path (the multipliers, both adder trees, the scale, the row max and the score buffer)
-  works in fp32 whatever the accumulator, because an exponential turns the absolute error of a
-  score into a relative error of its weight (see :mod:`pimforge.sim.golden.pam.common`).  The
-  multipliers are widening fp16 x fp16 -> fp32 units: 11-bit significand products, exact in
-  fp32.  With an fp16 accumulator, ``s_j - m_t`` is rounded to fp16
-  before the fp16 exponential unit; ``p``, ``l`` and ``O`` are in the accumulator format.
-* A K beat enters the dot-product pipeline the cycle it is accepted; every internal pipeline is
-  free-running, and the input's ready signal is the only flow control: a new token is admitted
-  while fewer than 2T tokens are in flight (the score buffer holds two tiles) and a V beat while
-  the V FIFO has room.  So the PU consumes one beat per cycle at steady state, K and V alike.
-* The V FIFO hides the score latency: the V rows of a tile wait there until the tile's row max
-  and exponentials are known.
-* The tile merge rescales O with the same fused multiply-add array as the V update; it runs while
-  the next tile's K rows stream in, so the rescaling is hidden for tiles of more than a few tokens.
+* The score path (multipliers, both adder trees, scale, row max, score buffer) works in fp32
+  whatever the accumulator: an exponential turns a score's absolute error into a relative error
+  of its weight (:mod:`pimforge.sim.golden.pam.common`).  The multipliers are widening fp16 x
+  fp16 -> fp32 units (exact).  ``s_j - m_t`` is rounded to ``acc`` before the ``acc``
+  exponential; ``p``, ``l`` and ``O`` are in the accumulator format.
+* Every internal pipeline is free-running; the input's ready is the only flow control: a token
+  is admitted while fewer than 2T are in flight (the score buffer holds two tiles), a V beat
+  while the V FIFO has room.  So the PU takes one beat per cycle at steady state.
+* The V FIFO hides the score latency: a tile's V rows wait there for its row max and exponentials.
+* The tile merge rescales O with the V update's fused multiply-add array while the next tile's K
+  rows stream in, so it is hidden for tiles of more than a few tokens.
 """
 from __future__ import annotations
 
