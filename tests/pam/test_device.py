@@ -8,6 +8,7 @@ and an RU of 8 lanes so that the collector's width converter is in the path.
 import numpy as np
 import pytest
 from conftest import require_sim
+from pam_checks import check_schedule
 
 from pimforge import api
 from pimforge.base import numerics as num
@@ -42,18 +43,6 @@ def test_golden_composition_against_float64(acc, tol):
         assert (0 in dev["pu_counts"]) == (n < 4)
 
 
-def _check_model(res, sched, beats):
-    """Total cycles and each request's first output cycle equal the model's (the issue allows
-    2%; the model replays the RTL schedule, so one cycle off is a failure)."""
-    ph = res.phases[0]
-    sched = [s for s in sched if s is not None]
-    total = sched[-1][2] + 1
-    assert ph.cycles == total, f"model {total}, RTL {ph.cycles}"
-    outs = ph.out_stamps["o"]
-    firsts = [outs[i * beats] for i in range(len(sched))]
-    assert firsts == [first for _, first, _ in sched], f"first outputs: RTL {firsts}, model {sched}"
-
-
 @pytest.fixture(scope="module")
 def device_run():
     require_sim("verilator")
@@ -77,7 +66,7 @@ def test_rtl_device_matches_golden_with_and_without_stalls(device_run):
 def test_rtl_device_cycle_model(device_run):
     sched = device_schedule(DEVICE, DEVICE_SIZES)
     assert sched[3] is None
-    _check_model(device_run, sched, DEVICE.head_dim // DEVICE.ru_vector_width)
+    check_schedule(device_run, sched, DEVICE.head_dim // DEVICE.ru_vector_width)
     assert device_cycles(DEVICE, DEVICE_SIZES) == sched[-1][2] + 1
 
 
@@ -89,7 +78,7 @@ def test_rtl_device_ddr_preset_fp32():
     cfg = get_unit("pam_device").config("ddr", {"acc": "fp32"})
     res = api.run_bench("pam_device", cfg, job=device_job(cfg, np.random.default_rng(2), seed=2))
     assert res.passed, f"pam_device RTL != golden model:\n{res.summary()}\n{res.log}"
-    _check_model(res, device_schedule(cfg, DEVICE_REQUESTS), cfg.head_dim // cfg.ru_vector_width)
+    check_schedule(res, device_schedule(cfg, DEVICE_REQUESTS), cfg.head_dim // cfg.ru_vector_width)
 
 
 def test_cycle_model_scales_with_the_pus():
