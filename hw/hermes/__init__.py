@@ -1,0 +1,1 @@
+"""Hermes NDP-DIMM units (Hermes, HPCA 2025 §IV-A)."""

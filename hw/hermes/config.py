@@ -1,0 +1,195 @@
+"""Configs of the Hermes NDP-DIMM units (Hermes §IV-A, Table II).
+
+One NDP core per DIMM runs at 1 GHz (Table II): a GEMV unit and an activation unit behind the
+DIMM's center buffer.  Weights are fp16, stored neuron-major, and stream from the DIMM as
+128-bit *words* of 8 fp16 values.
+
+Rates of ``hermes_gemv``.  The paper's ``multipliers`` each multiply one word by 8 input elements
+"in a bit-serial manner" and give no cycle count; ``serial_cycles`` (S) is that count, so the unit
+does ``multipliers / S`` word products per cycle.  The RTL builds exactly that many fully pipelined
+word multipliers (8 fp16 multipliers each): the same words per cycle as ``multipliers`` lanes
+of S cycles each.  A weight *beat* carries ``beat_words`` (W) words; each cycle one beat meets
+``V = multipliers / S / W`` input vectors, so a batch of b vectors holds a beat for
+``G = ceil(b / V)`` cycles: the weight word is read once and shared by the whole batch.
+
+The preset (``hermes``): 4 ranks x DDR4-3200 behind the center buffer give 102.4 GB/s, 6.4 words
+per 1 GHz cycle (:mod:`pimforge.hw.hermes.dimm`).  S = 8 makes 64 multipliers (8 words per
+cycle) the smallest power of two that saturates it at batch 1, and 32 (4 words per cycle) fall
+short, as Fig. 16 reports.  The paper's 256 multipliers then do 32 word products = 256 fp16 MACs
+per cycle: a peak of 512 GFLOPS per DIMM at 1 GHz.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from pimforge.base.config import UnitConfig, param
+from pimforge.base.errors import ConfigError
+from pimforge.base.formats import FP16, FP32
+
+__all__ = ["HermesGemvConfig", "HermesActConfig", "DimmTiming", "DDR4_3200", "GEMV_PRESETS", "ACT_PRESETS", "ACC_FORMATS",
+           "WORD_ELEMS", "PARTIALS", "MODES", "NDP_CLOCK_MHZ"]
+
+WORD_ELEMS = 8            # fp16 values per 128-bit weight word (Hermes §IV-A)
+PARTIALS = 4              # row-mode partial sums per (row, vector): beat k adds into k mod 4
+MODES = ("rows", "cols")  # command modes; dense = rows with every row active
+NDP_CLOCK_MHZ = 1000      # Table II: the NDP core at 1 GHz (the clock the cycle models assume)
+ACC_FORMATS = {"fp32": FP32, "fp16": FP16}
+
+
+@dataclass(frozen=True)
+class DimmTiming:
+    """One NDP-DIMM's DRAM as the GEMV engine sees it behind the center buffer (Table II).
+
+    Timings are in DRAM clock cycles (DDR4-3200: 1600 MHz, ``tck_ns`` = 0.625).  Each rank has
+    its own 64-bit data path into the center buffer, so the ranks stream in parallel: a burst
+    (BL8, ``tBL`` = 4 clocks) moves 64 bytes, and one rank moves at most 64 B per ``tCCD_S``
+    (25.6 GB/s): 102.4 GB/s for 4 ranks.  ``tRTP`` is not in Table II: it is the JEDEC DDR4-3200
+    value (7.5 ns = 12 clocks).  Refresh is not modelled.
+    """
+
+    tck_ns: float = 0.625
+    tRC: int = 76
+    tRCD: int = 24
+    tCL: int = 24
+    tRP: int = 24
+    tBL: int = 4
+    tCCD_S: int = 4
+    tCCD_L: int = 8
+    tRRD_S: int = 4
+    tRRD_L: int = 6
+    tFAW: int = 26
+    tRTP: int = 12
+    ranks: int = 4
+    bank_groups: int = 2
+    banks: int = 4             # per bank group
+    burst_bytes: int = 64      # BL8 on a 64-bit rank
+    page_bytes: int = 8192     # one row of one rank (x8 chips, 1 KB each)
+
+    @property
+    def peak_bytes_per_ns(self) -> float:
+        """All ranks streaming, one burst per tCCD_S each: 102.4 GB/s for Table II."""
+        return self.ranks * self.burst_bytes / (self.tCCD_S * self.tck_ns)
+
+    def peak_bytes_per_cycle(self, clock_mhz: float = 1000.0) -> float:
+        """The peak in bytes per engine cycle at ``clock_mhz``."""
+        return self.peak_bytes_per_ns * 1000.0 / clock_mhz
+
+
+DDR4_3200 = DimmTiming()
+"""Table II: DDR4-3200, 4 ranks per DIMM, 2 bank groups per rank, 4 banks per bank group."""
+
+
+def _acc_check(v, cfg):
+    return None if v.name in ACC_FORMATS else ", ".join(ACC_FORMATS)
+
+
+def _op_depth():
+    return param(2, "pipeline registers inside each float operation; exp and recip use one "
+                 "more", lo=1, hi=3)
+
+
+@dataclass(frozen=True)
+class HermesGemvConfig(UnitConfig):
+    """``hermes_gemv``: the NDP-DIMM GEMV engine (Hermes §IV-A, Table II)."""
+
+    UNIT = "hermes_gemv"
+    multipliers: int = param(256, "word multipliers (lanes) of the GEMV unit; each multiplies one "
+                             "128-bit word (8 fp16) by 8 input elements (Table II: 256)",
+                             choices=(8, 16, 32, 64, 128, 256, 512))
+    serial_cycles: int = param(8, "cycles a multiplier takes per word (bit-serial; 1 = fully "
+                               "parallel)", choices=(1, 2, 4, 8, 16))
+    beat_words: int = param(8, "128-bit words per weight beat from the DIMM (8 = 128 bytes)",
+                            choices=(1, 2, 4, 8))
+    max_batch: int = param(16, "input vectors that share each weight word (batch), at most",
+                           lo=1, hi=16)
+    acc: object = param(FP32, "accumulator format of products, sums and partial sums (fp32, or "
+                        "fp16); storage and output are fp16", kind="format", check=_acc_check)
+    buffer_bytes: int = param(262144, "result buffer: x vectors (row mode) or partial sums "
+                              "(column mode) of max_batch vectors (Table II: 256 KB)",
+                              lo=256, hi=1 << 22)
+    op_depth: int = _op_depth()
+
+    def validate(self):
+        if self.multipliers % self.serial_cycles:
+            raise ConfigError(self.UNIT, "serial_cycles", self.serial_cycles,
+                              f"a divisor of multipliers = {self.multipliers}")
+        if self.word_products % self.beat_words:
+            raise ConfigError(self.UNIT, "beat_words", self.beat_words,
+                              f"a divisor of multipliers / serial_cycles = {self.word_products} "
+                              f"(each cycle one beat meets a whole number of vectors)")
+        if self.beat_elems < self.max_batch:
+            raise ConfigError(self.UNIT, "beat_words", self.beat_words,
+                              f">= {math.ceil(self.max_batch / WORD_ELEMS)} (a column-mode x "
+                              f"beat carries max_batch = {self.max_batch} fp16 values)")
+        if self.max_beats < 1:
+            raise ConfigError(self.UNIT, "buffer_bytes", self.buffer_bytes,
+                              f">= {self.max_batch * self.beat_elems * self.acc.width // 8} "
+                              f"(one beat of every vector)")
+
+    # -- derived sizes
+    @property
+    def word_products(self) -> int:
+        """Word products per cycle: multipliers / serial_cycles."""
+        return self.multipliers // self.serial_cycles
+
+    @property
+    def beat_elems(self) -> int:
+        """fp16 values per weight beat: 8 beat_words."""
+        return WORD_ELEMS * self.beat_words
+
+    @property
+    def vec_lanes(self) -> int:
+        """V: input vectors one beat meets per cycle."""
+        return self.word_products // self.beat_words
+
+    @property
+    def max_groups(self) -> int:
+        """Vector groups of a full batch: ceil(max_batch / V)."""
+        return -(-self.max_batch // self.vec_lanes)
+
+    def groups(self, batch: int) -> int:
+        """G: cycles a beat is held for a batch of ``batch`` vectors."""
+        return -(-batch // self.vec_lanes)
+
+    @property
+    def max_beats(self) -> int:
+        """Beats of one neuron the buffer holds per vector (row mode: d_in / beat_elems; column
+        mode: d_out / beat_elems)."""
+        per_beat = self.max_groups * self.vec_lanes * self.beat_elems * self.acc.width // 8
+        return self.buffer_bytes // per_beat
+
+    @property
+    def max_len(self) -> int:
+        """Longest neuron (elements) one pass takes."""
+        return self.max_beats * self.beat_elems
+
+    @property
+    def peak_gflops(self) -> float:
+        """2 flops per MAC, 8 MACs per word product, at the NDP clock."""
+        return 2 * WORD_ELEMS * self.word_products * NDP_CLOCK_MHZ / 1000.0
+
+
+@dataclass(frozen=True)
+class HermesActConfig(UnitConfig):
+    """``hermes_act``: the activation unit, ReLU and softmax over a vector (Hermes §IV-A)."""
+
+    UNIT = "hermes_act"
+    lanes: int = param(256, "fp16 elements per beat: exp units, adders and multipliers "
+                       "(Hermes §IV-A: 256)", choices=(4, 8, 16, 32, 64, 128, 256))
+    max_len: int = param(4096, "longest vector (elements) the unit buffers for softmax",
+                         lo=4, hi=1 << 16)
+    op_depth: int = _op_depth()
+
+    def validate(self):
+        if self.max_len % self.lanes:
+            raise ConfigError(self.UNIT, "max_len", self.max_len,
+                              f"a multiple of lanes = {self.lanes}")
+
+
+# Table II: 256 multipliers, 256 KB buffer, one NDP core per DIMM at 1 GHz; serial_cycles and
+# beat_words as argued in the module docstring.  hermes_m<N>: the Fig. 16 multiplier sweep.
+GEMV_PRESETS = {"hermes": {}}
+GEMV_PRESETS.update({f"hermes_m{n}": {"multipliers": n, "beat_words": min(8, n // 8)}
+                     for n in (32, 64, 128, 512)})
+ACT_PRESETS = {"hermes": {}}
