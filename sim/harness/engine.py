@@ -31,6 +31,7 @@ class _Source:
         self.stamps = []
         self.start = 0            # memory model: first cycle a beat may be offered
         self.after = None         # memory model: (stamps of the output it reads back, latency)
+        self.arrive = None        # memory model: (reference stamps, refs, offsets)
 
 
 class _Sink:
@@ -69,7 +70,11 @@ async def run_phase(dut, manifest, phase, drain_cycles, timeout_factor) -> Phase
                    phase.stall_for(n, "ready").as_list())
              for n in streams if streams[n]["direction"] == "out"]
     by_name = {k.name: k for k in sinks}
+    src_by_name = {s.name: s for s in sources}
     for s in sources:
+        arr = phase.arrivals.get(s.name)
+        if arr is not None:
+            s.arrive = (src_by_name[arr[0]].stamps, list(arr[1]), list(arr[2]))
         s.start = phase.start_delay.get(s.name, 0)
         dep = phase.after.get(s.name)
         s.after = None if dep is None else (by_name[dep[0]].stamps, dep[1])
@@ -90,7 +95,8 @@ async def run_phase(dut, manifest, phase, drain_cycles, timeout_factor) -> Phase
                 continue  # hold valid and payload until the transfer
             if s.idx < len(s.payloads) and s.pattern[cyc % s.plen] and cyc >= s.start and \
                     (s.after is None or (len(s.after[0]) > s.idx
-                                         and cyc > s.after[0][s.idx] + s.after[1])):
+                                         and cyc > s.after[0][s.idx] + s.after[1])) and \
+                    (s.arrive is None or _arrived(s.arrive, s.idx, cyc)):
                 s.payload.value = s.payloads[s.idx]
                 s.active = True
                 if not s.driven_valid:
@@ -158,6 +164,13 @@ async def run_phase(dut, manifest, phase, drain_cycles, timeout_factor) -> Phase
         out_stamps={k.name: k.stamps for k in sinks},
         received={k.name: k.received for k in sinks},
         errors=errors)
+
+
+def _arrived(arrive, idx, cyc) -> bool:
+    """Beat ``idx`` has arrived by cycle ``cyc`` (see :attr:`Phase.arrivals`)."""
+    stamps, refs, offsets = arrive
+    ref = refs[idx]
+    return len(stamps) > ref and cyc >= stamps[ref] + offsets[idx]
 
 
 def _fields_text(manifest, stream, value) -> str:

@@ -29,6 +29,11 @@ class Phase:
     # from where the DUT wrote it).
     start_delay: dict = field(default_factory=dict)
     after: dict = field(default_factory=dict)
+    # Memory-model delivery (the DIMM a bench plays): input stream -> (reference input stream,
+    # refs, offsets): beat k is offered no sooner than ``offsets[k]`` cycles after the
+    # reference stream's transfer number ``refs[k]`` (weights that arrive a DRAM schedule after
+    # the command that asked for them).
+    arrivals: dict = field(default_factory=dict)
 
     def stall_for(self, stream: str, side: str) -> StallPattern:
         table = self.valid_stall if side == "valid" else self.ready_stall

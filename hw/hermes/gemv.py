@@ -1,0 +1,486 @@
+"""``hermes_gemv``: the NDP-DIMM GEMV engine (Hermes §IV-A, Table II, Fig. 6).
+
+Microarchitecture (numerics: :mod:`pimforge.sim.golden.hermes.gemv`; rates:
+:mod:`pimforge.hw.hermes.config`)::
+
+    i_cmd ─► job registers (mode, batch b, n neurons, beats per neuron, merge)
+    i_x ───► buffer: V banks of (max_groups x max_beats) words of E acc lanes   (row mode: x)
+    i_w ───► issue: one weight beat (E = 8 W fp16) x V vectors per cycle, G = ceil(b / V)
+             cycles per beat ─► V x E multipliers (fp16 x fp16 -> acc)
+               row mode:    V adder trees (E -> 1) ─► partial banks: beat k adds into k mod 4
+                            ─► row finish: (p0 + p1) + (p2 + p3)
+               column mode: buffer[v][k] += x_c[v] * w_c[k], the partial sums of y
+    i_p ───► merge: + the GPU's partial (hot neurons), then fp16 ─► output FIFO ─► o
+
+* **Commands.**  A job is one command: ``mode`` 0 (*rows*: each neuron is a row of W, its
+  output is the dot product with x; dense is every row active) or 1 (*cols*: each neuron is a
+  column of W, scaled by its x value and added into y), ``batch`` (1..max_batch vectors),
+  ``n`` active neurons (0 allowed) and ``beats`` per neuron (``d_in / E`` in row mode,
+  ``d_out / E`` in column mode).  Jobs run one after another.
+* **Streams.**  Row mode: ``i_x`` takes the b vectors, vector-major, ``beats`` beats each; then
+  ``i_w`` the active rows' beats in list order; each row gives G output beats, group g's in
+  lanes 0..V-1 (vector g V + u in lane u), and takes as many ``i_p`` beats when merging.
+  Column mode: ``i_x`` takes one beat per active column (x_c of vector v in lane v), ``i_w`` the
+  active columns' beats; then y leaves beat-major: for each beat k, vectors 0..b-1, E outputs
+  each (``i_p`` in the same order when merging).  ``n = 0`` gives y = 0 (plus the merge).
+* **Sparsity.**  Only active neurons' beats arrive: the index list drives the DIMM's reads (the
+  bench's memory, :mod:`pimforge.hw.hermes.dimm`, turns it into activations and bursts over the
+  neuron-major layout), so time follows the active count.
+* **Batching.**  A beat is held for G cycles, meeting V vectors each: the weight is read once.
+* **Hazards.**  A row-mode partial is revisited every 4 G >= 4 > op_depth cycles; a column-mode
+  partial sum every ``beats x G`` cycles, so a column starts no sooner than ``op_depth`` cycles
+  after the previous one.  The adders' results are forwarded to a read of the same address.
+* **Flow control at the inputs.**  The pipelines are free-running; a row's last beat issues only
+  with an output credit, the column drain reads only with one.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import fifo
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+from amaranth.lib import stream
+
+from pimforge.base.formats import FP16
+from pimforge.base.numerics import log2_exact
+from pimforge.hw.core.component import PimComponent
+from pimforge.hw.core.payload import flag, payload_layout, uint, vec
+from pimforge.hw.core.unit import HwUnit
+from pimforge.hw.fp.ops import delay, float_op, op_latency
+from pimforge.hw.hermes.config import GEMV_PRESETS, PARTIALS, HermesGemvConfig
+from pimforge.hw.hermes.gemv_timing import gemv_cycles, gemv_timing
+
+__all__ = ["HermesGemv", "cmd_signature", "beat_signature", "N_BITS"]
+
+N_BITS = 20      # width of the command's neuron count
+
+
+def cmd_signature(cfg: HermesGemvConfig) -> stream.Signature:
+    return stream.Signature(payload_layout(
+        mode=flag(), batch=uint(5), n=uint(N_BITS),
+        beats=uint(max(1, cfg.max_beats.bit_length())), merge=flag()))
+
+
+def beat_signature(cfg: HermesGemvConfig) -> stream.Signature:
+    return stream.Signature(payload_layout(data=vec(FP16, cfg.beat_elems)))
+
+
+def _lane(x, i, w):
+    return x[w * i:w * (i + 1)]
+
+
+class HermesGemv(PimComponent):
+    """The NDP-DIMM GEMV engine.  Streams ``i_cmd``, ``i_x``, ``i_w``, ``i_p`` in, ``o`` out
+    (see the module docstring).
+
+    ``i_w`` is taken at one beat per G cycles (``throughput`` = 1.0 issue slot per cycle, each
+    ``multipliers / serial_cycles`` word products); a row's outputs leave ``latency`` cycles
+    after its last beat issues.
+
+    Parameters
+    ----------
+    cfg : HermesGemvConfig
+    """
+
+    UNIT = "hermes_gemv"
+
+    def __init__(self, cfg: HermesGemvConfig):
+        super().__init__(cfg, {"i_cmd": In(cmd_signature(cfg)), "i_x": In(beat_signature(cfg)),
+                               "i_w": In(beat_signature(cfg)), "i_p": In(beat_signature(cfg)),
+                               "o": Out(beat_signature(cfg))})
+
+    @property
+    def timing(self) -> dict:
+        return gemv_timing(self.cfg)
+
+    @property
+    def latency(self) -> int:
+        """Cycles from the issue of a row's last beat to its output beat (row mode, no stalls)."""
+        return self.timing["row_out"]
+
+    @property
+    def throughput(self) -> float:
+        """Issue slots per cycle (a beat x V vectors each)."""
+        return 1.0
+
+    def manifest(self) -> dict:
+        man = super().manifest()
+        cfg = self.cfg
+        man["timing"] = self.timing
+        man["word_products_per_cycle"] = cfg.word_products
+        man["fp16_multipliers"] = cfg.word_products * 8
+        man["peak_gflops_at_1ghz"] = cfg.peak_gflops
+        man["buffer_bits"] = cfg.vec_lanes * cfg.max_groups * cfg.max_beats * cfg.beat_elems \
+            * cfg.acc.width
+        man["max_len"] = cfg.max_len
+        return man
+
+    # ------------------------------------------------------------------------------------------
+    def elaborate(self, platform):
+        m = Module()
+        j = self._control(m)
+        s = self._issue(m, j)
+        banks = self._buffer(m, j, s)
+        prods, tags = self._multipliers(m, j, s, banks)
+        rows = self._rows(m, j, s, prods, tags)
+        cols = self._cols(m, j, s, banks, prods, tags)
+        self._merge_out(m, j, rows, cols)
+        return m
+
+    def _control(self, m):
+        """Job registers and the state machine: IDLE -> LOAD (row mode: x) -> RUN (weights) ->
+        SETTLE and DRAIN (column mode) -> WAIT (every output written) -> IDLE."""
+        cfg = self.cfg
+        tm = self.timing
+        cmd = self.i_cmd
+        lg_v = log2_exact(cfg.vec_lanes)
+        j = {"cols": Signal(name="job_cols"), "b": Signal(5, name="job_batch"),
+             "n": Signal(N_BITS, name="job_n"),
+             "beats": Signal(range(cfg.max_beats + 1), name="job_beats"),
+             "merge": Signal(name="job_merge"),
+             "groups": Signal(range(cfg.max_groups + 1), name="job_groups"),
+             "bm1": Signal(5, name="job_bm1"),
+             "expected": Signal(N_BITS + 5, name="job_outputs"),
+             "written": Signal(N_BITS + 5, name="outputs_written"),
+             "settle": Signal(range(tm["settle"] + 1), name="settle_count"),
+             "credits": Signal(range(tm["out_fifo"] + 1), init=tm["out_fifo"],
+                               name="out_credits"),
+             "load_done": Signal(name="load_done"), "run_done": Signal(name="run_done"),
+             "drain_done": Signal(name="drain_done"), "lg_v": lg_v}
+        with m.FSM(name="gemv_state") as fsm:
+            with m.State("IDLE"):
+                m.d.comb += cmd.ready.eq(1)
+                with m.If(cmd.valid):
+                    p = cmd.payload
+                    groups = (p.batch + cfg.vec_lanes - 1) >> lg_v
+                    m.d.sync += [j["cols"].eq(p.mode), j["b"].eq(p.batch), j["n"].eq(p.n),
+                                 j["beats"].eq(p.beats), j["merge"].eq(p.merge),
+                                 j["groups"].eq(groups), j["bm1"].eq(p.batch - 1),
+                                 j["written"].eq(0),
+                                 j["expected"].eq(Mux(p.mode, p.beats * p.batch, p.n * groups))]
+                    with m.If(~p.mode):
+                        m.next = "LOAD"
+                    with m.Elif(p.n == 0):
+                        m.next = "DRAIN"
+                    with m.Else():
+                        m.next = "RUN"
+            with m.State("LOAD"):
+                with m.If(j["load_done"]):
+                    with m.If(j["n"] == 0):
+                        m.next = "WAIT"
+                    with m.Else():
+                        m.next = "RUN"
+            with m.State("RUN"):
+                with m.If(j["run_done"]):
+                    m.d.sync += j["settle"].eq(tm["settle"] - 1)
+                    with m.If(j["cols"]):
+                        m.next = "SETTLE"
+                    with m.Else():
+                        m.next = "WAIT"
+            with m.State("SETTLE"):
+                m.d.sync += j["settle"].eq(j["settle"] - 1)
+                with m.If(j["settle"] == 0):
+                    m.next = "DRAIN"
+            with m.State("DRAIN"):
+                with m.If(j["drain_done"]):
+                    m.next = "WAIT"
+            with m.State("WAIT"):
+                with m.If(j["written"] == j["expected"]):
+                    m.next = "IDLE"
+        j["fsm"] = fsm
+        return j
+
+    def _issue(self, m, j):
+        """The x load (row mode), the weight issue and the column drain's read counters; the
+        stream ready signals and the output credits."""
+        cfg = self.cfg
+        MB = cfg.max_beats
+        fsm = j["fsm"]
+        ix, iw, ip = self.i_x, self.i_w, self.i_p
+        s = {name: Signal(range(max(2, hi)), name=sig) for name, hi, sig in (
+            ("lv", 17, "load_vector"), ("lk", MB, "load_beat"), ("k", MB, "issue_beat"),
+            ("g", cfg.max_groups, "issue_group"), ("dk", MB, "drain_beat"),
+            ("dv", 17, "drain_vector"))}
+        s["i"] = Signal(N_BITS, name="issue_neuron")
+        s["col_age"] = Signal(range(cfg.op_depth + 1), init=cfg.op_depth, name="col_age")
+        # ---- x load (row mode)
+        load_fire = Signal(name="load_fire")
+        m.d.comb += load_fire.eq(fsm.ongoing("LOAD") & ix.valid)
+        lk_last = s["lk"] == j["beats"] - 1
+        with m.If(load_fire):
+            m.d.sync += s["lk"].eq(Mux(lk_last, 0, s["lk"] + 1))
+            with m.If(lk_last):
+                m.d.sync += s["lv"].eq(Mux(s["lv"] == j["bm1"], 0, s["lv"] + 1))
+        m.d.comb += j["load_done"].eq(load_fire & lk_last & (s["lv"] == j["bm1"]))
+        # ---- weight issue
+        k_last = s["k"] == j["beats"] - 1
+        g_last = s["g"] == j["groups"] - 1
+        n_last = s["i"] == j["n"] - 1
+        col_start = (s["k"] == 0) & (s["g"] == 0)
+        need_p = ~j["cols"] & j["merge"] & k_last
+        need_credit = ~j["cols"] & k_last
+        can = Signal(name="issue_ok")
+        m.d.comb += can.eq(fsm.ongoing("RUN") & iw.valid & (~j["cols"] | ix.valid)
+                           & (~need_p | ip.valid) & (~need_credit | (j["credits"] != 0))
+                           & (~j["cols"] | ~col_start | (s["col_age"] == cfg.op_depth)))
+        with m.If(can):
+            m.d.sync += s["g"].eq(Mux(g_last, 0, s["g"] + 1))
+            with m.If(g_last):
+                m.d.sync += s["k"].eq(Mux(k_last, 0, s["k"] + 1))
+                with m.If(k_last):
+                    m.d.sync += s["i"].eq(Mux(n_last, 0, s["i"] + 1))
+        m.d.comb += j["run_done"].eq(can & g_last & k_last & n_last)
+        with m.If(can & j["cols"] & col_start):
+            m.d.sync += s["col_age"].eq(1)
+        with m.Elif(s["col_age"] != cfg.op_depth):
+            m.d.sync += s["col_age"].eq(s["col_age"] + 1)
+        # ---- column drain: for each beat k, vectors 0..b-1
+        drain_fire = Signal(name="drain_fire")
+        m.d.comb += drain_fire.eq(fsm.ongoing("DRAIN") & (~j["merge"] | ip.valid)
+                                  & (j["credits"] != 0))
+        dv_last = s["dv"] == j["bm1"]
+        dk_last = s["dk"] == j["beats"] - 1
+        with m.If(drain_fire):
+            m.d.sync += s["dv"].eq(Mux(dv_last, 0, s["dv"] + 1))
+            with m.If(dv_last):
+                m.d.sync += s["dk"].eq(Mux(dk_last, 0, s["dk"] + 1))
+        m.d.comb += [
+            j["drain_done"].eq(drain_fire & dv_last & dk_last),
+            ix.ready.eq(load_fire | (can & j["cols"] & g_last & k_last)),
+            iw.ready.eq(can & g_last),
+            ip.ready.eq((can & need_p) | (drain_fire & j["merge"])),
+        ]
+        # output credits: reserved by a row's last-beat issue or a drain read
+        o_fire = self.o.valid & self.o.ready
+        m.d.sync += j["credits"].eq(j["credits"] + o_fire - ((can & need_credit) | drain_fire))
+        s.update(load_fire=load_fire, can=can, k_last=k_last, drain_fire=drain_fire)
+        return s
+
+    def _buffer(self, m, j, s):
+        """The result buffer: V banks, one per vector lane u, each max_groups x max_beats words
+        of E acc lanes.  Row mode: x (fp16 in each lane's low bits), written by the load and
+        read at issue.  Column mode: the partial sums of y.  Returns per bank the write port,
+        the read port shared by the issue (row mode) and the update (column mode), and the
+        drain's read port."""
+        cfg = self.cfg
+        V, MB, E, A = cfg.vec_lanes, cfg.max_beats, cfg.beat_elems, cfg.acc.width
+        lg_v = j["lg_v"]
+        banks = []
+        x_word = Cat(*[Cat(_lane(self.i_x.payload.data, e, 16), Const(0, A - 16))
+                       for e in range(E)])
+        load_addr = (s["lv"] >> lg_v) * MB + s["lk"]
+        drain_addr = (s["dv"] >> lg_v) * MB + s["dk"]
+        for u in range(V):
+            mem = Memory(shape=E * A, depth=cfg.max_groups * MB, init=[])
+            m.submodules[f"buffer{u}"] = mem
+            wr, rd, dr = mem.write_port(), mem.read_port(domain="comb"), \
+                mem.read_port(domain="comb")
+            lv_u = s["lv"][:lg_v] == u if lg_v else Const(1, 1)
+            with m.If(s["load_fire"]):
+                m.d.comb += [wr.addr.eq(load_addr), wr.data.eq(x_word), wr.en.eq(lv_u)]
+            m.d.comb += dr.addr.eq(drain_addr)
+            banks.append({"wr": wr, "rd": rd, "dr": dr})
+        return banks
+
+    def _multipliers(self, m, j, s, banks):
+        """The issue register, then V x E multipliers: w[e] times x_v[k E + e] (row mode) or
+        times x_c[v] (column mode).  Returns the products [u][e] and the tags of lane (0, 0)."""
+        cfg = self.cfg
+        V, E, A, od = cfg.vec_lanes, cfg.beat_elems, cfg.acc.width, cfg.op_depth
+        ixd = self.i_x.payload.data
+        xs = []
+        for u in range(V):
+            x_u = Signal(16, name=f"x_col{u}")
+            with m.Switch(s["g"]):
+                for g in range(cfg.max_groups):
+                    if g * V + u < E:
+                        with m.Case(g):
+                            m.d.comb += x_u.eq(_lane(ixd, g * V + u, 16))
+            xs.append(x_u)
+        issue = {"w": self.i_w.payload.data, "cols": j["cols"], "g": s["g"], "k": s["k"],
+                 "first_r": s["k"] < PARTIALS, "first_c": s["i"] == 0, "last": s["k_last"],
+                 "_valid": s["can"]}
+        for u in range(V):
+            x_row = banks[u]["rd"].data
+            issue[f"xr{u}"] = Cat(*[_lane(x_row, e, A)[:16] for e in range(E)])
+            issue[f"xs{u}"] = xs[u]
+        r1 = delay(m, issue, 1, name="issue_reg")
+        kind, src = ("mul_wide", FP16) if A == 32 else ("mul", None)
+        prods, tags = [], None
+        for u in range(V):
+            row = []
+            for e in range(E):
+                b = Mux(r1["cols"], r1[f"xs{u}"], _lane(r1[f"xr{u}"], e, 16))
+                side = None
+                if u == 0 and e == 0:
+                    side = {k: r1[k] for k in ("cols", "g", "k", "first_r", "first_c", "last")}
+                r, v, t = float_op(m, kind, cfg.acc, od, {"a": _lane(r1["w"], e, 16), "b": b},
+                                   valid=r1["_valid"] if side else None, side=side, src=src,
+                                   name=f"mul{u}_{e}")
+                row.append(r["r"])
+                if side:
+                    tags = dict(t, valid=v)
+            prods.append(row)
+        return prods, tags
+
+    def _rows(self, m, j, s, prods, tags):
+        """Row mode: V adder trees, the partial banks (beat k adds into partial k mod 4 of its
+        vector group) and the row finish.  Returns the finished sums (V lanes), their valid and
+        the merge partials (V fp16 lanes)."""
+        cfg = self.cfg
+        V, E, od, GM = cfg.vec_lanes, cfg.beat_elems, cfg.op_depth, cfg.max_groups
+        A = cfg.acc.width
+        sums, tv, tt = [], None, None
+        for u in range(V):
+            level, lv, lt = prods[u], tags["valid"] & ~tags["cols"], tags
+            depth = 0
+            while len(level) > 1:
+                nxt = []
+                for i in range(0, len(level), 2):
+                    side = {k: lt[k] for k in ("g", "k", "first_r", "last")} if i == 0 else None
+                    r, v, t = float_op(m, "add", cfg.acc, od, {"a": level[i], "b": level[i + 1]},
+                                       valid=lv if i == 0 else None, side=side,
+                                       name=f"tree{u}_{depth}_{i // 2}")
+                    nxt.append(r["r"])
+                    if i == 0:
+                        lv, lt = v, t
+                level, depth = nxt, depth + 1
+            sums.append(level[0])
+            tv, tt = lv, lt
+        # partial banks: one memory, address (k mod 4) x GM + g, V acc lanes a word
+        pmem = Memory(shape=V * A, depth=PARTIALS * GM, init=[])
+        m.submodules.partials = pmem
+        wr, rd = pmem.write_port(), pmem.read_port(domain="comb")
+        addr = tt["k"][:2] * GM + tt["g"]
+        m.d.comb += rd.addr.eq(addr)
+        old = Mux(wr.en & (wr.addr == addr), wr.data, rd.data)
+        new, nv, nt = [], None, None
+        for u in range(V):
+            a = Mux(tt["first_r"], Const(0, A), _lane(old, u, A))
+            side = {"addr": addr, "g": tt["g"], "last": tt["last"]} if u == 0 else None
+            r, v, t = float_op(m, "add", cfg.acc, od, {"a": a, "b": sums[u]},
+                               valid=tv if u == 0 else None, side=side, name=f"partial{u}")
+            new.append(r["r"])
+            if u == 0:
+                nv, nt = v, t
+        m.d.comb += [wr.addr.eq(nt["addr"]), wr.data.eq(Cat(*new)), wr.en.eq(nv)]
+        # the merge partials wait in a FIFO from the row's last-beat issue to its finish
+        pf = fifo.SyncFIFO(width=16 * V, depth=self.timing["out_fifo"])
+        m.submodules.p_fifo = pf
+        m.d.comb += [pf.w_data.eq(self.i_p.payload.data[:16 * V]),
+                     pf.w_en.eq(s["can"] & ~j["cols"] & j["merge"] & s["k_last"])]
+        # row finish, the cycle after the last partial landed: (p0 + p1) + (p2 + p3)
+        fin_v = Signal(name="finish_valid")
+        fin_g = Signal(range(max(2, GM)), name="finish_group")
+        m.d.sync += [fin_v.eq(nv & nt["last"]), fin_g.eq(nt["g"])]
+        m.d.comb += pf.r_en.eq(fin_v & j["merge"])
+        parts = []
+        for q in range(PARTIALS):
+            rq = pmem.read_port(domain="comb")
+            m.d.comb += rq.addr.eq(q * GM + fin_g)
+            parts.append(Mux(q < j["beats"], rq.data, 0))
+        lvl = []
+        pv, pt = fin_v, {"p": pf.r_data}
+        for h in range(2):
+            outs = []
+            for u in range(V):
+                side = pt if u == 0 else None
+                r, v, t = float_op(m, "add", cfg.acc, od,
+                                   {"a": _lane(parts[2 * h], u, A), "b": _lane(parts[2 * h + 1], u, A)},
+                                   valid=pv if (u == 0 and h == 0) else None,
+                                   side=side if h == 0 else None, name=f"finish{h}_{u}")
+                outs.append(r["r"])
+                if u == 0 and h == 0:
+                    v0, t0 = v, t
+            lvl.append(outs)
+        final, fv, ft = [], None, None
+        for u in range(V):
+            r, v, t = float_op(m, "add", cfg.acc, od, {"a": lvl[0][u], "b": lvl[1][u]},
+                               valid=v0 if u == 0 else None, side=t0 if u == 0 else None,
+                               name=f"finish2_{u}")
+            final.append(r["r"])
+            if u == 0:
+                fv, ft = v, t
+        return {"valid": fv, "vals": final, "p": ft["p"]}
+
+    def _cols(self, m, j, s, banks, prods, tags):
+        """Column mode: buffer[u][g MB + k] += x_c[v] w_c[k], then the drain's reads.  Returns the
+        drain's valid, word (E acc lanes) and merge partial (E fp16 lanes)."""
+        cfg = self.cfg
+        V, E, A, od, MB = cfg.vec_lanes, cfg.beat_elems, cfg.acc.width, cfg.op_depth, cfg.max_beats
+        issue_addr = s["g"] * MB + s["k"]
+        upd_addr = tags["g"] * MB + tags["k"]
+        cv = tags["valid"] & tags["cols"]
+        for u in range(V):
+            wr, rd = banks[u]["wr"], banks[u]["rd"]
+            m.d.comb += rd.addr.eq(Mux(j["cols"], upd_addr, issue_addr))
+            old = Mux(wr.en & (wr.addr == upd_addr), wr.data, rd.data)
+            outs, ov, ot = [], None, None
+            for e in range(E):
+                a = Mux(tags["first_c"], Const(0, A), _lane(old, e, A))
+                first = e == 0
+                r, v, t = float_op(m, "add", cfg.acc, od, {"a": a, "b": prods[u][e]},
+                                   valid=cv if first else None,
+                                   side={"addr": upd_addr} if first else None,
+                                   name=f"colacc{u}_{e}")
+                outs.append(r["r"])
+                if first:
+                    ov, ot = v, t
+            with m.If(ov):
+                m.d.comb += [wr.addr.eq(ot["addr"]), wr.data.eq(Cat(*outs)), wr.en.eq(1)]
+        word = Signal(E * A, name="drain_word")
+        lg_v = j["lg_v"]
+        sel = s["dv"][:lg_v] if lg_v else Const(0, 1)
+        with m.Switch(sel):
+            for u in range(V):
+                with m.Case(u):
+                    m.d.comb += word.eq(Mux(j["n"] == 0, 0, banks[u]["dr"].data))
+        return {"valid": s["drain_fire"], "word": word, "p": self.i_p.payload.data}
+
+    def _merge_out(self, m, j, rows, cols):
+        """+ the GPU's partial when merging, fp16, the output FIFO."""
+        cfg = self.cfg
+        V, E, A, od = cfg.vec_lanes, cfg.beat_elems, cfg.acc.width, cfg.op_depth
+        rv = rows["valid"]
+        vals = Mux(rv, Cat(*rows["vals"], Const(0, A * (E - V))), cols["word"])
+        p16 = Mux(rv, Cat(rows["p"], Const(0, 16 * (E - V))), cols["p"])
+        valid = rv | cols["valid"]
+        outs, ov = [], None
+        for e in range(E):
+            first = e == 0
+            side = {"val": _lane(vals, e, A), "merge": j["merge"]}
+            if A == 32:
+                r, v, t = float_op(m, "convert", cfg.acc, od, {"a": _lane(p16, e, 16)},
+                                   valid=valid if first else None, side=side, src=FP16,
+                                   name=f"p_conv{e}")
+                pa = r["r"]
+            else:
+                t = delay(m, dict(side, p=_lane(p16, e, 16), _valid=valid), od,
+                          name=f"p_dly{e}")
+                v, pa = t.pop("_valid"), t.pop("p")
+            r, v2, t2 = float_op(m, "add", cfg.acc, od, {"a": t["val"], "b": pa},
+                                 valid=v if first else None,
+                                 side={"val": t["val"], "merge": t["merge"]}, name=f"merge{e}")
+            res = Mux(t2["merge"], r["r"], t2["val"])
+            if A == 32:
+                r3, v3, _ = float_op(m, "convert", FP16, od, {"a": res},
+                                     valid=v2 if first else None, src=cfg.acc, name=f"o_conv{e}")
+                outs.append(r3["r"])
+                if first:
+                    ov = v3
+            else:
+                outs.append(res)
+                if first:
+                    ov = v2
+        out_fifo = fifo.SyncFIFO(width=16 * E, depth=self.timing["out_fifo"])
+        m.submodules.out_fifo = out_fifo
+        m.d.comb += [out_fifo.w_data.eq(Cat(*outs)), out_fifo.w_en.eq(ov),
+                     self.o.valid.eq(out_fifo.r_rdy), self.o.payload.data.eq(out_fifo.r_data),
+                     out_fifo.r_en.eq(self.o.ready)]
+        with m.If(ov):
+            m.d.sync += j["written"].eq(j["written"] + 1)
+
+
+UNITS = (HwUnit("hermes_gemv", "Hermes NDP-DIMM GEMV engine: dense, batched, row- and "
+                "column-sparse y = W x with the GPU merge (i_cmd, i_x, i_w, i_p -> o)",
+                HermesGemvConfig, HermesGemv, GEMV_PRESETS, gemv_cycles),)

@@ -1,0 +1,108 @@
+"""Timing and the exact cycle model of ``hermes_gemv`` (:mod:`pimforge.hw.hermes.gemv`).
+
+The model replays the engine's control cycle by cycle per weight beat, with the DIMM's beat
+arrivals (:mod:`pimforge.hw.hermes.dimm`) as an input, so it is exact against the RTL when the
+other streams never stall (the bench's no-stall phases); ``tests/hermes/test_gemv.py`` checks
+every output beat's cycle.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pimforge.base.numerics import log2_exact
+from pimforge.hw.fp.ops import op_latency
+from pimforge.hw.hermes.config import HermesGemvConfig
+
+__all__ = ["gemv_timing", "GemvJob", "gemv_schedule", "gemv_cycles"]
+
+
+def gemv_timing(cfg: HermesGemvConfig) -> dict:
+    """Fixed latencies in cycles.  ``row_land``: issue of a row beat to its partial's write;
+    ``col_land``: issue of a column beat to its partial sum's write (``settle``: the drain's
+    first read follows the last write); ``final``: merge, convert and the output FIFO's write
+    from a finished value; ``row_write``: a row's last-beat issue to its output's FIFO write;
+    ``row_out``: to the output transfer; ``out_fifo``: depth of the output FIFO (the credits)."""
+    od = cfg.op_depth
+    mul = op_latency("mul_wide" if cfg.acc.width == 32 else "mul", od)
+    add = op_latency("add", od)
+    conv = op_latency("convert", od)
+    tree = log2_exact(cfg.beat_elems) * add
+    row_land = 1 + mul + tree + add
+    col_land = 1 + mul + add
+    final = conv + add + (conv if cfg.acc.width == 32 else 0)
+    row_write = row_land + 1 + 2 * add + final
+    return {"mul": mul, "add": add, "conv": conv, "tree": tree, "row_land": row_land,
+            "col_land": col_land, "settle": col_land, "final": final, "row_write": row_write,
+            "row_out": row_write + 1, "out_fifo": row_write + 3}
+
+
+@dataclass(frozen=True)
+class GemvJob:
+    """One command: ``mode`` ``rows`` or ``cols``, ``batch`` vectors, ``n`` active neurons,
+    ``beats`` per neuron, ``merge``; ``arrivals``: per weight beat, the first cycle after the
+    command's acceptance it may be offered (the DIMM's delivery; None: at once)."""
+
+    mode: str
+    batch: int
+    n: int
+    beats: int
+    merge: bool = False
+    arrivals: tuple | None = None
+
+
+def _groups(cfg, batch):
+    return cfg.groups(batch)
+
+
+def gemv_schedule(cfg: HermesGemvConfig, jobs) -> list:
+    """Cycle model with no stalls but the DIMM's: every job's command, x, partial and output
+    streams are offered from cycle 0 and the output is always ready.
+
+    Returns per job a dict: ``cmd`` (acceptance cycle), ``issues`` (cycle of each weight beat's
+    first issue slot), ``outputs`` (cycle of each output transfer, in stream order) and ``end``
+    (the cycle the engine is idle again)."""
+    tm = gemv_timing(cfg)
+    od = cfg.op_depth
+    free = 0
+    out = []
+    for job in jobs:
+        t_cmd = free
+        G = _groups(cfg, job.batch)
+        beats, n = job.beats, job.n
+        issues, outputs = [], []
+        if job.mode == "rows":
+            t = t_cmd + 1 + job.batch * beats      # the cycle after the last x beat
+        else:
+            t = t_cmd + 1
+        prev_end = t - 1
+        col_start = -10 ** 9
+        for q in range(n * beats):
+            start = prev_end + 1
+            if job.arrivals is not None:
+                start = max(start, t_cmd + job.arrivals[q])
+            if job.mode == "cols" and q % beats == 0:
+                start = max(start, col_start + od)
+                col_start = start
+            issues.append(start)
+            prev_end = start + G - 1
+            if job.mode == "rows" and q % beats == beats - 1:
+                outputs.extend(start + g + tm["row_out"] for g in range(G))
+        if job.mode == "rows":
+            last_write = outputs[-1] - 1 if outputs else None
+            free = (last_write + 2) if n else (t + 1)
+        else:
+            d0 = (prev_end + tm["settle"] + 1) if n else t
+            reads = beats * job.batch
+            outputs = [d0 + r + tm["final"] + 1 for r in range(reads)]
+            free = d0 + reads - 1 + tm["final"] + 2
+        out.append({"cmd": t_cmd, "issues": issues, "outputs": outputs, "end": free})
+    return out
+
+
+def gemv_cycles(cfg: HermesGemvConfig, n_rows: int) -> int:
+    """The unit's cycle model for ``pimforge``: a dense row-mode job of ``n_rows`` rows of
+    ``min(4, max_beats)`` beats, batch 1, weights offered at once; cycles from reset to the last
+    output beat, inclusive."""
+    beats = min(4, cfg.max_beats)
+    sched = gemv_schedule(cfg, [GemvJob("rows", 1, n_rows, beats)])[0]
+    return sched["outputs"][-1] + 1 if sched["outputs"] else 0
