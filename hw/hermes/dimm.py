@@ -182,10 +182,16 @@ def clocks_to_cycles(timing, clocks, clock_mhz: float = 1000.0):
 
 
 def beat_arrivals(timing, addresses, beat_bytes: int, clock_mhz: float = 1000.0,
-                  start: int = 0, lookahead: int | None = None) -> list[int]:
+                  start: int = 0, lookahead: int | None = None,
+                  in_order: bool = True) -> list[int]:
     """Engine cycle (from ``start``) at which each beat of ``beat_bytes`` is complete in the
     center buffer: consecutive bursts (list order) form a beat; a beat is complete when its
-    last burst's data is (max of data-complete times), rounded up to the engine clock."""
+    last burst's data is (max of data-complete times), rounded up to the engine clock.
+
+    The ranks run independently, so with uneven streams (beats narrower than all ranks, e.g.
+    128 B neurons) a beat can complete before the one ahead of it.  The center buffer hands
+    beats to the engine in order, so by default (``in_order``) a beat is offered no earlier
+    than the one before it: the arrivals are the running maximum, non-decreasing."""
     per = beat_bytes // timing.burst_bytes
     if beat_bytes <= 0 or beat_bytes % timing.burst_bytes:
         raise ValueError(f"beat_bytes must be a positive multiple of {timing.burst_bytes}")
@@ -195,6 +201,8 @@ def beat_arrivals(timing, addresses, beat_bytes: int, clock_mhz: float = 1000.0,
     if done.size == 0:
         return []
     beat_done = done.reshape(-1, per).max(axis=1)
+    if in_order:
+        beat_done = np.maximum.accumulate(beat_done)
     return (clocks_to_cycles(timing, beat_done, clock_mhz) + start).tolist()
 
 
@@ -279,7 +287,7 @@ def _check_banks(t, addresses, trace, lookahead, out):
             elif pre[i] >= 0:
                 out.append(f"burst {i}: PRE on a precharged bank {key}")
             if a_open is not None and act[i] < a_open + t.tRC:
-                out.append(f"burst {i}: ACT at {act[i]} < previous ACT {a_open} + tRC")
+                out.append(f"burst {i}: ACT at {act[i]} < previous ACT {a_open} + tRC (row cycle)")
             row_open, a_open, last = int(row[i]), int(act[i]), None
         elif row_open != row[i]:
             out.append(f"burst {i}: RD to row {row[i]} of bank {key}, open row {row_open}")
