@@ -191,11 +191,18 @@ def beat_arrivals(timing, addresses, beat_bytes: int, clock_mhz: float = 1000.0,
     The ranks run independently, so with uneven streams (beats narrower than all ranks, e.g.
     128 B neurons) a beat can complete before the one ahead of it.  The center buffer hands
     beats to the engine in order, so by default (``in_order``) a beat is offered no earlier
-    than the one before it: the arrivals are the running maximum, non-decreasing."""
-    per = beat_bytes // timing.burst_bytes
-    if beat_bytes <= 0 or beat_bytes % timing.burst_bytes:
-        raise ValueError(f"beat_bytes must be a positive multiple of {timing.burst_bytes}")
-    done = burst_schedule(timing, addresses, lookahead)["done"]
+    than the one before it: the arrivals are the running maximum, non-decreasing.
+
+    A beat narrower than a burst (a small engine) arrives with the burst that carries it."""
+    bb = timing.burst_bytes
+    if beat_bytes > 0 and bb % beat_bytes == 0:
+        done = np.repeat(burst_schedule(timing, addresses, lookahead)["done"], bb // beat_bytes)
+        per = 1
+    elif beat_bytes > 0 and beat_bytes % bb == 0:
+        done = burst_schedule(timing, addresses, lookahead)["done"]
+        per = beat_bytes // bb
+    else:
+        raise ValueError(f"beat_bytes must divide or be a multiple of {bb}")
     if done.size % per:
         raise ValueError(f"{done.size} bursts do not make whole beats of {per} bursts")
     if done.size == 0:

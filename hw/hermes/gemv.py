@@ -380,7 +380,7 @@ class HermesGemv(PimComponent):
             m.d.comb += rq.addr.eq(q * GM + fin_g)
             parts.append(Mux(q < j["beats"], rq.data, 0))
         lvl = []
-        pv, pt = fin_v, {"p": pf.r_data}
+        pv, pt = fin_v, {"p": pf.r_data, "g": fin_g}
         for h in range(2):
             outs = []
             for u in range(V):
@@ -401,6 +401,8 @@ class HermesGemv(PimComponent):
             final.append(r["r"])
             if u == 0:
                 fv, ft = v, t
+        # lanes of vectors beyond the batch (the last group's) leave as +0
+        final = [Mux(ft["g"] * V + u < j["b"], x, 0) for u, x in enumerate(final)]
         return {"valid": fv, "vals": final, "p": ft["p"]}
 
     def _cols(self, m, j, s, banks, prods, tags):
