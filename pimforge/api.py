@@ -8,6 +8,7 @@
 >>> res = api.pam_attention(q, k, v, split=(2, 1, 1), acc="fp32")   # PAM Alg. 1, golden model
 >>> res.o, res.heads[0].lse, res.max_rel_err
 >>> res = api.hilos_attention(q, k, v, mask=m, precomputed=p)       # HILOS kernel, golden model
+>>> res = api.hermes_gemv(w, x, active=idx, mode="rows")            # Hermes GEMV engine
 >>> res.o, res.rel_err
 """
 from __future__ import annotations
@@ -21,11 +22,13 @@ from pimforge.base.files import write_outputs
 from pimforge.hw.core.elaborate import elaborate as _elaborate
 from pimforge.registry import get_unit, units
 from pimforge.sim.harness.runner import BenchResult, run_unit
+from pimforge.software.hermes.gemv import HermesGemvResult, hermes_gemv  # Hermes GEMV engine
 from pimforge.software.hilos.attention import HilosAttentionResult, hilos_attention  # HILOS kernel
 from pimforge.software.pam.attention import PamAttentionResult, pam_attention  # PAM Alg. 1 flow
 
 __all__ = ["units", "config", "generate", "elaborate", "run_bench", "BenchResult", "pam_attention",
-           "PamAttentionResult", "hilos_attention", "HilosAttentionResult"]
+           "PamAttentionResult", "hilos_attention", "HilosAttentionResult", "hermes_gemv",
+           "HermesGemvResult"]
 
 
 def config(unit: str, preset: str | None = None, config_file=None, overrides=None, sets=None):

@@ -15,6 +15,7 @@
     pimforge demo                            generate every unit, run one bench, print a summary
     pimforge run pam-attention --q Q.npy --k K.npy --v V.npy [--split H:D:S] [--pus H:D:S]
                  [--backend golden|rtl] [--acc fp16|fp32] [--tile N] [--scale X] --out O.npy [--report R.json]
+    pimforge run hermes-gemv --w W.npy --x X.npy [--active IDX.npy] [--mode dense|rows|cols] ...
     pimforge run hilos-attention --q Q.npy --k K.npy --v V.npy [--mask M.npy] [--precomputed P.npy]
                  [--backend golden|rtl] [--block N] [--beat-elems N] [--score-fmt fp32|fp16] [--scale X] --out O.npy [--report R.json]
 
@@ -42,6 +43,7 @@ from pimforge.sim.harness.runner import SIMULATORS
 from pimforge.software.cli import (
     add_model_arguments, add_reproduce_arguments, run_model_cli, run_reproduce_cli
 )
+from pimforge.software.hermes import gemv as hermes_gemv
 from pimforge.software.hilos import attention as hilos_attention
 from pimforge.software.pam import attention as pam_attention
 from pimforge.synth_cli import add_arguments as _synth_args
@@ -164,6 +166,28 @@ def build_parser() -> argparse.ArgumentParser:
                    help="format of the scores between the units (default fp32; fp16 as in the paper)")
     f.add_argument("--scale", default=None, metavar="X", help="score scale (default 1/sqrt(d))")
     f.add_argument("--out", required=True, metavar="O.npy", help="output O, float16 (Hq, d)")
+    f.add_argument("--report", metavar="R.json", help="also write a JSON report")
+
+    f = flows.add_parser("hermes-gemv", help="y = W x on the Hermes NDP-DIMM GEMV engine: dense, "
+                         "batched, row- or column-sparse, with the GPU's partial merged in")
+    f.add_argument("--w", required=True, metavar="W.npy", help="weights, (d_out, d_in), float16 "
+                   "or float32")
+    f.add_argument("--x", required=True, metavar="X.npy",
+                   help="input, (d_in,) or (b, d_in) with b <= 16 (a batch), float16 or float32")
+    f.add_argument("--active", metavar="IDX.npy",
+                   help="index list of active neurons, 1-D integers, no duplicates: rows of W "
+                        "(--mode rows) or columns of W (--mode cols)")
+    f.add_argument("--mode", default="dense", metavar="dense|rows|cols",
+                   help="dense: every row (default); rows: the active rows (output neurons); "
+                        "cols: the active columns (input neurons)")
+    f.add_argument("--gpu-partial", metavar="P.npy",
+                   help="the GPU's partial output (its hot neurons), (d_out,) or (b, d_out), "
+                        "added before write-back")
+    f.add_argument("--backend", default="golden", metavar="golden|rtl",
+                   help="golden: bit-exact model (default); rtl: cocotb simulation of a small "
+                        "engine's Verilog with the DIMM model")
+    f.add_argument("--out", required=True, metavar="Y.npy", help="output y, float16 (b, d_out) or "
+                   "(d_out,)")
     f.add_argument("--report", metavar="R.json", help="also write a JSON report")
     return p
 
@@ -298,7 +322,8 @@ def _cmd_demo(args):
 
 
 def _cmd_run(args):
-    flows = {"pam-attention": pam_attention.run_cli, "hilos-attention": hilos_attention.run_cli}
+    flows = {"pam-attention": pam_attention.run_cli, "hilos-attention": hilos_attention.run_cli,
+             "hermes-gemv": hermes_gemv.run_cli}
     return flows[args.flow](args)
 
 

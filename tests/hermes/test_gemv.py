@@ -3,8 +3,9 @@ golden (bit-exact, with the DIMM's timing, with and without random stalls on eve
 cycle model against RTL cycle counts, and the engine's rates from the exact cycle model:
 bandwidth at batch 1, multiplier utilization at batch 16, the sparse scaling.
 
-The default run builds one small engine (8 multipliers of 4 cycles: 2 word products per cycle,
-one word a beat, 2 vectors a cycle, batch up to 4).
+The default run builds one small engine, the one ``run hermes-gemv --backend rtl`` uses (8
+multipliers of 4 cycles: 2 word products per cycle, one word a beat, 2 vectors a cycle, batch
+up to 4, op_depth 2).
 """
 import numpy as np
 import pytest
@@ -22,8 +23,9 @@ from pimforge.sim.benches.hermes.gemv import (
 )
 from pimforge.sim.golden.hermes.gemv import products
 
-SMALL = HermesGemvConfig(multipliers=8, serial_cycles=4, beat_words=1, max_batch=4,
-                         buffer_bytes=1024, op_depth=2)
+from pimforge.software.hermes.gemv import RTL_ENGINE
+
+SMALL = RTL_ENGINE   # the rtl backend's engine: one Verilator build for both
 PAPER = HermesGemvConfig()
 
 
