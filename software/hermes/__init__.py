@@ -1,0 +1,1 @@
+"""The Hermes system model (NDP-DIMM enhanced GPU, Liu et al.)."""
