@@ -50,9 +50,11 @@ class TraceSpec:
     sparsity: float = 0.9
     rho: float = 0.998
     slow: float = 0.6
-    parent_weight: float = 0.6
+    parent_weight: float = 0.8
     batch: int = 1
     seed: int = 0
+    stream: int = 0     # which sequences (0: the request, 1: the offline profile); the
+    #                     neurons' rates and parents depend on ``seed`` only
 
     @property
     def tokens(self) -> int:
@@ -72,8 +74,9 @@ TRACE_PARAMS = [
      "52% of the initial hot neurons change)"),
     ("slow share of a neuron's own latent", "0.6", "assumed: the rest is per-token noise; sets "
      "the adjacent-token similarity (Fig. 4a)"),
-    ("parent weight", "0.6 (two parents in the previous layer)", "assumed: gives the layer "
-     "correlation of Fig. 4b (a parent firing makes the child several times likelier)"),
+    ("parent weight", "0.8 (two parents in the previous layer, drawn in proportion to their "
+     "activity; the child's latent mixes their standardized firings)", "assumed: gives the "
+     "layer correlation of Fig. 4b (a parent firing makes the child several times likelier)"),
     ("batched traces", "union of independent sequences", "a weight is read once per batch"),
 ]
 
@@ -167,7 +170,7 @@ def _erf(x: np.ndarray) -> np.ndarray:
 @lru_cache(maxsize=128)
 def generate(spec: TraceSpec) -> Trace:
     """The trace of ``spec`` (cached: callers must not modify it)."""
-    rng = np.random.default_rng([spec.seed, spec.neurons, spec.layers, spec.batch,
+    rng = np.random.default_rng([spec.seed, spec.neurons, spec.layers,
                                  int(spec.sparsity * 1e6)])
     L, N = spec.layers, spec.neurons
     base = propensities(N, spec.sparsity)
@@ -180,6 +183,8 @@ def generate(spec: TraceSpec) -> Trace:
         b = np.where(b == a, (a + 1) % N, b)       # two distinct parents
         parents[layer] = np.stack([a, b], axis=1)
     thr = _INV(1.0 - p).astype(np.float32)
+    rng = np.random.default_rng([spec.seed, spec.stream, spec.batch, spec.neurons,
+                                 int(spec.sparsity * 1e6), 1])
     act = np.zeros((L, spec.tokens, N), bool)
     expected = None
     for _ in range(spec.batch):
