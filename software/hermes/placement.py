@@ -26,6 +26,7 @@ its maximum falls with every move), until no such neuron is left or the pair is 
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -123,10 +124,10 @@ def solve_ilp(prob: PlacementProblem, cluster: int = 128, time_limit: float = 20
     for layer, cls in enumerate(cl):
         for c, ids in enumerate(cls):
             for j in units:
-                y[(layer, c, j)] = pulp.LpVariable(f"y_{layer}_{c}_{j + 1}", 0, len(ids),
+                y[(layer, c, j)] = lp.add_variable(f"y_{layer}_{c}_{j + 1}", 0, len(ids),
                                                    cat="Integer")
             lp += pulp.lpSum(y[(layer, c, j)] for j in units) == len(ids)
-        T.append(pulp.LpVariable(f"T_{layer}", 0))
+        T.append(lp.add_variable(f"T_{layer}", 0))
         mean = [prob.freq[layer, ids].mean() for ids in cls]
         load = {j: pulp.lpSum(mean[c] * y[(layer, c, j)] for c in range(len(cls)))
                 for j in units}
@@ -138,7 +139,12 @@ def solve_ilp(prob: PlacementProblem, cluster: int = 128, time_limit: float = 20
             lp += pulp.lpSum(y[(layer, c, j)] for c in range(len(cls))) <= dimm_cap  # eq. 7
     lp += pulp.lpSum(T)                                                      # eq. 1
     lp += pulp.lpSum(v for k, v in y.items() if k[2] == -1) <= prob.gpu_capacity   # eq. 6
-    lp.solve(pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, gapRel=gap))
+    with warnings.catch_warnings():
+        # PuLP 3.3 flags its bundled CBC for PuLP 4.0; COIN_CMD needs a cbc on PATH, which the
+        # lock does not give, so the bundled one stays
+        warnings.simplefilter("ignore", DeprecationWarning)
+        solver = pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, gapRel=gap)
+    lp.solve(solver)
     counts = {k: int(round(v.value() or 0)) for k, v in y.items()}
     unit = expand(prob, cl, counts)
     return Placement(unit, objective(prob, unit), time.monotonic() - t0,
