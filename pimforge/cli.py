@@ -8,9 +8,9 @@
                                              HILOS kernel presets, synthesis flow times (JSON)
     pimforge synth UNIT|all|compare [--preset P] [--config F] [--set k=v ...]
                  [--target generic|xcup|ecp5[,...]] [--device D] [--out DIR] [--jobs N]
-    pimforge model pam|hilos [--preset P] [--config F] [--set k=v ...] [--describe] [--out DIR]
+    pimforge model pam|hilos|hermes [--preset P] [--config F] [--set k=v ...] [--describe] [--out DIR]
                                              the system model: JSON, Markdown tables, PNG plots
-    pimforge reproduce pam|hilos [--seed N] [--out DIR]
+    pimforge reproduce pam|hilos|hermes [--seed N] [--out DIR]
                                              the papers' headline results: paper, ours, ratio
     pimforge demo                            generate every unit, run one bench, print a summary
     pimforge run pam-attention --q Q.npy --k K.npy --v V.npy [--split H:D:S] [--pus H:D:S]

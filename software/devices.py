@@ -21,7 +21,7 @@ from functools import lru_cache
 from pimforge.hw.pam.config import PU_TIER_PRESETS
 from pimforge.software import calibration as cal
 
-__all__ = ["GPU", "GPUS", "Link", "LINKS", "PimTier", "PAM_TIERS", "SmartSSD", "SMARTSSD",
+__all__ = ["GPU", "GPUS", "HostCPU", "CPUS", "Link", "LINKS", "PimTier", "PAM_TIERS", "SmartSSD", "SMARTSSD",
            "CONV_SSD", "assumptions", "GB", "TB"]
 
 GB = 1e9
@@ -80,8 +80,35 @@ LINKS = {lk.name: lk for lk in (
     Link("PCIe5x16", 63.0 * GB, "PCIe 5.0 x16: 63 GB/s per direction (H100 host link, DGX-H100)"),
     Link("NVLink4", 450 * GB, "NVLink 4 (H100): 900 GB/s both directions, 450 GB/s each",
          efficiency=0.9),
-    Link("DIMM-link", 25.6 * GB, "assumed: one DDR4-3200 channel's 25.6 GB/s per DIMM-to-DIMM "
-         "link (DIMM-Link, HPCA'23, bridges DIMMs at DDR speed)"),
+    Link("DIMM-link", 25 * GB, "Hermes §IV-A and Table II: 8 lanes x 25 Gb/s = 25 GB/s per "
+         "DIMM-to-DIMM link (DIMM-Link, HPCA'23)"),
+    Link("PCIe4-Hermes", 64 * GB, "Hermes §V-A: 'PCIe 4.0 ... with a bandwidth of 64 GB/s' "
+         "between the NDP-DIMMs and the GPU (the x16 duplex total; taken as given, since the "
+         "paper's prefill share of §V-D fits only this figure)"),
+)}
+
+
+@dataclass(frozen=True)
+class HostCPU:
+    """A host CPU that computes from its own DRAM (Hermes-host, PowerInfer's CPU side): a
+    roofline of its DRAM bandwidth and its vector FLOP rate."""
+
+    name: str
+    mem_bw: float           # bytes/s
+    peak_flops: float       # fp32 FLOP/s (fp16 weights converted on the fly)
+    source: str
+    eff_memory: float = 0.7     # assumed achievable fraction of DRAM bandwidth (GEMV)
+    eff_compute: float = 0.5    # assumed achievable fraction of peak (AVX2 GEMV with fp16->fp32)
+
+    def time(self, flops: float, bytes_: float) -> float:
+        return max(flops / (self.peak_flops * self.eff_compute),
+                   bytes_ / (self.mem_bw * self.eff_memory))
+
+
+CPUS = {c.name: c for c in (
+    HostCPU("i9-13900K", 89.6 * GB, 1.4e12, "Hermes §III-A, §V-A (PowerInfer's host): 89.6 GB/s "
+            "(DDR5-5600 x 2 channels); peak assumed: 8 P-cores x 2 AVX2 FMA x 8 fp32 x 2 x "
+            "5.4 GHz = 1.4 TFLOPS (the E-cores left out)"),
 )}
 
 
@@ -249,7 +276,8 @@ def assumptions() -> list:
          "neither paper gives kernel efficiencies; typical of decode GEMMs"),
         ("link efficiency", "80% of the raw PCIe rate, 90% of NVLink",
          "protocol and DMA overheads are not given"),
-        ("DIMM-link bandwidth", "25.6 GB/s", "no paper here gives it"),
+        ("host CPU efficiency", "70% of DRAM bandwidth, 50% of peak FLOPS",
+         "PowerInfer-style CPU GEMV; not given"),
         ("PAM HBM-PIM PUs", "512 per 16 GB stack (8 dies x 64)",
          "PAM §7.5 gives 64 PUs per die; the die count of a 16 GB HBM3 stack is assumed 8"),
         ("PAM DDR-PIM PUs", "128 per DIMM (2 ranks x 8 chips x 8)", "PAM §7.5: 8 PUs per chip"),

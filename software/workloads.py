@@ -117,7 +117,21 @@ class ModelSpec:
 
 
 _OPT_SRC = "HILOS Table 2; OPT (Zhang et al., 2022) vocabulary 50,272, two FFN matrices"
+_HERMES = "Hermes §V-A workload; "
 MODELS = {m.name: m for m in (
+    ModelSpec("OPT-13B", 40, 5120, 40, 40, 20480, 50272, False, _HERMES + "OPT (Zhang et al., "
+              "2022) Table 1: 40 layers, hidden 5,120, 40 heads, FFN 4 x hidden; vocabulary "
+              "50,272", tied_embeddings=True),
+    ModelSpec("LLaMA2-13B", 40, 5120, 40, 40, 13824, 32000, True, _HERMES + "LLaMA 2 model "
+              "card (Touvron et al., 2023): 40 layers, hidden 5,120, 40 heads (MHA), FFN 13,824, "
+              "vocabulary 32,000, gated FFN (ReLU in the SparseLLM ReluLLaMA variant)"),
+    ModelSpec("LLaMA2-70B", 80, 8192, 64, 8, 28672, 32000, True, _HERMES + "LLaMA 2 model card: "
+              "80 layers, hidden 8,192, 64 heads, 8 KV heads (GQA), FFN 28,672, vocabulary "
+              "32,000, gated FFN"),
+    ModelSpec("Falcon-40B", 60, 8192, 128, 8, 32768, 65024, False, _HERMES + "Falcon-40B "
+              "model card (Almazrouei et al., 2023): 60 layers, hidden 8,192, 128 heads of 64, "
+              "8 KV groups, FFN 4 x hidden (GELU; ReLU in SparseLLM's ReluFalcon), vocabulary "
+              "65,024"),
     ModelSpec("OPT-30B", 48, 7168, 56, 56, 28672, 50272, False, _OPT_SRC.replace(
         "HILOS Table 2", "HILOS Table 2 (hidden 7,168, 64 heads in the table; OPT-30B's model "
         "card has 56 heads of 128)"), tied_embeddings=True),
