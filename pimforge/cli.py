@@ -168,6 +168,12 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--out", required=True, metavar="O.npy", help="output O, float16 (Hq, d)")
     f.add_argument("--report", metavar="R.json", help="also write a JSON report")
 
+    _add_hermes_gemv(flows)
+    return p
+
+
+def _add_hermes_gemv(flows) -> None:
+    """``pimforge run hermes-gemv``'s options."""
     f = flows.add_parser("hermes-gemv", help="y = W x on the Hermes NDP-DIMM GEMV engine: dense, "
                          "batched, row- or column-sparse, with the GPU's partial merged in")
     f.add_argument("--w", required=True, metavar="W.npy", help="weights, (d_out, d_in), float16 "
@@ -189,7 +195,6 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--out", required=True, metavar="Y.npy", help="output y, float16 (b, d_out) or "
                    "(d_out,)")
     f.add_argument("--report", metavar="R.json", help="also write a JSON report")
-    return p
 
 
 def _cmd_list(args):

@@ -48,9 +48,9 @@ from pimforge.hw.core.payload import flag, payload_layout, uint, vec
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp.ops import delay, float_op, op_latency
 from pimforge.hw.hermes.config import GEMV_PRESETS, PARTIALS, HermesGemvConfig
-from pimforge.hw.hermes.gemv_timing import gemv_cycles, gemv_timing
+from pimforge.hw.hermes.gemv_timing import GemvJob, gemv_schedule, gemv_timing
 
-__all__ = ["HermesGemv", "cmd_signature", "beat_signature", "N_BITS"]
+__all__ = ["HermesGemv", "cmd_signature", "beat_signature", "gemv_cycles", "N_BITS"]
 
 N_BITS = 20      # width of the command's neuron count
 
@@ -481,6 +481,14 @@ class HermesGemv(PimComponent):
                      out_fifo.r_en.eq(self.o.ready)]
         with m.If(ov):
             m.d.sync += j["written"].eq(j["written"] + 1)
+
+
+def gemv_cycles(cfg: HermesGemvConfig, n_rows: int) -> int:
+    """The unit's cycle model for ``pimforge``: a dense row-mode job of ``n_rows`` rows of
+    ``min(4, max_beats)`` beats, batch 1, weights offered at once; cycles from reset to the last
+    output beat, inclusive (the DIMM's delivery: :func:`~.gemv_timing.gemv_schedule`)."""
+    sched = gemv_schedule(cfg, [GemvJob("rows", 1, n_rows, min(4, cfg.max_beats))])[0]
+    return sched["outputs"][-1] + 1 if sched["outputs"] else 0
 
 
 UNITS = (HwUnit("hermes_gemv", "Hermes NDP-DIMM GEMV engine: dense, batched, row- and "
