@@ -17,7 +17,8 @@ SMOKE_OVERRIDES = {"pam_pu": {"lanes": 4, "head_dim": 64, "op_depth": 1},
                    "two_pass_softmax": _HILOS_SMALL, "hilos_attention": _HILOS_SMALL,
                    # one operator pipeline depth everywhere, so the operators are shared
                    "pam_device": {"op_depth": 1}, "pam_system": {"op_depth": 1},
-                   "online_softmax": {"op_depth": 1}}
+                   "online_softmax": {"op_depth": 1},
+                   "hermes_act": {"lanes": 4, "max_len": 64, "op_depth": 1}}
 SMOKE_PRESETS = {"pam_device": "small", "pam_system": "small"}
 
 

@@ -1,0 +1,1 @@
+"""cocotb benches of the Hermes NDP-DIMM units (mirrors hw/hermes)."""

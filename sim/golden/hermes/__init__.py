@@ -1,0 +1,1 @@
+"""Golden models of the Hermes NDP-DIMM units (mirrors hw/hermes)."""
