@@ -52,7 +52,8 @@ def _running_max(x16, lanes: int) -> int:
 
 def act_softmax(x16, lanes: int, acc) -> dict:
     """Softmax of fp16 bit patterns ``x16`` (n,) as the unit computes it with ``lanes`` lanes and
-    internal format ``acc``.  Returns ``y`` (fp16 bits), ``m`` (fp16), ``Z`` and ``r`` (acc)."""
+    internal format ``acc``.  Returns ``y`` (fp16 bits), ``m`` (fp16), ``e`` (acc, (n,)), ``Z``
+    and ``r`` (acc)."""
     n = len(x16)
     c = OpCfg(acc)
     m = _running_max(x16, lanes)
@@ -72,8 +73,9 @@ def act_softmax(x16, lanes: int, acc) -> dict:
         parts = np.where(ok, fp_add(c, parts, row), parts)
     z = tree_sum(acc, parts)
     r = fp_recip(c, np.array([z], dtype=np.int64))
-    y = _convert(acc, FP16, fp_mul(c, e.reshape(-1)[:n], np.full(n, r[0], dtype=np.int64)))
-    return {"y": y, "m": m, "Z": int(z), "r": int(r[0])}
+    e = e.reshape(-1)[:n]
+    y = _convert(acc, FP16, fp_mul(c, e, np.full(n, r[0], dtype=np.int64)))
+    return {"y": y, "m": m, "e": e, "Z": int(z), "r": int(r[0])}
 
 
 def act_golden(cfg, op: str, x16) -> np.ndarray:
