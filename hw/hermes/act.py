@@ -216,13 +216,10 @@ class HermesAct(PimComponent):
         return 1.0
 
     def manifest(self) -> dict:
-        man = super().manifest()
-        man["timing"] = self.timing
-        man["lanes"] = self.cfg.lanes
-        man["ops"] = list(ACT_OPS)
-        man["sum_partials"] = SUM_PARTIALS
-        man["softmax_cycles_formula"] = "3*ceil(n/lanes) + const (act_cycles)"
-        return man
+        """The base manifest plus ``timing`` (:func:`act_timing`), ``lanes``, ``ops`` (the
+        ``op`` codes) and ``sum_partials``."""
+        return {**super().manifest(), "timing": self.timing, "lanes": self.cfg.lanes,
+                "ops": list(ACT_OPS), "sum_partials": SUM_PARTIALS}
 
     # ------------------------------------------------------------------------------------------
     def elaborate(self, platform):

@@ -6,6 +6,8 @@ The default run builds one small design (U = 4 lanes, max_len 64, op_depth 1, fp
 elaborated once: every simulation reuses the same Verilog.  Bigger configs, fp16 inside and
 deeper operators are ``slow``.
 """
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from conftest import require_sim
@@ -140,17 +142,15 @@ def test_cycle_model_errors():
 # ---------------------------------------------------------------------------- RTL
 @pytest.fixture(scope="module")
 def design():
-    """The small config, elaborated once for every simulation of this module."""
+    """The small config elaborated once; ``sim(job)`` runs a job on its Verilog."""
     require_sim("verilator")
     cfg = UNIT.config(None, SMALL)
     verilog, manifest, comp = api.elaborate("hermes_act", cfg)
-    return cfg, verilog, manifest, comp
 
-
-def _sim(design, job):
-    cfg, verilog, manifest, comp = design
-    return runner.run(verilog, comp.top, manifest, job, sim="verilator", seed=1,
-                      label="hermes_act small")
+    def sim(job):
+        return runner.run(verilog, comp.top, manifest, job, sim="verilator", seed=1,
+                          label="hermes_act small")
+    return SimpleNamespace(cfg=cfg, manifest=manifest, comp=comp, sim=sim)
 
 
 def _check_schedule(cfg, vectors, ph):
@@ -169,13 +169,13 @@ def _check_schedule(cfg, vectors, ph):
 def bench_run(design):
     """The default bench: every vector kind back to back, then a lone ReLU and a lone softmax
     of max_len, no stalls; the default phases with stalls."""
-    cfg = design[0]
+    cfg = design.cfg
     job = act_job(cfg, np.random.default_rng(1), seed=1)
     lone = [act_job(cfg, np.random.default_rng(2), vectors=[v], stalls=False).phases[0]
             for v in (ActVector("relu", "normal", 4 * cfg.lanes + 3),
                       ActVector("softmax", "normal", cfg.max_len))]
     lone[0].name, lone[1].name = "lone relu", "lone softmax"
-    res = _sim(design, Job(job.phases + lone))
+    res = design.sim(Job(job.phases + lone))
     return cfg, res
 
 
@@ -198,7 +198,7 @@ def test_rtl_cycle_model_is_exact(bench_run, design):
     nb = 5
     assert relu.cycles == act_cycles(cfg, "relu", 4 * cfg.lanes + 3) == nb + 2
     assert relu.in_stamps["i"] == list(range(nb))
-    assert relu.out_stamps["o"] == [c + design[3].latency for c in range(nb)]
+    assert relu.out_stamps["o"] == [c + design.comp.latency for c in range(nb)]
     assert soft.cycles == act_cycles(cfg, "softmax", cfg.max_len) == UNIT.cycle_model(cfg, 64)
     B = cfg.max_beats
     assert soft.in_stamps["i"] == list(range(B))          # streamed in once, a beat a cycle
@@ -207,18 +207,17 @@ def test_rtl_cycle_model_is_exact(bench_run, design):
 
 
 def test_checker_catches_a_one_bit_error(design):
-    cfg = design[0]
-    job = act_job(cfg, np.random.default_rng(1), vectors=[ActVector("softmax", "normal", 6)],
-                  stalls=False)
+    job = act_job(design.cfg, np.random.default_rng(1),
+                  vectors=[ActVector("softmax", "normal", 6)], stalls=False)
     job.phases[0].expected["o"]["data"][1] ^= 1 << 3
-    res = _sim(design, job)
+    res = design.sim(job)
     assert not res["passed"]
     errs = res["phases"][0].errors
     assert len(errs) == 1 and "transfer #1" in errs[0]
 
 
 def test_manifest(design):
-    cfg, _, man, comp = design
+    cfg, man, comp = design.cfg, design.manifest, design.comp
     assert set(man["streams"]) == {"i", "o"}
     fi = {f["name"]: f for f in man["streams"]["i"]["fields"]}
     fo = {f["name"]: f for f in man["streams"]["o"]["fields"]}
