@@ -6,7 +6,7 @@ presets, generator, cycle model) live in those modules (README, "Anatomy of a un
 from __future__ import annotations
 
 from pimforge.hw.fp import add, cmp, convert, exp, fma, log, mul, recip
-from pimforge.hw.hermes import gemv
+from pimforge.hw.hermes import act, gemv
 from pimforge.hw.hilos import attention, qk_gemv, sv_gemv, two_pass_softmax
 from pimforge.hw.pam import device, pu, ru, softmax, system
 
@@ -15,7 +15,7 @@ __all__ = ["GENERATORS", "HW_UNITS", "UNIT_MODULES"]
 GENERATORS = (add, cmp, convert, exp, fma, log, mul, recip,
               pu, ru, softmax, device, system,
               qk_gemv, sv_gemv, two_pass_softmax, attention,
-              gemv)
+              act, gemv)
 
 HW_UNITS = {u.name: u for mod in GENERATORS for u in mod.UNITS}
 """name -> :class:`~pimforge.hw.core.unit.HwUnit`"""

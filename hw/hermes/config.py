@@ -172,13 +172,21 @@ class HermesGemvConfig(UnitConfig):
 
 @dataclass(frozen=True)
 class HermesActConfig(UnitConfig):
-    """``hermes_act``: the activation unit, ReLU and softmax over a vector (Hermes §IV-A)."""
+    """``hermes_act``: the activation unit, ReLU and softmax over a vector (Hermes §IV-A).
+
+    Input and output are fp16.  ``acc`` is the format of softmax's inside: x - max, the
+    exponentials, their sum, its reciprocal and the products (fp16 inputs convert to it
+    exactly).  The paper names fp16 units; fp32 is the default because an fp16 sum of thousands
+    of exponentials and an fp16 argument of exp lose up to a few percent."""
 
     UNIT = "hermes_act"
     lanes: int = param(256, "fp16 elements per beat: exp units, adders and multipliers "
                        "(Hermes §IV-A: 256)", choices=(4, 8, 16, 32, 64, 128, 256))
-    max_len: int = param(4096, "longest vector (elements) the unit buffers for softmax",
-                         lo=4, hi=1 << 16)
+    max_len: int = param(4096, "longest vector (elements) the unit buffers for softmax "
+                         "(ReLU streams any length)", lo=4, hi=1 << 16)
+    acc: object = param(FP32, "softmax's internal format: x - max, exp, the sum, 1/sum and the "
+                        "products (fp32, or fp16 as the paper's units); in and out are fp16",
+                        kind="format", check=_acc_check)
     op_depth: int = _op_depth()
 
     def validate(self):
@@ -186,10 +194,15 @@ class HermesActConfig(UnitConfig):
             raise ConfigError(self.UNIT, "max_len", self.max_len,
                               f"a multiple of lanes = {self.lanes}")
 
+    @property
+    def max_beats(self) -> int:
+        """Beats of the vector buffer: max_len / lanes."""
+        return self.max_len // self.lanes
+
 
 # Table II: 256 multipliers, 256 KB buffer, one NDP core per DIMM at 1 GHz; serial_cycles and
 # beat_words as argued in the module docstring.  hermes_m<N>: the Fig. 16 multiplier sweep.
 GEMV_PRESETS = {"hermes": {}}
 GEMV_PRESETS.update({f"hermes_m{n}": {"multipliers": n, "beat_words": min(8, n // 8)}
                      for n in (32, 64, 128, 512)})
-ACT_PRESETS = {"hermes": {}}
+ACT_PRESETS = {"hermes": {}, "hermes_fp16": {"acc": "fp16"}}

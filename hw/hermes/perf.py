@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 
+from pimforge.hw.hermes.act import act_cycles
 from pimforge.hw.hermes.config import DDR4_3200, MODES, NDP_CLOCK_MHZ, HermesActConfig
 from pimforge.hw.hermes.config import HermesGemvConfig
 
@@ -45,8 +46,7 @@ def gemv_estimate(cfg: HermesGemvConfig, mode: str, d_in: int, d_out: int, batch
 
 
 def act_estimate(cfg: HermesActConfig, op: str, n: int) -> float:
-    """Cycles of ReLU (one pass) or softmax (max, exp-and-sum, normalize: three passes over the
-    buffered vector) over ``n`` elements."""
-    beats = math.ceil(n / cfg.lanes)
-    passes = 1 if op == "relu" else 3
-    return passes * beats + 12 * cfg.op_depth + 8
+    """Cycles of ReLU (one pass) or softmax (stream in with the max, exp-and-sum, normalize:
+    three passes over the buffered vector) over ``n`` elements: the exact, O(1) cycle model
+    :func:`pimforge.hw.hermes.act.act_cycles`."""
+    return act_cycles(cfg, op, n)

@@ -1,0 +1,267 @@
+"""hermes_act (Hermes §IV-A activation unit): the golden softmax against float64, its rounding
+chain against SoftFloat, ReLU's special values, RTL vs golden (bit-exact, with and without
+stalls), the cycle model against RTL cycle stamps, the manifest and config errors.
+
+The default run builds one small design (U = 4 lanes, max_len 64, op_depth 1, fp32 inside),
+elaborated once: every simulation reuses the same Verilog.  Bigger configs, fp16 inside and
+deeper operators are ``slow``.
+"""
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from conftest import require_sim
+
+from pimforge import api
+from pimforge.base.errors import ConfigError
+from pimforge.base.formats import FP16, FP32
+from pimforge.base.numerics import bits_float, float_bits
+from pimforge.hw.hermes.act import act_cycles, act_schedule, act_timing
+from pimforge.hw.hermes.perf import act_estimate
+from pimforge.registry import get_unit
+from pimforge.sim.benches.hermes.act import ActVector, act_job, default_vectors, random_values
+from pimforge.sim.golden.fp.exp import fp_exp
+from pimforge.sim.golden.hermes.act import act_relu, act_softmax
+from pimforge.sim.golden.pam.common import OpCfg
+from pimforge.sim.harness import runner
+from pimforge.sim.harness.job import Job
+from pimforge.sim.reference import softfloat
+
+UNIT = get_unit("hermes_act")
+SMALL = {"lanes": 4, "max_len": 64, "op_depth": 1}
+# float64 softmax vs the golden y: |y - ref| <= REL * ref + 6e-8 (6e-8: fp16's subnormal step)
+REL = {"fp32": 1e-3, "fp16": 1e-2}
+
+
+def _f64_softmax(x16):
+    x = bits_float(FP16, x16).astype(np.float64)
+    ref = np.exp(x - x.max())
+    return ref / ref.sum()
+
+
+# ---------------------------------------------------------------------------- golden (no sim)
+@pytest.mark.parametrize("acc", ["fp32", "fp16"])
+def test_golden_softmax_against_float64(acc):
+    """fp32 inside: within 1e-3 relative (fp16 output rounding and exp's error); fp16 inside (the
+    paper's units): within 1e-2 for vectors up to 4096 elements."""
+    cfg = UNIT.config(None, {"lanes": 8, "max_len": 4096, "acc": acc})
+    rng = np.random.default_rng(7)
+    for n, kind in ((1, "normal"), (5, "normal"), (64, "normal"), (1000, "normal"),
+                    (4096, "normal"), (333, "large"), (100, "subnormal"), (50, "zeros")):
+        x = random_values(rng, n, kind)
+        y = bits_float(FP16, act_softmax(x, cfg.lanes, cfg.acc)["y"]).astype(np.float64)
+        ref = _f64_softmax(x)
+        assert np.all(np.abs(y - ref) <= REL[acc] * ref + 6e-8), (n, kind)
+
+
+@pytest.mark.parametrize("kind", ["nan", "posinf", "allneginf"])
+def test_golden_softmax_nan_cases_match_float64(kind):
+    """A NaN, a +inf (inf - inf) or an all -inf vector: NaN everywhere, as in float64."""
+    x = random_values(np.random.default_rng(2), 9, kind)
+    y = act_softmax(x, 4, FP32)["y"]
+    with np.errstate(invalid="ignore"):
+        assert np.all(np.isnan(_f64_softmax(x)))
+    assert np.all(y == FP16.canonical_nan)
+
+
+def test_golden_softmax_neginf_and_zeros():
+    """-inf elements give +0 exactly; a vector of signed zeros is uniform (max +0)."""
+    x = float_bits(FP16, np.array([1.0, -np.inf, 2.0, -np.inf, -0.0]))
+    y = act_softmax(x, 4, FP32)["y"]
+    assert y[1] == y[3] == 0 and np.all(y[[0, 2, 4]] > 0)
+    z = float_bits(FP16, np.array([-0.0, 0.0, -0.0, -0.0, -0.0, 0.0]))
+    r = act_softmax(z, 4, FP32)
+    assert r["m"] == 0 and np.all(r["y"] == r["y"][0])
+
+
+def test_golden_relu_special_values():
+    """relu(-0) = +0 (the choice documented in hw/hermes/act.py), relu(-inf) = +0, NaNs (of
+    either sign, any payload) pass unchanged, positive values and +inf unchanged."""
+    x = np.array([0x8000, 0x0000, 0xFC00, 0x7C00, 0x7E00, 0xFE01, 0x7D00, 0xBC00, 0x3C00, 0x8001,
+                  0x0001])
+    assert act_relu(x).tolist() == [0, 0, 0, 0x7C00, 0x7E00, 0xFE01, 0x7D00, 0, 0x3C00, 0, 1]
+
+
+@pytest.mark.softfloat
+@pytest.mark.parametrize("acc", [FP32, FP16])
+def test_golden_rounding_chain_against_softfloat(acc):
+    """Every correctly rounded step of the golden softmax redone with SoftFloat in the unit's
+    order: x - m (then the golden exp, whose own check is tests/fp/test_exp.py), the lane
+    trees, the four partials and Z, and fp16(e * r)."""
+    U, n = 4, 37
+    x = random_values(np.random.default_rng(3), n, "normal")
+    g = act_softmax(x, U, acc)
+    x_acc = softfloat.convert(FP16, acc, x)
+    m_acc = softfloat.convert(FP16, acc, np.full(n, g["m"]))
+    e = fp_exp(OpCfg(acc), softfloat.binary("sub", acc, x_acc, m_acc))
+    assert np.array_equal(e, g["e"])
+    B = -(-n // U)
+    rows = np.zeros(B * U, dtype=np.int64)
+    rows[:n] = e
+    rows = rows.reshape(B, U)
+    add = lambda a, b: int(softfloat.binary("add", acc, np.array([a]), np.array([b]))[0])  # noqa
+    sums = [add(add(r[0], r[1]), add(r[2], r[3])) for r in rows]
+    parts = [None] * 4
+    for k, s in enumerate(sums):
+        parts[k % 4] = s if parts[k % 4] is None else add(parts[k % 4], s)
+    neg0 = 1 << (acc.width - 1)
+    parts = [neg0 if p is None else p for p in parts]
+    assert add(add(parts[0], parts[1]), add(parts[2], parts[3])) == g["Z"]
+    y = softfloat.convert(acc, FP16, softfloat.binary("mul", acc, e, np.full(n, g["r"])))
+    assert np.array_equal(y, g["y"])
+
+
+def test_cycle_model_closed_form_and_estimate():
+    """act_cycles is O(1) and equals the schedule of a lone job, the documented formula and
+    perf.act_estimate; ReLU of 28672 elements at the paper's 256 lanes."""
+    for over in (SMALL, {"lanes": 8, "max_len": 64, "op_depth": 2, "acc": "fp16"},
+                 {"lanes": 256, "max_len": 4096, "op_depth": 3}):
+        cfg = UNIT.config(None, over)
+        lv, d = cfg.lanes.bit_length() - 1, cfg.op_depth
+        c = d if cfg.acc.width == 32 else 0
+        for n in (1, cfg.lanes - 1, cfg.lanes, cfg.lanes + 1, cfg.max_len):
+            B = -(-n // cfg.lanes)
+            assert act_cycles(cfg, "relu", n) == B + 2 == act_estimate(cfg, "relu", n)
+            soft = 3 * B + lv + (lv + 9) * d + 3 * c + 7
+            assert act_cycles(cfg, "softmax", n) == soft == act_estimate(cfg, "softmax", n)
+            assert act_schedule(cfg, [("softmax", n)])[0]["o"][1] + 1 == soft
+            assert UNIT.cycle_model(cfg, n) == soft
+    assert act_cycles(UNIT.config("hermes"), "relu", 28672) == 114
+
+
+def test_cycle_model_errors():
+    cfg = UNIT.config(None, SMALL)
+    with pytest.raises(ValueError, match="max_len = 64"):
+        act_cycles(cfg, "softmax", 65)
+    with pytest.raises(ValueError, match="op must be one of"):
+        act_cycles(cfg, "gelu", 4)
+    with pytest.raises(ValueError, match="at least one element"):
+        act_cycles(cfg, "relu", 0)
+
+
+# ---------------------------------------------------------------------------- RTL
+@pytest.fixture(scope="module")
+def design():
+    """The small config elaborated once; ``sim(job)`` runs a job on its Verilog."""
+    require_sim("verilator")
+    cfg = UNIT.config(None, SMALL)
+    verilog, manifest, comp = api.elaborate("hermes_act", cfg)
+
+    def sim(job):
+        return runner.run(verilog, comp.top, manifest, job, sim="verilator", seed=1,
+                          label="hermes_act small")
+    return SimpleNamespace(cfg=cfg, manifest=manifest, comp=comp, sim=sim)
+
+
+def _check_schedule(cfg, vectors, ph):
+    """Every vector's first and last i and o transfer as predicted, and the total."""
+    sched = act_schedule(cfg, [(v.op, v.n) for v in vectors])
+    a = 0
+    for v, s in zip(vectors, sched):
+        b = a + -(-v.n // cfg.lanes) - 1
+        assert (ph.in_stamps["i"][a], ph.in_stamps["i"][b]) == s["i"], v
+        assert (ph.out_stamps["o"][a], ph.out_stamps["o"][b]) == s["o"], v
+        a = b + 1
+    assert ph.cycles == sched[-1]["o"][1] + 1
+
+
+@pytest.fixture(scope="module")
+def bench_run(design):
+    """The default bench: every vector kind back to back, then a lone ReLU and a lone softmax
+    of max_len, no stalls; the default phases with stalls."""
+    cfg = design.cfg
+    job = act_job(cfg, np.random.default_rng(1), seed=1)
+    lone = [act_job(cfg, np.random.default_rng(2), vectors=[v], stalls=False).phases[0]
+            for v in (ActVector("relu", "normal", 4 * cfg.lanes + 3),
+                      ActVector("softmax", "normal", cfg.max_len))]
+    lone[0].name, lone[1].name = "lone relu", "lone softmax"
+    res = design.sim(Job(job.phases + lone))
+    return cfg, res
+
+
+def test_rtl_matches_golden_with_and_without_stalls(bench_run):
+    cfg, res = bench_run
+    assert [p.name for p in res["phases"]] == ["no stalls", "random stalls p=0.3",
+                                               "output 1 in 3", "lone relu", "lone softmax"]
+    assert res["passed"], "\n".join(e for p in res["phases"] for e in p.errors)
+    n = sum(-(-v.n // cfg.lanes) for v in default_vectors(cfg))
+    for p in res["phases"][:3]:
+        assert len(p.received["o"]) == len(p.in_stamps["i"]) == n
+
+
+def test_rtl_cycle_model_is_exact(bench_run, design):
+    """The schedule of the back-to-back vectors (ReLU after ReLU and softmax, softmax after
+    ReLU), act_cycles of the lone vectors, ReLU at a beat a cycle and the manifest latency."""
+    cfg, res = bench_run
+    _check_schedule(cfg, default_vectors(cfg), res["phases"][0])
+    relu, soft = res["phases"][3], res["phases"][4]
+    nb = 5
+    assert relu.cycles == act_cycles(cfg, "relu", 4 * cfg.lanes + 3) == nb + 2
+    assert relu.in_stamps["i"] == list(range(nb))
+    assert relu.out_stamps["o"] == [c + design.comp.latency for c in range(nb)]
+    assert soft.cycles == act_cycles(cfg, "softmax", cfg.max_len) == UNIT.cycle_model(cfg, 64)
+    B = cfg.max_beats
+    assert soft.in_stamps["i"] == list(range(B))          # streamed in once, a beat a cycle
+    oo = soft.out_stamps["o"]
+    assert oo == list(range(oo[0], oo[0] + B))             # and out at a beat a cycle
+
+
+def test_checker_catches_a_one_bit_error(design):
+    job = act_job(design.cfg, np.random.default_rng(1),
+                  vectors=[ActVector("softmax", "normal", 6)], stalls=False)
+    job.phases[0].expected["o"]["data"][1] ^= 1 << 3
+    res = design.sim(job)
+    assert not res["passed"]
+    errs = res["phases"][0].errors
+    assert len(errs) == 1 and "transfer #1" in errs[0]
+
+
+def test_manifest(design):
+    cfg, man, comp = design.cfg, design.manifest, design.comp
+    assert set(man["streams"]) == {"i", "o"}
+    fi = {f["name"]: f for f in man["streams"]["i"]["fields"]}
+    fo = {f["name"]: f for f in man["streams"]["o"]["fields"]}
+    assert set(fi) == {"data", "count", "op", "last"} and set(fo) == {"data", "count", "last"}
+    assert fi["data"]["format"] == fo["data"]["format"] == "fp16x4"
+    assert fi["count"]["width"] == 3
+    assert man["parameters"] == {"lanes": 4, "max_len": 64, "acc": "fp32", "op_depth": 1}
+    assert man["latency"] == comp.latency == 2 and man["throughput"] == 1.0
+    assert man["timing"] == act_timing(cfg) and man["ops"] == ["relu", "softmax"]
+
+
+def test_presets():
+    cfg = UNIT.preset_config("hermes")
+    assert (cfg.lanes, cfg.max_len, cfg.acc) == (256, 4096, FP32)
+    assert UNIT.preset_config("hermes_fp16").acc == FP16
+
+
+@pytest.mark.parametrize("overrides, field, allowed", [
+    ({"lanes": 12}, "lanes", "4, 8, 16, 32, 64, 128, 256"),
+    ({"lanes": 8, "max_len": 20}, "max_len", "a multiple of lanes = 8"),
+    ({"max_len": 1 << 17}, "max_len", "an integer in 4..65536"),
+    ({"acc": "bf16"}, "acc", "fp32, fp16"),
+    ({"op_depth": 4}, "op_depth", "an integer in 1..3"),
+])
+def test_bad_config_names_the_field(overrides, field, allowed):
+    with pytest.raises(ConfigError) as e:
+        UNIT.config(None, overrides)
+    assert e.value.field == field and "hermes_act" in str(e.value)
+    assert allowed in str(e.value)
+
+
+# ---------------------------------------------------------------------------- slow sweeps
+def _full_run(cfg, seed):
+    require_sim("verilator")
+    res = api.run_bench("hermes_act", cfg, job=act_job(cfg, np.random.default_rng(seed),
+                                                        seed=seed))
+    assert res.passed, f"RTL does not match the golden model:\n{res.summary()}\nlog: {res.log}"
+    _check_schedule(cfg, default_vectors(cfg), res.phases[0])
+    return res
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("over", [{"lanes": 8, "max_len": 128, "op_depth": 2, "acc": "fp16"},
+                                  {"lanes": 4, "max_len": 64, "op_depth": 3},
+                                  {"lanes": 32, "max_len": 256, "op_depth": 2}])
+def test_rtl_other_configs(over):
+    _full_run(UNIT.config(None, over), seed=3)
