@@ -258,17 +258,17 @@ class HermesAct(PimComponent):
         m.submodules.vector_buffer = buf
         wr = buf.write_port()
         wa = Signal(range(cfg.max_beats), name="wr_beat")
-        n_beats = Signal(range(cfg.max_beats + 1), name="n_beats")
+        last_beat = Signal(range(cfg.max_beats), name="last_beat")
         last_count = Signal(range(U + 1), name="last_count")
         sfire = fire & soft
         m.d.comb += [wr.addr.eq(wa), wr.data.eq(p.data), wr.en.eq(sfire)]
         with m.If(sfire):
             m.d.sync += wa.eq(Mux(p.last | (wa == cfg.max_beats - 1), 0, wa + 1))
             with m.If(p.last):
-                m.d.sync += [n_beats.eq(wa + 1), last_count.eq(count), busy.eq(1)]
+                m.d.sync += [last_beat.eq(wa), last_count.eq(count), busy.eq(1)]
         return {"fire": fire, "soft": soft, "sfire": sfire, "first": first, "keep": keep,
                 "count": count, "busy": busy, "used": used, "depth": depth, "buf": buf,
-                "n_beats": n_beats, "last_count": last_count}
+                "last_beat": last_beat, "last_count": last_count}
 
     def _max(self, m, ctl):
         """The lane comparator tree (a level a cycle, padding -inf) and the running maximum."""
@@ -305,7 +305,7 @@ class HermesAct(PimComponent):
         go3 = Signal(name="seq_go3")
         last = Signal(name="seq_last")
         issue = Signal(name="seq_issue")
-        m.d.comb += [last.eq(k == ctl["n_beats"] - 1),
+        m.d.comb += [last.eq(k == ctl["last_beat"]),
                      issue.eq(busy & (~norm | (ctl["used"] < ctl["depth"])))]
         with m.If(self._max_done):
             m.d.sync += [busy.eq(1), norm.eq(0), k.eq(0)]

@@ -177,10 +177,16 @@ class HermesActConfig(UnitConfig):
     Input and output are fp16.  ``acc`` is the format of softmax's inside: x - max, the
     exponentials, their sum, its reciprocal and the products (fp16 inputs convert to it
     exactly).  The paper names fp16 units; fp32 is the default because an fp16 sum of thousands
-    of exponentials and an fp16 argument of exp lose up to a few percent."""
+    of exponentials and an fp16 argument of exp lose up to a few percent.
+
+    The paper's unit has ``PAPER_LANES`` = 256 lanes.  The default is 16: at 256 lanes the flat
+    Verilog (about 45 MB) runs Amaranth's built-in Yosys out of memory, so no preset builds it;
+    the cycle model (:func:`pimforge.hw.hermes.act.act_cycles`) takes
+    ``HermesActConfig(lanes=HermesActConfig.PAPER_LANES)`` for the paper's timing."""
 
     UNIT = "hermes_act"
-    lanes: int = param(256, "fp16 elements per beat: exp units, adders and multipliers "
+    PAPER_LANES = 256
+    lanes: int = param(16, "fp16 elements per beat: exp units, adders and multipliers "
                        "(Hermes §IV-A: 256)", choices=(4, 8, 16, 32, 64, 128, 256))
     max_len: int = param(4096, "longest vector (elements) the unit buffers for softmax "
                          "(ReLU streams any length)", lo=4, hi=1 << 16)
@@ -205,4 +211,5 @@ class HermesActConfig(UnitConfig):
 GEMV_PRESETS = {"hermes": {}}
 GEMV_PRESETS.update({f"hermes_m{n}": {"multipliers": n, "beat_words": min(8, n // 8)}
                      for n in (32, 64, 128, 512)})
-ACT_PRESETS = {"hermes": {}, "hermes_fp16": {"acc": "fp16"}}
+# hermes_fp16: the paper's fp16 units inside (the default is fp32; see HermesActConfig)
+ACT_PRESETS = {"hermes_fp16": {"acc": "fp16"}}

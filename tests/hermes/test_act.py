@@ -126,7 +126,8 @@ def test_cycle_model_closed_form_and_estimate():
             assert act_cycles(cfg, "softmax", n) == soft == act_estimate(cfg, "softmax", n)
             assert act_schedule(cfg, [("softmax", n)])[0]["o"][1] + 1 == soft
             assert UNIT.cycle_model(cfg, n) == soft
-    assert act_cycles(UNIT.config("hermes"), "relu", 28672) == 114
+    paper = UNIT.config(None, {"lanes": UNIT.config_cls.PAPER_LANES})
+    assert act_cycles(paper, "relu", 28672) == 114
 
 
 def test_cycle_model_errors():
@@ -230,8 +231,8 @@ def test_manifest(design):
 
 
 def test_presets():
-    cfg = UNIT.preset_config("hermes")
-    assert (cfg.lanes, cfg.max_len, cfg.acc) == (256, 4096, FP32)
+    cfg = UNIT.default_config()
+    assert (cfg.lanes, cfg.max_len, cfg.acc, cfg.PAPER_LANES) == (16, 4096, FP32, 256)
     assert UNIT.preset_config("hermes_fp16").acc == FP16
 
 
