@@ -22,6 +22,7 @@ from pimforge import api
 from pimforge.base.errors import ToolError
 from pimforge.hw.fp.ops import operator_verilog
 from pimforge.registry import get_unit, units
+from pimforge.hw.hermes.config import GEMV_PRESETS
 from pimforge.synth.lint import VERILATOR_CODES, lint, load_waivers, unwaived, waiver_for
 from pimforge.synth.run import SynthJob
 
@@ -39,6 +40,9 @@ def _configs() -> dict:
 
 
 CONFIGS = _configs()
+# The paper-size Hermes configs (256 multipliers with a 256 KB buffer, 256 activation lanes)
+# take minutes to elaborate: the long run lints them.
+HEAVY_CONFIGS = {("hermes_gemv", p) for p in GEMV_PRESETS} | {("hermes_act", "hermes")}
 # (unit, sha256 of the Verilog) -> (unwaived warnings, indices of the waivers used, log path).
 # Keyed by the text so that a preset identical to the default (fp16 of the fp units,
 # hilos_dgroup1 of the HILOS units...) is linted once.
@@ -96,7 +100,9 @@ def _lint_design(unit: str, cfg_name: str, tmp_path_factory, flat: bool):
 
 @pytest.mark.parametrize("flat", [False, pytest.param(True, marks=pytest.mark.slow)],
                          ids=["hier", "flat"])
-@pytest.mark.parametrize("unit,cfg_name", [pytest.param(u, c, id=f"{u}-{c}") for u, c in CONFIGS])
+@pytest.mark.parametrize("unit,cfg_name", [
+    pytest.param(u, c, id=f"{u}-{c}",
+                 marks=[pytest.mark.slow] if (u, c) in HEAVY_CONFIGS else []) for u, c in CONFIGS])
 def test_lint_clean(unit, cfg_name, flat, tmp_path_factory):
     bad, _, log = _lint_config(unit, cfg_name, tmp_path_factory, flat)
     if bad:

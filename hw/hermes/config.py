@@ -27,8 +27,8 @@ from pimforge.base.config import UnitConfig, param
 from pimforge.base.errors import ConfigError
 from pimforge.base.formats import FP16, FP32
 
-__all__ = ["HermesGemvConfig", "HermesActConfig", "DimmTiming", "DDR4_3200", "GEMV_PRESETS", "ACT_PRESETS", "ACC_FORMATS",
-           "WORD_ELEMS", "PARTIALS", "MODES", "NDP_CLOCK_MHZ"]
+__all__ = ["HermesGemvConfig", "HermesActConfig", "DimmTiming", "DDR4_3200", "GEMV_PRESETS",
+           "ACT_PRESETS", "ACC_FORMATS", "gemv_preset", "act_preset", "PAPER_GEMV", "WORD_ELEMS", "PARTIALS", "MODES", "NDP_CLOCK_MHZ"]
 
 WORD_ELEMS = 8            # fp16 values per 128-bit weight word (Hermes §IV-A)
 PARTIALS = 4              # row-mode partial sums per (row, vector): beat k adds into k mod 4
@@ -94,18 +94,18 @@ class HermesGemvConfig(UnitConfig):
     """``hermes_gemv``: the NDP-DIMM GEMV engine (Hermes §IV-A, Table II)."""
 
     UNIT = "hermes_gemv"
-    multipliers: int = param(256, "word multipliers (lanes) of the GEMV unit; each multiplies one "
+    multipliers: int = param(8, "word multipliers (lanes) of the GEMV unit; each multiplies one "
                              "128-bit word (8 fp16) by 8 input elements (Table II: 256)",
                              choices=(8, 16, 32, 64, 128, 256, 512))
-    serial_cycles: int = param(8, "cycles a multiplier takes per word (bit-serial; 1 = fully "
+    serial_cycles: int = param(4, "cycles a multiplier takes per word (bit-serial; 1 = fully "
                                "parallel)", choices=(1, 2, 4, 8, 16))
-    beat_words: int = param(8, "128-bit words per weight beat from the DIMM (8 = 128 bytes)",
+    beat_words: int = param(1, "128-bit words per weight beat from the DIMM (8 = 128 bytes)",
                             choices=(1, 2, 4, 8))
-    max_batch: int = param(16, "input vectors that share each weight word (batch), at most",
+    max_batch: int = param(4, "input vectors that share each weight word (batch), at most",
                            lo=1, hi=16)
     acc: object = param(FP32, "accumulator format of products, sums and partial sums (fp32, or "
                         "fp16); storage and output are fp16", kind="format", check=_acc_check)
-    buffer_bytes: int = param(262144, "result buffer: x vectors (row mode) or partial sums "
+    buffer_bytes: int = param(16384, "result buffer: x vectors (row mode) or partial sums "
                               "(column mode) of max_batch vectors (Table II: 256 KB)",
                               lo=256, hi=1 << 22)
     op_depth: int = _op_depth()
@@ -206,10 +206,26 @@ class HermesActConfig(UnitConfig):
         return self.max_len // self.lanes
 
 
-# Table II: 256 multipliers, 256 KB buffer, one NDP core per DIMM at 1 GHz; serial_cycles and
-# beat_words as argued in the module docstring.  hermes_m<N>: the Fig. 16 multiplier sweep.
-GEMV_PRESETS = {"hermes": {}}
-GEMV_PRESETS.update({f"hermes_m{n}": {"multipliers": n, "beat_words": min(8, n // 8)}
+# The default is a small engine (2 word products a cycle, batch up to 4, 16 KB buffer): it
+# generates and simulates in about a minute.  ``hermes`` is Table II: 256 multipliers, batch 16,
+# 256 KB buffer, one NDP core per DIMM at 1 GHz; serial_cycles and beat_words as argued in the
+# module docstring (its flat Verilog is too large to generate quickly: the system model uses its
+# cycle models, synthesis its hierarchical form).  hermes_m<N>: the Fig. 16 multiplier sweep.
+PAPER_GEMV = {"multipliers": 256, "serial_cycles": 8, "beat_words": 8, "max_batch": 16,
+              "buffer_bytes": 262144}
+GEMV_PRESETS = {"hermes": dict(PAPER_GEMV)}
+GEMV_PRESETS.update({f"hermes_m{n}": dict(PAPER_GEMV, multipliers=n, beat_words=min(8, n // 8))
                      for n in (32, 64, 128, 512)})
+
+
+def gemv_preset(name: str = "hermes") -> "HermesGemvConfig":
+    """The config of a ``GEMV_PRESETS`` entry (``hermes``: the paper's engine)."""
+    return HermesGemvConfig(**GEMV_PRESETS[name])
 # hermes_fp16: the paper's fp16 units inside (the default is fp32; see HermesActConfig)
-ACT_PRESETS = {"hermes_fp16": {"acc": "fp16"}}
+ACT_PRESETS = {"hermes_fp16": {"acc": "fp16"},
+               "hermes": {"lanes": HermesActConfig.PAPER_LANES}}   # the paper's 256 lanes
+
+
+def act_preset(name: str = "hermes") -> HermesActConfig:
+    """The config of an ``ACT_PRESETS`` entry (``hermes``: the paper's 256 lanes)."""
+    return HermesActConfig(**ACT_PRESETS[name])

@@ -69,6 +69,13 @@ def _lane(x, i, w):
     return x[w * i:w * (i + 1)]
 
 
+def _addr(m, value, depth: int, name: str):
+    """``value`` as a signal of a memory's address width."""
+    sig = Signal(range(depth), name=name)
+    m.d.comb += sig.eq(value)
+    return sig
+
+
 class HermesGemv(PimComponent):
     """The NDP-DIMM GEMV engine.  Streams ``i_cmd``, ``i_x``, ``i_w``, ``i_p`` in, ``o`` out
     (see the module docstring).
@@ -137,9 +144,12 @@ class HermesGemv(PimComponent):
         j = {"cols": Signal(name="job_cols"), "b": Signal(5, name="job_batch"),
              "n": Signal(N_BITS, name="job_n"),
              "beats": Signal(range(cfg.max_beats + 1), name="job_beats"),
+             "beats_m1": Signal(range(max(2, cfg.max_beats)), name="job_beats_m1"),
+             "groups_m1": Signal(range(max(2, cfg.max_groups)), name="job_groups_m1"),
+             "n_m1": Signal(N_BITS, name="job_n_m1"),
              "merge": Signal(name="job_merge"),
-             "groups": Signal(range(cfg.max_groups + 1), name="job_groups"),
              "bm1": Signal(5, name="job_bm1"),
+             "vec_mask": Signal(cfg.max_groups * cfg.vec_lanes, name="job_vectors"),
              "expected": Signal(N_BITS + 5, name="job_outputs"),
              "written": Signal(N_BITS + 5, name="outputs_written"),
              "settle": Signal(range(tm["settle"] + 1), name="settle_count"),
@@ -155,8 +165,10 @@ class HermesGemv(PimComponent):
                     groups = (p.batch + cfg.vec_lanes - 1) >> lg_v
                     m.d.sync += [j["cols"].eq(p.mode), j["b"].eq(p.batch), j["n"].eq(p.n),
                                  j["beats"].eq(p.beats), j["merge"].eq(p.merge),
-                                 j["groups"].eq(groups), j["bm1"].eq(p.batch - 1),
-                                 j["written"].eq(0),
+                                 j["bm1"].eq(p.batch - 1),
+                                 j["vec_mask"].eq((Const(1, 17) << p.batch) - 1),
+                                 j["written"].eq(0), j["beats_m1"].eq(p.beats - 1),
+                                 j["groups_m1"].eq(groups - 1), j["n_m1"].eq(p.n - 1),
                                  j["expected"].eq(Mux(p.mode, p.beats * p.batch, p.n * groups))]
                     with m.If(~p.mode):
                         m.next = "LOAD"
@@ -198,24 +210,25 @@ class HermesGemv(PimComponent):
         fsm = j["fsm"]
         ix, iw, ip = self.i_x, self.i_w, self.i_p
         s = {name: Signal(range(max(2, hi)), name=sig) for name, hi, sig in (
-            ("lv", 17, "load_vector"), ("lk", MB, "load_beat"), ("k", MB, "issue_beat"),
-            ("g", cfg.max_groups, "issue_group"), ("dk", MB, "drain_beat"),
-            ("dv", 17, "drain_vector"))}
+            ("lk", MB, "load_beat"), ("k", MB, "issue_beat"),
+            ("g", cfg.max_groups, "issue_group"), ("dk", MB, "drain_beat"))}
+        s["lv"] = Signal(5, name="load_vector")
+        s["dv"] = Signal(5, name="drain_vector")
         s["i"] = Signal(N_BITS, name="issue_neuron")
         s["col_age"] = Signal(range(cfg.op_depth + 1), init=cfg.op_depth, name="col_age")
         # ---- x load (row mode)
         load_fire = Signal(name="load_fire")
         m.d.comb += load_fire.eq(fsm.ongoing("LOAD") & ix.valid)
-        lk_last = s["lk"] == j["beats"] - 1
+        lk_last = s["lk"] == j["beats_m1"]
         with m.If(load_fire):
             m.d.sync += s["lk"].eq(Mux(lk_last, 0, s["lk"] + 1))
             with m.If(lk_last):
                 m.d.sync += s["lv"].eq(Mux(s["lv"] == j["bm1"], 0, s["lv"] + 1))
         m.d.comb += j["load_done"].eq(load_fire & lk_last & (s["lv"] == j["bm1"]))
         # ---- weight issue
-        k_last = s["k"] == j["beats"] - 1
-        g_last = s["g"] == j["groups"] - 1
-        n_last = s["i"] == j["n"] - 1
+        k_last = s["k"] == j["beats_m1"]
+        g_last = s["g"] == j["groups_m1"]
+        n_last = s["i"] == j["n_m1"]
         col_start = (s["k"] == 0) & (s["g"] == 0)
         need_p = ~j["cols"] & j["merge"] & k_last
         need_credit = ~j["cols"] & k_last
@@ -239,7 +252,7 @@ class HermesGemv(PimComponent):
         m.d.comb += drain_fire.eq(fsm.ongoing("DRAIN") & (~j["merge"] | ip.valid)
                                   & (j["credits"] != 0))
         dv_last = s["dv"] == j["bm1"]
-        dk_last = s["dk"] == j["beats"] - 1
+        dk_last = s["dk"] == j["beats_m1"]
         with m.If(drain_fire):
             m.d.sync += s["dv"].eq(Mux(dv_last, 0, s["dv"] + 1))
             with m.If(dv_last):
@@ -268,10 +281,11 @@ class HermesGemv(PimComponent):
         banks = []
         x_word = Cat(*[Cat(_lane(self.i_x.payload.data, e, 16), Const(0, A - 16))
                        for e in range(E)])
-        load_addr = (s["lv"] >> lg_v) * MB + s["lk"]
-        drain_addr = (s["dv"] >> lg_v) * MB + s["dk"]
+        depth = cfg.max_groups * MB
+        load_addr = _addr(m, (s["lv"] >> lg_v) * MB + s["lk"], depth, "load_addr")
+        drain_addr = _addr(m, (s["dv"] >> lg_v) * MB + s["dk"], depth, "drain_addr")
         for u in range(V):
-            mem = Memory(shape=E * A, depth=cfg.max_groups * MB, init=[])
+            mem = Memory(shape=E * A, depth=depth, init=[])
             m.submodules[f"buffer{u}"] = mem
             wr, rd, dr = mem.write_port(), mem.read_port(domain="comb"), \
                 mem.read_port(domain="comb")
@@ -296,6 +310,8 @@ class HermesGemv(PimComponent):
                     if g * V + u < E:
                         with m.Case(g):
                             m.d.comb += x_u.eq(_lane(ixd, g * V + u, 16))
+                with m.Default():
+                    m.d.comb += x_u.eq(0)
             xs.append(x_u)
         issue = {"w": self.i_w.payload.data, "cols": j["cols"], "g": s["g"], "k": s["k"],
                  "first_r": s["k"] < PARTIALS, "first_c": s["i"] == 0, "last": s["k_last"],
@@ -330,28 +346,28 @@ class HermesGemv(PimComponent):
         cfg = self.cfg
         V, E, od, GM = cfg.vec_lanes, cfg.beat_elems, cfg.op_depth, cfg.max_groups
         A = cfg.acc.width
-        sums, tv, tt = [], None, None
+        sums = []
+        tv = tags["valid"] & ~tags["cols"]
+        tt = {"g": tags["g"], "k": tags["k"][:2], "first_r": tags["first_r"], "last": tags["last"]}
         for u in range(V):
-            level, lv, lt = prods[u], tags["valid"] & ~tags["cols"], tags
-            depth = 0
+            level, depth = prods[u], 0
             while len(level) > 1:
                 nxt = []
                 for i in range(0, len(level), 2):
-                    side = {k: lt[k] for k in ("g", "k", "first_r", "last")} if i == 0 else None
+                    tagged = u == 0 and i == 0   # the tags travel with one adder of the level
                     r, v, t = float_op(m, "add", cfg.acc, od, {"a": level[i], "b": level[i + 1]},
-                                       valid=lv if i == 0 else None, side=side,
+                                       valid=tv if tagged else None, side=tt if tagged else None,
                                        name=f"tree{u}_{depth}_{i // 2}")
                     nxt.append(r["r"])
-                    if i == 0:
-                        lv, lt = v, t
+                    if tagged:
+                        tv, tt = v, t
                 level, depth = nxt, depth + 1
             sums.append(level[0])
-            tv, tt = lv, lt
         # partial banks: one memory, address (k mod 4) x GM + g, V acc lanes a word
         pmem = Memory(shape=V * A, depth=PARTIALS * GM, init=[])
         m.submodules.partials = pmem
         wr, rd = pmem.write_port(), pmem.read_port(domain="comb")
-        addr = tt["k"][:2] * GM + tt["g"]
+        addr = _addr(m, tt["k"] * GM + tt["g"], PARTIALS * GM, "partial_addr")
         m.d.comb += rd.addr.eq(addr)
         old = Mux(wr.en & (wr.addr == addr), wr.data, rd.data)
         new, nv, nt = [], None, None
@@ -402,7 +418,8 @@ class HermesGemv(PimComponent):
             if u == 0:
                 fv, ft = v, t
         # lanes of vectors beyond the batch (the last group's) leave as +0
-        final = [Mux(ft["g"] * V + u < j["b"], x, 0) for u, x in enumerate(final)]
+        keep = [j["vec_mask"].bit_select(ft["g"] * V + u, 1) for u in range(V)]
+        final = [Mux(keep[u], x, 0) for u, x in enumerate(final)]
         return {"valid": fv, "vals": final, "p": ft["p"]}
 
     def _cols(self, m, j, s, banks, prods, tags):
@@ -410,8 +427,9 @@ class HermesGemv(PimComponent):
         drain's valid, word (E acc lanes) and merge partial (E fp16 lanes)."""
         cfg = self.cfg
         V, E, A, od, MB = cfg.vec_lanes, cfg.beat_elems, cfg.acc.width, cfg.op_depth, cfg.max_beats
-        issue_addr = s["g"] * MB + s["k"]
-        upd_addr = tags["g"] * MB + tags["k"]
+        depth = cfg.max_groups * MB
+        issue_addr = _addr(m, s["g"] * MB + s["k"], depth, "issue_addr")
+        upd_addr = _addr(m, tags["g"] * MB + tags["k"], depth, "update_addr")
         cv = tags["valid"] & tags["cols"]
         for u in range(V):
             wr, rd = banks[u]["wr"], banks[u]["rd"]

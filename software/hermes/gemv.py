@@ -27,7 +27,7 @@ from pimforge.base.errors import ToolError, UserError
 from pimforge.base.formats import FP16
 from pimforge.base.numerics import bits_float
 from pimforge.hw.catalog import HW_UNITS
-from pimforge.hw.hermes.config import NDP_CLOCK_MHZ, HermesGemvConfig
+from pimforge.hw.hermes.config import NDP_CLOCK_MHZ, PAPER_GEMV, HermesGemvConfig
 from pimforge.hw.hermes.gemv_timing import gemv_schedule
 from pimforge.sim.benches.hermes.gemv import GemvData, job_streams, timing_job, unpack_outputs
 from pimforge.sim.benches.hermes.gemv import expected_y
@@ -42,10 +42,9 @@ __all__ = ["MODES", "BACKENDS", "RTL_ENGINE", "HermesGemvResult", "hermes_gemv",
 MODES = ("dense", "rows", "cols")
 BACKENDS = ("golden", "rtl")
 BURST_ELEMS = 32
-RTL_ENGINE = HermesGemvConfig(multipliers=8, serial_cycles=4, beat_words=1, max_batch=4,
-                              buffer_bytes=16384, op_depth=2)
-"""The engine the rtl backend simulates: 2 word products a cycle, batch up to 4, neurons up to
-1024 elements (a quick Verilator build; the tests run the same one)."""
+RTL_ENGINE = HermesGemvConfig()
+"""The engine the rtl backend simulates, the unit's default: 2 word products a cycle, batch up
+to 4, neurons up to 1024 elements (a quick Verilator build; the tests run the same one)."""
 
 
 @dataclass
@@ -131,7 +130,7 @@ def hermes_gemv(w, x, active=None, mode: str = "dense", gpu_partial=None,
     if backend == "rtl":
         cfg = RTL_ENGINE
     else:   # the paper's engine with the buffer one pass needs (Table II: 256 KB)
-        cfg = HermesGemvConfig(buffer_bytes=max(262144, 4096 * -(-length // 64)))
+        cfg = HermesGemvConfig(**dict(PAPER_GEMV, buffer_bytes=max(262144, 4096 * -(-length // 64))))
     unit = max(BURST_ELEMS, cfg.beat_elems)   # whole DRAM bursts and whole beats
     neurons = _pad(w16.T.copy() if eng_mode == "cols" else w16, length, unit)
     xin = x16 if eng_mode == "cols" else _pad(x16, d_in, unit)

@@ -19,7 +19,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from pimforge.hw.hermes.config import GEMV_PRESETS, NDP_CLOCK_MHZ, HermesActConfig
+from pimforge.hw.hermes.config import GEMV_PRESETS, NDP_CLOCK_MHZ, act_preset
 from pimforge.hw.hermes.config import HermesGemvConfig
 from pimforge.hw.hermes.perf import act_estimate, gemv_estimate
 from pimforge.software import workloads as wl
@@ -104,7 +104,7 @@ def dimm_time(gemv: str, mode: str, d_in: int, d_out: int, batch: int, n: int) -
 
 @lru_cache(maxsize=4096)
 def _act_time(op: str, n: int) -> float:
-    return act_estimate(HermesActConfig(), op, n) / (NDP_CLOCK_MHZ * 1e6)
+    return act_estimate(act_preset("hermes"), op, n) / (NDP_CLOCK_MHZ * 1e6)
 
 
 def gpu_fraction(s: Shape) -> float:

@@ -15,7 +15,7 @@ from pimforge import api
 from pimforge.base.errors import ConfigError
 from pimforge.base.formats import FP16, FP32
 from pimforge.base.numerics import bits_float
-from pimforge.hw.hermes.config import DDR4_3200, HermesGemvConfig
+from pimforge.hw.hermes.config import DDR4_3200, PAPER_GEMV, HermesGemvConfig, gemv_preset
 from pimforge.hw.hermes.gemv_timing import gemv_schedule
 from pimforge.hw.hermes.perf import gemv_estimate
 from pimforge.sim.benches.hermes.gemv import (
@@ -26,7 +26,7 @@ from pimforge.sim.golden.hermes.gemv import products
 from pimforge.software.hermes.gemv import RTL_ENGINE
 
 SMALL = RTL_ENGINE   # the rtl backend's engine: one Verilator build for both
-PAPER = HermesGemvConfig()
+PAPER = gemv_preset("hermes")
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +65,7 @@ def test_golden_against_float64(spec):
     """fp32 accumulation: ||y - y_ref||_inf / ||y_ref||_inf <= 1e-3 for d_in up to 8192, dense,
     batched, row- and column-sparse, empty and full lists (the issue's bound; the final fp16
     rounding alone is 2^-11 ~ 4.9e-4 of an element)."""
-    cfg = HermesGemvConfig(max_batch=16, buffer_bytes=16 * 8192 * 4)
+    cfg = HermesGemvConfig(**dict(PAPER_GEMV, buffer_bytes=16 * 8192 * 4))
     data = make_data(np.random.default_rng(3), spec)
     y = bits_float(FP16, expected_y(cfg, data)).astype(np.float64)
     ref = _float64(data)
@@ -141,7 +141,7 @@ def test_64_multipliers_saturate_the_dimm_and_32_do_not():
     per cycle)."""
     rates = {}
     for m in (32, 64, 256):
-        cfg = HermesGemvConfig(multipliers=m, beat_words=min(8, m // 8))
+        cfg = gemv_preset(f"hermes_m{m}") if m != 256 else PAPER
         cycles, _ = _run(cfg, "rows", 1, 4096, 128)
         rates[m] = 128 * 4096 * 2 / cycles / DDR4_3200.peak_bytes_per_cycle()
     assert rates[64] >= 0.95 and rates[256] >= 0.95
@@ -179,7 +179,7 @@ def test_config_errors():
     with pytest.raises(ConfigError, match="beat_words"):
         HermesGemvConfig(multipliers=16, serial_cycles=8, beat_words=4)
     with pytest.raises(ConfigError, match="buffer_bytes"):
-        HermesGemvConfig(buffer_bytes=256)
+        HermesGemvConfig(**dict(PAPER_GEMV, buffer_bytes=256))
 
 
 def test_paper_preset_rates():

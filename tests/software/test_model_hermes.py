@@ -10,7 +10,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from pimforge.hw.hermes.config import HermesGemvConfig
+from pimforge.hw.hermes.config import gemv_preset
 from pimforge.hw.hermes.perf import gemv_estimate
 from pimforge.software import workloads as wl
 from pimforge.software.hermes.config import HermesModelConfig
@@ -142,7 +142,7 @@ def test_traces_are_deterministic_per_seed():
 
 # --- the step model ------------------------------------------------------------------------------
 def test_dimm_time_is_the_cycle_model():
-    cyc = gemv_estimate(HermesGemvConfig(), "rows", 8192, 28672, 4, 1000)
+    cyc = gemv_estimate(gemv_preset(), "rows", 8192, 28672, 4, 1000)
     assert dimm_time("hermes", "rows", 8192, 28672, 4, 1000) == pytest.approx(cyc * 1e-9)
 
 
