@@ -42,7 +42,8 @@ def _configs() -> dict:
 CONFIGS = _configs()
 # The paper-size Hermes configs (256 multipliers with a 256 KB buffer, 256 activation lanes)
 # take minutes to elaborate: the long run lints them.
-HEAVY_CONFIGS = {("hermes_gemv", p) for p in GEMV_PRESETS} | {("hermes_act", "hermes")}
+HEAVY_CONFIGS = {("hermes_gemv", p) for p in GEMV_PRESETS} | {("hermes_act", "hermes"),
+                                                                ("hermes_act", "hermes_l64")}
 # (unit, sha256 of the Verilog) -> (unwaived warnings, indices of the waivers used, log path).
 # Keyed by the text so that a preset identical to the default (fp16 of the fp units,
 # hilos_dgroup1 of the HILOS units...) is linted once.

