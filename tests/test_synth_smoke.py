@@ -44,3 +44,17 @@ def test_generic_synthesis(unit, cache_dir, monkeypatch):
     if manifest["latency"] > 0:  # pipelined units keep their registers
         assert g["flip_flops"] > 0, g
     assert all(t.startswith("$") for t in g["by_type"]), g["by_type"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("unit", ["hermes_gemv", "hermes_act"])
+def test_hermes_small_configs_place_on_ecp5(unit, cache_dir, monkeypatch):
+    """The Hermes units' smoke configs through the ECP5 flow (nextpnr takes about 15 minutes on
+    the GEMV engine: long run only): they fit the LFE5U-85F and report an fmax."""
+    monkeypatch.setenv("PIMFORGE_SYNTH_CACHE", str(cache_dir))
+    cfg = api.config(unit, overrides=SMOKE_OVERRIDES[unit])
+    targets, devices = parse_targets("ecp5", None)
+    e = run.synthesize(run.SynthJob(get_unit(unit), cfg, "smoke"), targets, devices)
+    e = e["targets"]["ecp5"]
+    assert e["fits"] and e["LUT4"] > 1000 and e["FF"] > 100, e
+    assert 1 < e["fmax_mhz"] < 500, e
