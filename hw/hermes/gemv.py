@@ -39,42 +39,17 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import fifo
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
-from amaranth.lib import stream
 
 from pimforge.base.formats import FP16
 from pimforge.base.numerics import log2_exact
 from pimforge.hw.core.component import PimComponent
-from pimforge.hw.core.payload import flag, payload_layout, uint, vec
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.fp.ops import delay, float_op, op_latency
+from pimforge.hw.fp.ops import delay, float_op
 from pimforge.hw.hermes.config import GEMV_PRESETS, PARTIALS, HermesGemvConfig
 from pimforge.hw.hermes.gemv_timing import GemvJob, gemv_schedule, gemv_timing
+from pimforge.hw.hermes.streams import N_BITS, addr_signal, beat_signature, cmd_signature, lane
 
-__all__ = ["HermesGemv", "cmd_signature", "beat_signature", "gemv_cycles", "N_BITS"]
-
-N_BITS = 20      # width of the command's neuron count
-
-
-def cmd_signature(cfg: HermesGemvConfig) -> stream.Signature:
-    return stream.Signature(payload_layout(
-        mode=flag(), batch=uint(5), n=uint(N_BITS),
-        beats=uint(max(1, cfg.max_beats.bit_length())), merge=flag()))
-
-
-def beat_signature(cfg: HermesGemvConfig) -> stream.Signature:
-    return stream.Signature(payload_layout(data=vec(FP16, cfg.beat_elems)))
-
-
-def _lane(x, i, w):
-    return x[w * i:w * (i + 1)]
-
-
-def _addr(m, value, depth: int, name: str):
-    """``value`` as a signal of a memory's address width."""
-    sig = Signal(range(depth), name=name)
-    m.d.comb += sig.eq(value)
-    return sig
-
+__all__ = ["HermesGemv", "gemv_cycles"]
 
 class HermesGemv(PimComponent):
     """The NDP-DIMM GEMV engine.  Streams ``i_cmd``, ``i_x``, ``i_w``, ``i_p`` in, ``o`` out
@@ -279,11 +254,11 @@ class HermesGemv(PimComponent):
         V, MB, E, A = cfg.vec_lanes, cfg.max_beats, cfg.beat_elems, cfg.acc.width
         lg_v = j["lg_v"]
         banks = []
-        x_word = Cat(*[Cat(_lane(self.i_x.payload.data, e, 16), Const(0, A - 16))
+        x_word = Cat(*[Cat(lane(self.i_x.payload.data, e, 16), Const(0, A - 16))
                        for e in range(E)])
         depth = cfg.max_groups * MB
-        load_addr = _addr(m, (s["lv"] >> lg_v) * MB + s["lk"], depth, "load_addr")
-        drain_addr = _addr(m, (s["dv"] >> lg_v) * MB + s["dk"], depth, "drain_addr")
+        load_addr = addr_signal(m, (s["lv"] >> lg_v) * MB + s["lk"], depth, "load_addr")
+        drain_addr = addr_signal(m, (s["dv"] >> lg_v) * MB + s["dk"], depth, "drain_addr")
         for u in range(V):
             mem = Memory(shape=E * A, depth=depth, init=[])
             m.submodules[f"buffer{u}"] = mem
@@ -309,7 +284,7 @@ class HermesGemv(PimComponent):
                 for g in range(cfg.max_groups):
                     if g * V + u < E:
                         with m.Case(g):
-                            m.d.comb += x_u.eq(_lane(ixd, g * V + u, 16))
+                            m.d.comb += x_u.eq(lane(ixd, g * V + u, 16))
                 with m.Default():
                     m.d.comb += x_u.eq(0)
             xs.append(x_u)
@@ -318,7 +293,7 @@ class HermesGemv(PimComponent):
                  "_valid": s["can"]}
         for u in range(V):
             x_row = banks[u]["rd"].data
-            issue[f"xr{u}"] = Cat(*[_lane(x_row, e, A)[:16] for e in range(E)])
+            issue[f"xr{u}"] = Cat(*[lane(x_row, e, A)[:16] for e in range(E)])
             issue[f"xs{u}"] = xs[u]
         r1 = delay(m, issue, 1, name="issue_reg")
         kind, src = ("mul_wide", FP16) if A == 32 else ("mul", None)
@@ -326,11 +301,11 @@ class HermesGemv(PimComponent):
         for u in range(V):
             row = []
             for e in range(E):
-                b = Mux(r1["cols"], r1[f"xs{u}"], _lane(r1[f"xr{u}"], e, 16))
+                b = Mux(r1["cols"], r1[f"xs{u}"], lane(r1[f"xr{u}"], e, 16))
                 side = None
                 if u == 0 and e == 0:
                     side = {k: r1[k] for k in ("cols", "g", "k", "first_r", "first_c", "last")}
-                r, v, t = float_op(m, kind, cfg.acc, od, {"a": _lane(r1["w"], e, 16), "b": b},
+                r, v, t = float_op(m, kind, cfg.acc, od, {"a": lane(r1["w"], e, 16), "b": b},
                                    valid=r1["_valid"] if side else None, side=side, src=src,
                                    name=f"mul{u}_{e}")
                 row.append(r["r"])
@@ -367,12 +342,12 @@ class HermesGemv(PimComponent):
         pmem = Memory(shape=V * A, depth=PARTIALS * GM, init=[])
         m.submodules.partials = pmem
         wr, rd = pmem.write_port(), pmem.read_port(domain="comb")
-        addr = _addr(m, tt["k"] * GM + tt["g"], PARTIALS * GM, "partial_addr")
+        addr = addr_signal(m, tt["k"] * GM + tt["g"], PARTIALS * GM, "partial_addr")
         m.d.comb += rd.addr.eq(addr)
         old = Mux(wr.en & (wr.addr == addr), wr.data, rd.data)
         new, nv, nt = [], None, None
         for u in range(V):
-            a = Mux(tt["first_r"], Const(0, A), _lane(old, u, A))
+            a = Mux(tt["first_r"], Const(0, A), lane(old, u, A))
             side = {"addr": addr, "g": tt["g"], "last": tt["last"]} if u == 0 else None
             r, v, t = float_op(m, "add", cfg.acc, od, {"a": a, "b": sums[u]},
                                valid=tv if u == 0 else None, side=side, name=f"partial{u}")
@@ -402,7 +377,7 @@ class HermesGemv(PimComponent):
             for u in range(V):
                 side = pt if u == 0 else None
                 r, v, t = float_op(m, "add", cfg.acc, od,
-                                   {"a": _lane(parts[2 * h], u, A), "b": _lane(parts[2 * h + 1], u, A)},
+                                   {"a": lane(parts[2 * h], u, A), "b": lane(parts[2 * h + 1], u, A)},
                                    valid=pv if (u == 0 and h == 0) else None,
                                    side=side if h == 0 else None, name=f"finish{h}_{u}")
                 outs.append(r["r"])
@@ -428,8 +403,8 @@ class HermesGemv(PimComponent):
         cfg = self.cfg
         V, E, A, od, MB = cfg.vec_lanes, cfg.beat_elems, cfg.acc.width, cfg.op_depth, cfg.max_beats
         depth = cfg.max_groups * MB
-        issue_addr = _addr(m, s["g"] * MB + s["k"], depth, "issue_addr")
-        upd_addr = _addr(m, tags["g"] * MB + tags["k"], depth, "update_addr")
+        issue_addr = addr_signal(m, s["g"] * MB + s["k"], depth, "issue_addr")
+        upd_addr = addr_signal(m, tags["g"] * MB + tags["k"], depth, "update_addr")
         cv = tags["valid"] & tags["cols"]
         for u in range(V):
             wr, rd = banks[u]["wr"], banks[u]["rd"]
@@ -437,7 +412,7 @@ class HermesGemv(PimComponent):
             old = Mux(wr.en & (wr.addr == upd_addr), wr.data, rd.data)
             outs, ov, ot = [], None, None
             for e in range(E):
-                a = Mux(tags["first_c"], Const(0, A), _lane(old, e, A))
+                a = Mux(tags["first_c"], Const(0, A), lane(old, e, A))
                 first = e == 0
                 r, v, t = float_op(m, "add", cfg.acc, od, {"a": a, "b": prods[u][e]},
                                    valid=cv if first else None,
@@ -468,14 +443,14 @@ class HermesGemv(PimComponent):
         outs, ov = [], None
         for e in range(E):
             first = e == 0
-            side = {"val": _lane(vals, e, A), "merge": j["merge"]}
+            side = {"val": lane(vals, e, A), "merge": j["merge"]}
             if A == 32:
-                r, v, t = float_op(m, "convert", cfg.acc, od, {"a": _lane(p16, e, 16)},
+                r, v, t = float_op(m, "convert", cfg.acc, od, {"a": lane(p16, e, 16)},
                                    valid=valid if first else None, side=side, src=FP16,
                                    name=f"p_conv{e}")
                 pa = r["r"]
             else:
-                t = delay(m, dict(side, p=_lane(p16, e, 16), _valid=valid), od,
+                t = delay(m, dict(side, p=lane(p16, e, 16), _valid=valid), od,
                           name=f"p_dly{e}")
                 v, pa = t.pop("_valid"), t.pop("p")
             r, v2, t2 = float_op(m, "add", cfg.acc, od, {"a": t["val"], "b": pa},

@@ -179,8 +179,28 @@ def test_process_exit_code_and_no_traceback(tmp_path, inputs):
 
 
 @pytest.mark.rtl
+def test_rtl_backend_hbm_tier_equals_golden(tmp_path, capsys):
+    """The default run's check of the rtl backend: every token on the HBM tier (one PU, its RU
+    and the final RU: two Verilator builds instead of five); the three-tier run below is in the
+    long run."""
+    require_sim("verilator")
+    q, k, v = make_inputs("normal", 1, 40, 64, np.random.default_rng(12))
+    paths = _save(tmp_path, q, k, v)
+    gold, rtl, rep = tmp_path / "gold.npy", tmp_path / "rtl.npy", tmp_path / "rtl.json"
+    common = ["--split", "1:0:0", "--pus", "1:1:1"]
+    assert main(_argv(paths, gold, *common)) == 0
+    assert main(_argv(paths, rtl, *common, "--backend", "rtl", "--report", str(rep))) == 0
+    assert "bit-exact" in capsys.readouterr().out
+    assert np.array_equal(np.load(gold).view(np.uint16), np.load(rtl).view(np.uint16))
+    sims = [(s["unit"], s["tier"]) for s in json.loads(rep.read_text())["rtl_simulations"]]
+    assert sims[0] == ("pam_pu", "hbm") and ("pam_ru", "hbm final") in sims
+
+
+@pytest.mark.rtl
+@pytest.mark.slow
 def test_rtl_backend_equals_golden_bit_for_bit(tmp_path, capsys):
-    """The Verilog of pam_pu and pam_ru, unit by unit, gives the golden model's bits."""
+    """The Verilog of pam_pu and pam_ru, unit by unit, gives the golden model's bits, on all
+    three tiers (five Verilator builds, about four minutes: long run)."""
     require_sim("verilator")
     from pimforge.registry import units
     missing = {"pam_pu", "pam_ru"} - set(units())
