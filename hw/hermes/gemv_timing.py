@@ -50,10 +50,6 @@ class GemvJob:
     arrivals: tuple | None = None
 
 
-def _groups(cfg, batch):
-    return cfg.groups(batch)
-
-
 def gemv_schedule(cfg: HermesGemvConfig, jobs) -> list:
     """Cycle model with no stalls but the DIMM's: every job's command, x, partial and output
     streams are offered from cycle 0 and the output is always ready.
@@ -67,7 +63,7 @@ def gemv_schedule(cfg: HermesGemvConfig, jobs) -> list:
     out = []
     for job in jobs:
         t_cmd = free
-        G = _groups(cfg, job.batch)
+        G = cfg.groups(job.batch)
         beats, n = job.beats, job.n
         issues, outputs = [], []
         if job.mode == "rows":
