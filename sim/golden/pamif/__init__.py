@@ -1,0 +1,1 @@
+"""Golden models of the PAM interface units (mirrors hw/pamif)."""
