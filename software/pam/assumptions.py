@@ -5,6 +5,7 @@ from pimforge.software import devices as dv
 from pimforge.software import workloads as wl
 from pimforge.software.pam import locality as loc
 from pimforge.software.pam.config import ABLATION_BATCHES, PamModelConfig
+from pimforge.software.pam.relayout import HOST
 
 __all__ = ["assumptions"]
 
@@ -37,7 +38,14 @@ def _own() -> list:
              "for OPT-175B): the KV cache spills into DDR, then SSD",
              "Fig. 12 says 'small' and 'large' only"),
             ("migration overlap", "KV moves overlap the GPU's GEMMs",
-             "the PAM interface works in the background (§6.2)")]
+             "the PAM interface works in the background (§6.2)"),
+            ("PAM interface instances", "one per channel of a device (HBM3 pseudo-channel, DDR4 "
+             "rank, SSD channel); a move uses the narrower side's channels",
+             "PAM puts an interface in each device's controller without a count"),
+            ("host re-layout (Fig. 8c)", f"{HOST.interaction_s * 1e6:g} us of CPU-PIM "
+             f"interaction per token and side, {HOST.copy_bw / 1e9:g} GB/s re-format, DRAM "
+             f"tiers at {HOST.hash_eff:.0%} of their host bandwidth",
+             "PAM gives only the 10% and 'more than 500 ms for MB-scale transfers'")]
 
 
 def assumptions() -> list:

@@ -26,6 +26,9 @@ from pimforge.software import devices as dv
 from pimforge.software import workloads as wl
 from pimforge.software.pam import locality as loc
 from pimforge.software.pam.config import TIERS, Hardware, PamModelConfig
+from pimforge.software.pam.relayout import (
+    MIGRATION_TOKEN_BYTES, interface_instances, interface_relayout_seconds
+)
 
 __all__ = ["capacity_split", "trace_stats", "fc_time", "step", "throughput", "request_lengths",
            "SPARSE"]
@@ -214,12 +217,20 @@ def _pim_attention(system: str, variant: str, cfg: PamModelConfig, hw: Hardware,
 
 def _migration(st: dict, hw: Hardware, model: wl.ModelSpec, batch: int, ctx: float,
                fc: float) -> dict:
-    """PAM's KV moves (Algorithm 2 swaps and new-token evictions) over the tiers' host links,
-    overlapped with the GPUs' GEMMs."""
+    """PAM's KV moves (Algorithm 2 swaps and new-token evictions) through the PAM interfaces
+    (§6.2: the interface's cycle-model estimate, one instance per channel of the narrower side),
+    overlapped with the GPUs' GEMMs.  A swap moves as many tokens up as down; the two
+    directions share the channels, so their times add."""
     moved = batch * ctx * model.kv_bytes_per_token
-    ds = (st["migrated"][0]) * moved / max(1e-9, hw.tiers[2].devices * hw.tiers[2].host_bw)
-    hd = (st["migrated"][1] + st["evicted"]) * moved / max(
-        1e-9, hw.tiers[1].devices * hw.tiers[1].host_bw)
+    devices = {t.name: t.devices for t in hw.tiers}
+
+    def move(a: str, b: str, nbytes: float) -> float:
+        n = interface_instances(a, b, devices)
+        return interface_relayout_seconds(a, b, nbytes, MIGRATION_TOKEN_BYTES, n)["seconds"]
+
+    swap_ds, swap_hd = st["migrated"][0] * moved / 2, st["migrated"][1] * moved / 2
+    ds = move("ddr", "ssd", swap_ds) + move("ssd", "ddr", swap_ds)
+    hd = move("hbm", "ddr", swap_hd + st["evicted"] * moved) + move("ddr", "hbm", swap_hd)
     return {"migration": max(0.0, ds + hd - fc), "migrated_share": float(st["migrated"].sum())}
 
 
