@@ -16,6 +16,7 @@
     pimforge run pam-attention --q Q.npy --k K.npy --v V.npy [--split H:D:S] [--pus H:D:S]
                  [--backend golden|rtl] [--acc fp16|fp32] [--tile N] [--scale X] --out O.npy [--report R.json]
     pimforge run hermes-gemv --w W.npy --x X.npy [--active IDX.npy] [--mode dense|rows|cols] ...
+    pimforge run pam-migrate --list L.csv [--preset P] [--set k=v ...] [--occupied O.csv] [--out D.npy] [--report R.json]
     pimforge run hilos-attention --q Q.npy --k K.npy --v V.npy [--mask M.npy] [--precomputed P.npy]
                  [--backend golden|rtl] [--block N] [--beat-elems N] [--score-fmt fp32|fp16] [--scale X] --out O.npy [--report R.json]
 
@@ -46,6 +47,7 @@ from pimforge.software.cli import (
 from pimforge.software.hermes import gemv as hermes_gemv
 from pimforge.software.hilos import attention as hilos_attention
 from pimforge.software.pam import attention as pam_attention
+from pimforge.software.pam import migrate as pam_migrate
 from pimforge.synth_cli import add_arguments as _synth_args
 from pimforge.synth_cli import run_cli
 
@@ -169,7 +171,30 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--report", metavar="R.json", help="also write a JSON report")
 
     _add_hermes_gemv(flows)
+    _add_pam_migrate(flows)
     return p
+
+
+def _add_pam_migrate(flows) -> None:
+    """``pimforge run pam-migrate``'s options."""
+    f = flows.add_parser("pam-migrate", help="move KV tokens between two tiers' layouts through "
+                         "the PAM interface: a checked migration list in, the destination image "
+                         "and the interface's cycles out")
+    f.add_argument("--list", required=True, metavar="L.csv|L.npy",
+                   help="the migration list: rows token,src_slot,dst_slot (CSV, optional header, "
+                        "or an (n, 3) integer .npy)")
+    f.add_argument("--preset", help="a pam_interface preset: a tier pair, e.g. ddr4_to_hbm3 "
+                   "(default: the small simulation tiers hbm3_s -> ddr4_s)")
+    f.add_argument("--config", metavar="FILE.yaml", help="YAML mapping of pam_interface fields")
+    f.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
+                   help="override one pam_interface field (src, dst, token_bytes, ...)")
+    f.add_argument("--occupied", metavar="O.csv|O.npy",
+                   help="destination slots already occupied (earlier migrations)")
+    f.add_argument("--src-image", metavar="S.npy", help="source tier image, uint8 bytes of its "
+                   "address range (default: random from --seed)")
+    f.add_argument("--seed", type=int, default=0, help="seed of the random source image")
+    f.add_argument("--out", metavar="D.npy", help="write the destination image (uint8)")
+    f.add_argument("--report", metavar="R.json", help="write a JSON report")
 
 
 def _add_hermes_gemv(flows) -> None:
@@ -327,6 +352,10 @@ def _cmd_demo(args):
 
 
 def _cmd_run(args):
+    if args.flow == "pam-migrate":
+        cfg = api.config("pam_interface", preset=args.preset, config_file=args.config,
+                         sets=args.set)
+        return pam_migrate.run_cli(args, cfg)
     flows = {"pam-attention": pam_attention.run_cli, "hilos-attention": hilos_attention.run_cli,
              "hermes-gemv": hermes_gemv.run_cli}
     return flows[args.flow](args)
