@@ -9,13 +9,15 @@ from pimforge.hw.fp import add, cmp, convert, exp, fma, log, mul, recip
 from pimforge.hw.hermes import act, gemv
 from pimforge.hw.hilos import attention, qk_gemv, sv_gemv, two_pass_softmax
 from pimforge.hw.pam import device, pu, ru, softmax, system
+from pimforge.hw.pamif import buffer, interface, receiver, sender
 
 __all__ = ["GENERATORS", "HW_UNITS", "UNIT_MODULES"]
 
 GENERATORS = (add, cmp, convert, exp, fma, log, mul, recip,
               pu, ru, softmax, device, system,
               qk_gemv, sv_gemv, two_pass_softmax, attention,
-              act, gemv)
+              act, gemv,
+              buffer, sender, receiver, interface)
 
 HW_UNITS = {u.name: u for mod in GENERATORS for u in mod.UNITS}
 """name -> :class:`~pimforge.hw.core.unit.HwUnit`"""

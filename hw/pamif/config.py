@@ -57,7 +57,7 @@ class PamifConfig(UnitConfig):
                              hi=1 << 16, check=_pow2)
     capacity: int = param(16, "longest migration list (entries)", lo=1, hi=1 << 16)
     regions: int = param(4, "re-layout buffer capacity in destination regions (tokens); the "
-                         "sender's issue window", lo=1, hi=1 << 12, check=_pow2)
+                         "sender's issue window", lo=2, hi=1 << 12, check=_pow2)
     dst_slots: int = param(32, "size of the destination occupancy bitmap (slots >= this are "
                            "out of range)", lo=1, hi=1 << 16)
     tokens: int = param(64, "token-id range: ids >= this are out of range", lo=1, hi=1 << 24)
@@ -68,6 +68,8 @@ class PamifConfig(UnitConfig):
             raise ConfigError(self.UNIT, "dst", self.dst, f"a tier other than src = {self.src}")
         for t in (s, d):
             why = t.check_token(self.token_bytes)
+            if not why and self.token_bytes * 8 < 2 * t.word_bits:
+                why = f"at least two {t.name} words ({t.word_bytes * 2} bytes)"
             if why:
                 raise ConfigError(self.UNIT, "token_bytes", self.token_bytes, why)
         if self.dst_slots > d.slots(self.token_bytes):

@@ -9,13 +9,15 @@ from pimforge.sim.benches.fp import add, cmp, convert, exp, fma, log, mul, recip
 from pimforge.sim.benches.hermes import act, gemv
 from pimforge.sim.benches.hilos import attention, qk_gemv, sv_gemv, two_pass_softmax
 from pimforge.sim.benches.pam import device, pu, ru, softmax, system
+from pimforge.sim.benches.pamif import buffer, interface, receiver, sender
 
 __all__ = ["BENCH_MODULES", "BENCHES"]
 
 BENCH_MODULES = (add, cmp, convert, exp, fma, log, mul, recip,
                  pu, ru, softmax, device, system,
                  qk_gemv, sv_gemv, two_pass_softmax, attention,
-                 act, gemv)
+                 act, gemv,
+                 buffer, sender, receiver, interface)
 
 BENCHES = {name: bench for mod in BENCH_MODULES for name, bench in mod.BENCHES.items()}
 """name -> ``bench(cfg, rng, seed=1, **kw) -> Job``"""

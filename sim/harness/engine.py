@@ -32,6 +32,9 @@ class _Source:
         self.start = 0            # memory model: first cycle a beat may be offered
         self.after = None         # memory model: (stamps of the output it reads back, latency)
         self.arrive = None        # memory model: (reference stamps, refs, offsets)
+        self.offer = None         # memory model callable fn(k, stamps) (Phase.offer_at)
+        self.offer_k = -1         # the beat whose earliest cycle is cached in offer_t
+        self.offer_t = 0
 
 
 class _Sink:
@@ -47,6 +50,18 @@ class _Sink:
         self.driven_ready = None  # last value written to `ready`: writes only on change
         self.received = []
         self.stamps = []
+        self.accept = None        # memory model callable fn(k, stamps) (Phase.ready_at)
+        self.accept_k = -1
+        self.accept_t = 0
+
+
+def _earliest(fn, k, stamps, cache_k, cache_t):
+    """``(k, t)``: the memory model's earliest cycle for beat ``k`` (cached once known); t is
+    None while the model cannot tell yet."""
+    if cache_k == k:
+        return cache_k, cache_t
+    t = fn(k, stamps)
+    return (k, t) if t is not None else (-1, None)
 
 
 async def _reset(dut, sources, sinks, cycles=3):
@@ -78,6 +93,10 @@ async def run_phase(dut, manifest, phase, drain_cycles, timeout_factor) -> Phase
         s.start = phase.start_delay.get(s.name, 0)
         dep = phase.after.get(s.name)
         s.after = None if dep is None else (by_name[dep[0]].stamps, dep[1])
+        s.offer = phase.offer_at.get(s.name)
+    for k in sinks:
+        k.accept = phase.ready_at.get(k.name)
+    all_stamps = {x.name: x.stamps for x in sources + sinks}
     await _reset(dut, sources, sinks)
     errors = []
     total = sum(len(s.payloads) for s in sources) + sum(len(k.expected) for k in sinks)
@@ -96,7 +115,8 @@ async def run_phase(dut, manifest, phase, drain_cycles, timeout_factor) -> Phase
             if s.idx < len(s.payloads) and s.pattern[cyc % s.plen] and cyc >= s.start and \
                     (s.after is None or (len(s.after[0]) > s.idx
                                          and cyc > s.after[0][s.idx] + s.after[1])) and \
-                    (s.arrive is None or _arrived(s.arrive, s.idx, cyc)):
+                    (s.arrive is None or _arrived(s.arrive, s.idx, cyc)) and \
+                    (s.offer is None or _offer_ok(s, cyc, all_stamps)):
                 s.payload.value = s.payloads[s.idx]
                 s.active = True
                 if not s.driven_valid:
@@ -106,6 +126,10 @@ async def run_phase(dut, manifest, phase, drain_cycles, timeout_factor) -> Phase
         for k in sinks:
             if k.ready is not None:
                 k.ready_now = k.pattern[cyc % k.plen]
+                if k.accept is not None and k.ready_now:
+                    k.accept_k, k.accept_t = _earliest(k.accept, len(k.received), all_stamps,
+                                                       k.accept_k, k.accept_t)
+                    k.ready_now = k.accept_t is not None and cyc >= k.accept_t
                 if k.ready_now is not k.driven_ready:
                     k.ready.value = 1 if k.ready_now else 0
                     k.driven_ready = k.ready_now
@@ -164,6 +188,12 @@ async def run_phase(dut, manifest, phase, drain_cycles, timeout_factor) -> Phase
         out_stamps={k.name: k.stamps for k in sinks},
         received={k.name: k.received for k in sinks},
         errors=errors)
+
+
+def _offer_ok(s, cyc, stamps) -> bool:
+    """The memory model lets source ``s`` offer its next beat at cycle ``cyc``."""
+    s.offer_k, s.offer_t = _earliest(s.offer, s.idx, stamps, s.offer_k, s.offer_t)
+    return s.offer_t is not None and cyc >= s.offer_t
 
 
 def _arrived(arrive, idx, cyc) -> bool:

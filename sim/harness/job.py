@@ -34,6 +34,14 @@ class Phase:
     # reference stream's transfer number ``refs[k]`` (weights that arrive a DRAM schedule after
     # the command that asked for them).
     arrivals: dict = field(default_factory=dict)
+    # Memory-model callables (the memories a PAM interface bench plays): input stream ->
+    # ``fn(k, stamps)``, the earliest cycle beat k may be offered, or None while it cannot be
+    # known yet; output stream -> ``fn(k, stamps)``, the earliest cycle transfer k may be
+    # accepted (ANDed with the ready-side stall pattern).  ``stamps`` maps every stream of the
+    # phase to its transfer cycles so far; a callable must only look at transfers that precede
+    # the beat it answers for.
+    offer_at: dict = field(default_factory=dict)
+    ready_at: dict = field(default_factory=dict)
 
     def stall_for(self, stream: str, side: str) -> StallPattern:
         table = self.valid_stall if side == "valid" else self.ready_stall

@@ -1,0 +1,152 @@
+"""``pamif_buffer``: the PAM interface's dual-port re-layout buffer (PAM §6.2, Fig. 8d).
+
+::
+
+    i (fill: region, source word, dst slot, data) ─► memory of regions x token bits,
+        lane-granular writes in source width; per region a completion counter and the slot
+    ─► the head region, once complete, is read out in destination width ─► o (drain)
+    ─► after its last word: the region is freed ─► o_free (the sender's window credit)
+
+* **Regions.**  ``regions`` regions of one token each (``token_bytes``): a token's destination
+  write unit.  The memory is ``max(source, destination)`` bits wide; the narrower side writes
+  (or reads) one lane of it, so 64-bit DDR words assemble into 256-bit HBM words and back.
+* **Release.**  Regions are allocated in list order (entry ``j`` uses region ``j mod regions``),
+  fill in any order (the sender interleaves bank groups), and are released in list order: the
+  head region leaves as soon as its counter reaches the token's source words, one word per
+  cycle, and is freed (counter cleared, ``o_free`` pulses) when its last word is read.
+* **No overflow.**  ``i`` is not ready for a region that is complete and not yet freed, so a
+  region never takes more words than a token has; a complete region is released within
+  ``2 + (regions - 1) * dst_words`` cycles of completing when ``o`` is always ready (the
+  regions ahead of it drain first).
+
+Latency: the last word of a token written at cycle c, its first output word transfers at c + 2
+(``latency``); throughput one word per cycle on each side.  For formal proofs the counters,
+the head, the read word and the pending releases are attributes (``count``, ``head``,
+``read_word``, ``free_pending``).
+
+Parameters
+----------
+cfg : PamifConfig
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Array, Cat, Module, Signal
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from pimforge.base.numerics import log2_exact
+from pimforge.hw.core.component import PimComponent
+from pimforge.hw.core.unit import HwUnit
+from pimforge.hw.pamif.config import PAIR_PRESETS, PamifConfig
+from pimforge.hw.pamif.streams import drain_signature, fill_signature, free_signature
+
+__all__ = ["PamifBuffer", "buffer_cycles", "BUFFER_LATENCY"]
+
+BUFFER_LATENCY = 2
+
+
+class PamifBuffer(PimComponent):
+    """The re-layout buffer (module docstring): ``i`` fill words in, ``o`` drain words and
+    ``o_free`` region releases out."""
+
+    UNIT = "pamif_buffer"
+
+    def __init__(self, cfg: PamifConfig):
+        super().__init__(cfg, {"i": In(fill_signature(cfg)), "o": Out(drain_signature(cfg)),
+                               "o_free": Out(free_signature(cfg))})
+        self.count = [Signal(range(cfg.src_words + 1), name=f"count{r}")
+                      for r in range(cfg.regions)]
+        self.head = Signal(range(cfg.regions), name="head")
+        self.read_word = Signal(range(cfg.dst_words), name="read_word")
+        self.free_pending = Signal(range(cfg.regions + 1), name="free_pending")
+
+    @property
+    def latency(self) -> int:
+        """Cycles from a region's last fill word to its first drain word."""
+        return BUFFER_LATENCY
+
+    @property
+    def throughput(self) -> float:
+        return 1.0
+
+    def manifest(self) -> dict:
+        man = super().manifest()
+        man["buffer_bits"] = self.cfg.regions * self.cfg.token_bytes * 8
+        return man
+
+    def elaborate(self, platform):
+        m = Module()
+        cfg = self.cfg
+        R, Ns, Nd = cfg.regions, cfg.src_words, cfg.dst_words
+        Ws, Wd, W = cfg.src_tier.word_bits, cfg.dst_tier.word_bits, cfg.wide_bits
+        per = cfg.token_bytes * 8 // W
+        mem = Memory(shape=W, depth=R * per, init=[])
+        m.submodules.mem = mem
+        lr_s, lr_d = log2_exact(W // Ws), log2_exact(W // Wd)
+        wp = mem.write_port(granularity=Ws) if Ws < W else mem.write_port()
+        rp = mem.read_port(domain="sync")
+        i, o, free = self.i, self.o, self.o_free
+        count = Array(self.count)
+        slots = Array([Signal(len(i.payload.slot), name=f"slot{r}") for r in range(R)])
+        # ---- fill side: ready unless the region is complete (and not yet freed)
+        m.d.comb += i.ready.eq(count[i.payload.region] != Ns)
+        fill = i.valid & i.ready
+        word = i.payload.word
+        m.d.comb += [wp.addr.eq(Cat(word[lr_s:], i.payload.region)),
+                     wp.data.eq(Cat(*[i.payload.data] * (W // Ws)))]
+        if lr_s:
+            m.d.comb += wp.en.eq(Cat(*[fill & (word[:lr_s] == k) for k in range(W // Ws)]))
+        else:
+            m.d.comb += wp.en.eq(fill)
+        with m.If(fill):
+            m.d.sync += [count[i.payload.region].eq(count[i.payload.region] + 1),
+                         slots[i.payload.region].eq(i.payload.slot)]
+        # ---- drain side: the head region, once complete, one destination word per cycle
+        head, rw = self.head, self.read_word
+        lane = Signal(max(1, lr_d), name="read_lane")
+        advance = Signal(name="advance")
+        last_word = rw == Nd - 1
+        m.d.comb += [advance.eq((count[head] == Ns) & (~o.valid | o.ready)),
+                     rp.addr.eq(Cat(rw[lr_d:], head)), rp.en.eq(advance)]
+        # releases wait in a counter until o_free takes them (regions in list order)
+        pending = self.free_pending
+        freed = advance & last_word
+        taken = free.valid & free.ready
+        m.d.sync += pending.eq(pending + freed - taken)
+        m.d.comb += free.valid.eq(pending != 0)
+        with m.If(taken):
+            m.d.sync += free.payload.region.eq(free.payload.region + 1)
+        with m.If(advance):
+            m.d.sync += [o.valid.eq(1), o.payload.slot.eq(slots[head]), o.payload.word.eq(rw),
+                         o.payload.last.eq(last_word)]
+            if lr_d:
+                m.d.sync += lane.eq(rw[:lr_d])
+            with m.If(last_word):
+                m.d.sync += [rw.eq(0), head.eq(head + 1), count[head].eq(0)]
+            with m.Else():
+                m.d.sync += rw.eq(rw + 1)
+        with m.Elif(o.ready):
+            m.d.sync += o.valid.eq(0)
+        m.d.comb += o.payload.data.eq(rp.data.word_select(lane, Wd) if lr_d else rp.data)
+        return m
+
+
+def buffer_cycles(cfg: PamifConfig, n_tokens: int) -> int:
+    """Cycles from reset to the last drain transfer (inclusive) for ``n_tokens`` tokens whose
+    fill words are offered back to back token by token, the drain always ready.  A token's
+    words wait while its region still holds the token ``regions`` earlier (``i`` not ready
+    until that one's last word was read); a region's first word is read the cycle after its
+    last fill and leaves the next cycle; the drain reads one word per cycle."""
+    Ns, Nd, R = cfg.src_words, cfg.dst_words, cfg.regions
+    fill_end, read_end, freed = -1, -1, []
+    for j in range(n_tokens):
+        start = fill_end + 1 if j < R else max(fill_end + 1, freed[j - R] + 1)
+        fill_end = start + Ns - 1
+        read_end = max(fill_end + 1, read_end + 1) + Nd - 1
+        freed.append(read_end)
+    return read_end + 2 if n_tokens else 0
+
+
+UNITS = (HwUnit("pamif_buffer", "PAM interface re-layout buffer: source-width fill words "
+                "into token regions, released in list order in destination width (i -> o, "
+                "o_free)", PamifConfig, PamifBuffer, PAIR_PRESETS, buffer_cycles),)

@@ -1,0 +1,1 @@
+"""Benches of the PAM interface units (mirrors hw/pamif)."""
