@@ -25,6 +25,7 @@ __all__ = ["PaperRow", "ROWS", "needed_jobs", "build_table", "run_compare", "LOG
 LOGIC_14NM = (14 / 7) ** 2   # ASAP7 (7 nm) -> a 14 nm logic process: ideal (node ratio)^2 = 4x
 DRAM_PENALTY = 10.0          # PAM 7.5: the DRAM processes are ~10x less dense than logic
 KU15P = flows.XCUP_DEVICES["ku15p"]
+PAMIF_AREA_PRESET = "ssd_to_ddr4"   # the PAM interface row: the largest buffer of the six pairs
 
 # HILOS Table 3 (percent of a KU15P), per d_group: LUT, FF, BRAM, URAM, DSP.
 HILOS_TABLE3 = {1: (38.76, 28.57, 51.02, 9.38, 10.06),
@@ -94,6 +95,15 @@ def _pam_rows() -> list:
                              (_gen("pam_pu", "hbm"),),
                              lambda res, k=key: 100 * res[_gen("pam_pu", "hbm")]["breakdown"][k],
                              "share of our generic NAND2 equivalents (no scaling)"))
+    itf = _gen("pam_interface", PAMIF_AREA_PRESET)
+    rows.append(PaperRow(
+        "PAM Table 2 / 7.5", "PAM interface, one instance (reorder, re-layout buffer, address "
+        "generation), 14 nm", 0.85, "mm^2", (itf,),
+        lambda res: _asap7_mm2(res[itf]) * LOGIC_14NM,
+        f"pam_interface preset {PAMIF_AREA_PRESET} ASAP7 area (logic + SRAM) x {LOGIC_14NM:g} "
+        "(7 -> 14 nm)",
+        note="the preset with the largest buffer (256 regions of 512 B, for an SSD source's "
+             "30 us page reads) and a 2,048-entry list; the paper gives no sizes"))
     rows.append(PaperRow("PAM 7.5", "RU area share: computing logic", 83, "%",
                          (_gen("pam_ru", "default"),),
                          lambda res: 100 * res[_gen("pam_ru", "default")]["breakdown"]["datapath"],
