@@ -16,6 +16,7 @@ cannot pass a proof unnoticed.
 from __future__ import annotations
 
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -96,15 +97,28 @@ def _check_args(mode: str, depth: int) -> None:
         raise UserError(f"--depth: got {depth!r}; allowed: an integer in 1..{MAX_DEPTH}")
 
 
-def _failed_properties(log: Path) -> list:
+_CHECK_CELL = re.compile(r'cell \$check \$(\d+)\n\s+parameter \\FORMAT "([^"]*)"')
+_LOG_LINE = re.compile(r"(failed assertion|unreached cover statement|failed assumption)(.*)",
+                       re.IGNORECASE)
+
+
+def _failed_properties(log: Path, il_text: str) -> list:
+    """One line per failed assertion (or unreached cover): the property's message (e.g.
+    ``o_payload_held``, the name :mod:`pimforge.hw.core.formal` gives it), its source and step."""
     if not log.exists():
         return []
+    names = dict(_CHECK_CELL.findall(il_text))
     out = []
     for line in log.read_text(errors="replace").splitlines():
-        for key in ("failed assertion", "Unreached cover statement", "failed assumption"):
-            if key in line:
-                out.append(line.split(key, 1)[1].strip() if key != "Unreached cover statement"
-                           else "unreached cover " + line.split(key, 1)[1].strip())
+        hit = _LOG_LINE.search(line)
+        num = re.search(r"check_(\d+)", line)
+        if hit and num:
+            src = re.search(r"(\S+:\d+)", hit.group(2))
+            step = re.search(r"step (\d+)", hit.group(2))
+            text = f"{hit.group(1).lower()} {names.get(num.group(1), 'check_' + num.group(1))}"
+            text += f" ({src.group(1)})" if src else ""
+            text += f" at step {step.group(1)}" if step else ""
+            out.append(text)
     return list(dict.fromkeys(out))
 
 
@@ -156,7 +170,7 @@ def run_sby(il_text: str, out_dir, *, mode: str = "bmc", depth: int = 20,
                         f"{log if log.exists() else out / f'{mode}.log'}")
     vcd = _trace(work, status) if status != "pass" or mode == "cover" else None
     return ProofResult(status, mode, depth, seconds, cpu, work, vcd,
-                       _failed_properties(work / "logfile.txt"))
+                       _failed_properties(work / "logfile.txt", il_text))
 
 
 def prove(dut, out_dir, *, mode: str = "bmc", depth: int | None = None, fifos: bool = True,
