@@ -3,7 +3,7 @@
 Every proof is shown able to fail: the checker on broken stages, the FIFO check on a FIFO with
 one credit too many, and the unit proofs on mutated units (``MutantShell`` between a unit and the
 checker, or an output FIFO one entry too shallow for its credits).  The full per-unit sweep is
-in ``UNIT_PROOFS``; the default run proves the ones marked ``fast`` (about 60 s of CPU in all),
+in ``UNIT_PROOFS``; the default run proves the ones marked ``fast`` (the file: about 60 s of CPU),
 ``PIMFORGE_LONG=1`` the rest.
 """
 import types
@@ -33,7 +33,7 @@ SV_SMALL = {"block": 32, "beat_elems": 8, "head_dim": 64, "d_group": 1, "op_dept
 UNIT_PROOFS = [
     ("fp_add", {}, None, True, True),
     ("fp_sub", {}, None, True, False),
-    ("fp_mul", {}, None, True, True),
+    ("fp_mul", {}, None, True, False),
     ("fp_fma", {}, None, True, False),
     ("fp_cmp", {}, None, True, False),
     ("fp_convert", {}, None, True, False),
@@ -41,7 +41,7 @@ UNIT_PROOFS = [
     ("fp_log", {}, None, True, False),
     ("fp_recip", {}, None, True, False),
     ("online_softmax", {}, None, True, True),
-    ("pam_ru", {"vector_width": 2, "op_depth": 1}, None, True, True),
+    ("pam_ru", {"vector_width": 2, "op_depth": 1}, None, True, False),
     ("pam_pu", PAM_PU_SMALL, None, False, False),
     ("sv_gemv", SV_SMALL, None, True, True),
     ("hermes_act", ACT_SMALL, 20, True, False),
