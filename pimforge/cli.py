@@ -8,6 +8,8 @@
                                              HILOS kernel presets, synthesis flow times (JSON)
     pimforge synth UNIT|all|compare [--preset P] [--config F] [--set k=v ...]
                  [--target generic|xcup|ecp5[,...]] [--device D] [--out DIR] [--jobs N]
+    pimforge prove UNIT [--preset P] [--set k=v ...] [--depth N] [--mode bmc|prove|cover] [--out DIR]
+                                             stream-protocol proof (SymbiYosys); exit 1 on a counterexample
     pimforge model pam|hilos|hermes [--preset P] [--config F] [--set k=v ...] [--describe] [--out DIR]
                                              the system model: JSON, Markdown tables, PNG plots
     pimforge reproduce pam|hilos|hermes [--seed N] [--out DIR]
@@ -39,6 +41,8 @@ from pimforge.bench import (
     synth_benchmark
 )
 from pimforge.demo import run_demo
+from pimforge.prove_cli import add_arguments as _prove_args
+from pimforge.prove_cli import run_cli as run_prove_cli
 from pimforge.registry import get_unit, units
 from pimforge.sim.harness.runner import SIMULATORS
 from pimforge.software.cli import (
@@ -112,6 +116,11 @@ def build_parser() -> argparse.ArgumentParser:
                        "UltraScale+ resources (xcup), ECP5 resources and fmax (ecp5); 'synth all' "
                        "for every preset, 'synth compare' against the papers")
     _synth_args(q)
+
+    q = sub.add_parser("prove", help="formal proof (SymbiYosys, Yices) that the unit's output "
+                       "streams obey the valid/ready rules under arbitrary back-pressure and its "
+                       "FIFOs lose nothing; prints the counterexample VCD on failure")
+    _prove_args(q)
 
     q = sub.add_parser("model", help="the system model: LLM decoding end to end on a PAM or "
                        "HILOS system (cycle models calibrated by the RTL); JSON, Markdown, PNG")
@@ -347,6 +356,10 @@ def _cmd_synth(args):
     return run_cli(args)
 
 
+def _cmd_prove(args):
+    return run_prove_cli(args)
+
+
 def _cmd_demo(args):
     return run_demo(args.out)
 
@@ -370,7 +383,7 @@ def _cmd_reproduce(args):
 
 
 COMMANDS = {"model": _cmd_model, "reproduce": _cmd_reproduce, "list": _cmd_list, "config": _cmd_config, "generate": _cmd_generate, "test": _cmd_test,
-            "bench": _cmd_bench, "synth": _cmd_synth, "demo": _cmd_demo, "run": _cmd_run}
+            "bench": _cmd_bench, "synth": _cmd_synth, "prove": _cmd_prove, "demo": _cmd_demo, "run": _cmd_run}
 
 
 def main(argv=None) -> int:

@@ -1,0 +1,63 @@
+"""``pimforge prove UNIT``: the stream-protocol proof of a unit (:mod:`pimforge.synth.formal`)."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from pimforge import api
+from pimforge.base.errors import UserError
+from pimforge.registry import get_unit
+from pimforge.synth.formal import MAX_DEPTH, MODES, default_depth, prove
+
+__all__ = ["add_arguments", "run_cli"]
+
+EXIT_FAIL = 1
+
+
+def add_arguments(q) -> None:
+    q.add_argument("unit", help="unit name (see `pimforge list`)")
+    q.add_argument("--preset", help="start from a named preset of the unit")
+    q.add_argument("--config", metavar="FILE.yaml", help="YAML mapping of config fields")
+    q.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
+                   help="override one config field; repeatable")
+    q.add_argument("--depth", type=int, metavar="N",
+                   help=f"cycles from reset to check (1..{MAX_DEPTH}; default: the unit's "
+                        "latency + 6, one full pipeline with stalls)")
+    q.add_argument("--mode", default="bmc", choices=MODES,
+                   help="bmc: bounded, every trace of N cycles; prove: k-induction of length N "
+                        "(holds for all lengths); cover: every stream transfer is reachable "
+                        "(default bmc)")
+    q.add_argument("--out", metavar="DIR", help="output directory: the formal top (RTLIL), the "
+                   ".sby file and sby's work directory (default build/formal/<unit>)")
+    q.add_argument("--no-fifos", action="store_true",
+                   help="check the stream ports only, not the no-loss of internal FIFOs")
+
+
+def _progress(msg: str) -> None:
+    if os.environ.get("PIMFORGE_QUIET") != "1":
+        print(f"[pimforge] {msg}", file=sys.stderr, flush=True)
+
+
+def run_cli(args) -> int:
+    unit = get_unit(args.unit)
+    if args.depth is not None and not 1 <= args.depth <= MAX_DEPTH:
+        raise UserError(f"--depth: got {args.depth}; allowed: an integer in 1..{MAX_DEPTH}")
+    cfg = api.config(args.unit, preset=args.preset, config_file=args.config, sets=args.set)
+    dut = unit.factory(cfg)
+    depth = args.depth if args.depth is not None else default_depth(dut.latency)
+    out = Path(args.out) if args.out else Path(os.environ.get("PIMFORGE_BUILD", "build")) / \
+        "formal" / args.unit
+    _progress(f"{args.unit}: {args.mode} to depth {depth} (latency {dut.latency}) in {out} "
+              "(the first yowasp-sby run compiles for a minute)")
+    res = prove(dut, out, mode=args.mode, depth=depth, fifos=not args.no_fifos)
+    verdict = {"pass": "PASS", "fail": "FAIL", "unknown": "UNKNOWN (induction did not close; "
+               "try a larger --depth)", "timeout": "TIMEOUT"}[res.status]
+    print(f"{args.unit}: {verdict}  mode {res.mode}, depth {res.depth}, {res.seconds:.1f} s")
+    for prop in res.failed:
+        print(f"  {prop}")
+    if res.vcd is not None:
+        label = "cover trace" if res.passed else "counterexample"
+        print(f"  {label}: {res.vcd}")
+    print(f"  log: {res.workdir / 'logfile.txt'}")
+    return 0 if res.passed else EXIT_FAIL

@@ -1,0 +1,257 @@
+"""The formal flow: the stream-protocol checker, the sby runner, `pimforge prove`, unit proofs.
+
+Every proof is shown able to fail: the checker on broken stages, the FIFO check on a FIFO with
+one credit too many, and the unit proofs on mutated units (``MutantShell`` between a unit and the
+checker, or an output FIFO one entry too shallow for its credits).  The full per-unit sweep is
+in ``UNIT_PROOFS``; the default run proves the ones marked ``fast`` (the file: about 60 s of CPU),
+``PIMFORGE_LONG=1`` the rest.
+"""
+import types
+from pathlib import Path
+
+import pytest
+from amaranth.hdl import Fragment
+from amaranth.lib import fifo
+
+from formal_shells import SHELL_BUGS, STAGE_BUGS, CreditFifo, MutantShell, NeverValid, PipeStage, \
+    TinyStage
+from pimforge import cli, prove_cli
+from pimforge.base.errors import UserError
+from pimforge.hw.catalog import HW_UNITS
+from pimforge.hw.core.formal import FormalTop
+from pimforge.hw.hermes import act as hermes_act
+from pimforge.synth.formal import MAX_DEPTH, default_depth, prove
+
+# (unit, config overrides, depth or None for latency + 6, FIFO no-loss too, fast): small configs,
+# depth covering one full pipeline.  Times measured on one core: README, "Formal verification".
+# pam_pu: under the stream rules alone (any K/V beat sequence) its tile FIFO overflows (a
+# counterexample at step 48, not yet diagnosed: an input its job format rules out, or a bug), so
+# its sweep entry checks the stream ports only; test_pam_pu_tile_fifo_overflow keeps the finding.
+PAM_PU_SMALL = {"lanes": 2, "head_dim": 64, "tile_tokens": 1, "op_depth": 1}
+ACT_SMALL = {"lanes": 4, "max_len": 8, "op_depth": 1}
+SV_SMALL = {"block": 32, "beat_elems": 8, "head_dim": 64, "d_group": 1, "op_depth": 1}
+UNIT_PROOFS = [
+    ("fp_add", {}, None, True, True),
+    ("fp_sub", {}, None, True, False),
+    ("fp_mul", {}, None, True, False),
+    ("fp_fma", {}, None, True, False),
+    ("fp_cmp", {}, None, True, False),
+    ("fp_convert", {}, None, True, False),
+    ("fp_exp", {}, None, True, True),
+    ("fp_log", {}, None, True, False),
+    ("fp_recip", {}, None, True, False),
+    ("online_softmax", {}, None, True, True),
+    ("pam_ru", {"vector_width": 2, "op_depth": 1}, None, True, False),
+    ("pam_pu", PAM_PU_SMALL, None, False, False),
+    ("sv_gemv", SV_SMALL, None, True, True),
+    ("hermes_act", ACT_SMALL, 20, True, False),
+    ("hermes_gemv", {"multipliers": 8, "beat_words": 1, "max_batch": 1, "buffer_bytes": 256,
+                     "op_depth": 1}, None, True, False),
+]
+
+
+def _depth_of(name):
+    return next(d for n, _, d, *_ in UNIT_PROOFS if n == name)
+
+
+def _unit(name, sets):
+    u = HW_UNITS[name]
+    return u.factory(u.config(None, sets))
+
+
+# --- the checker on small components -------------------------------------------------------------
+
+@pytest.mark.parametrize("bug", STAGE_BUGS)
+def test_checker_on_tiny_stage(bug, tmp_path):
+    res = prove(TinyStage(bug), tmp_path, depth=6)
+    if bug is None:
+        assert res.status == "pass", res.failed
+        assert res.vcd is None
+        return
+    assert res.status == "fail"
+    assert res.vcd is not None and res.vcd.exists() and res.vcd.stat().st_size > 0
+    want = "o_valid_held" if bug == "drop_valid" else "o_payload_held"
+    assert any(want in f for f in res.failed), res.failed
+
+
+@pytest.mark.parametrize("depth", [0, 2])
+def test_checker_passes_project_pipeline(depth, tmp_path):
+    """depth 0 is combinational (o = f(i)): it passes only because the input rules are assumed."""
+    res = prove(PipeStage(depth), tmp_path, depth=8)
+    assert res.status == "pass", res.failed
+
+
+def test_prove_mode_closes_on_pipeline(tmp_path):
+    res = prove(PipeStage(2), tmp_path, depth=4, mode="prove")
+    assert res.status == "pass", res.failed
+
+
+@pytest.mark.parametrize("credits,ok", [(2, True), (3, False)])
+def test_fifo_no_loss(credits, ok, tmp_path):
+    dut = CreditFifo(depth=2, credits=credits)
+    res = prove(dut, tmp_path, depth=10)
+    if ok:
+        assert res.status == "pass", res.failed
+    else:
+        assert res.status == "fail"
+        assert any("out_fifo_no_overflow" in f for f in res.failed), res.failed
+        assert res.vcd.exists()
+
+
+def test_cover_catches_vacuous_pass(tmp_path):
+    """A unit that never sends passes every assertion; the cover run says so."""
+    assert prove(NeverValid(), tmp_path / "bmc", depth=6).status == "pass"
+    res = prove(NeverValid(), tmp_path / "cover", depth=6, mode="cover")
+    assert res.status == "fail"
+    assert any("o_transfer" in f for f in res.failed), res.failed
+    assert prove(TinyStage(), tmp_path / "ok", depth=6, mode="cover").status == "pass"
+
+
+def test_bad_depth_and_mode_are_user_errors(tmp_path):
+    dut = types.SimpleNamespace(latency=1)  # refused before it is elaborated
+    with pytest.raises(UserError, match="--depth"):
+        prove(dut, tmp_path, depth=0)
+    with pytest.raises(UserError, match="--depth"):
+        prove(dut, tmp_path, depth=MAX_DEPTH + 1)
+    with pytest.raises(UserError, match="--mode"):
+        prove(dut, tmp_path, depth=4, mode="sim")
+    assert not any(tmp_path.iterdir())
+
+
+# --- every unit's protocol proof -----------------------------------------------------------------
+
+@pytest.mark.parametrize("name,sets,depth,fifos", [
+    pytest.param(n, s, d, f, id=n, marks=() if fast else pytest.mark.slow)
+    for n, s, d, f, fast in UNIT_PROOFS])
+def test_unit_protocol(name, sets, depth, fifos, tmp_path):
+    dut = _unit(name, sets)
+    res = prove(dut, tmp_path, depth=depth, fifos=fifos)
+    assert res.status == "pass", f"{name}: {res.failed}; trace {res.vcd}"
+    assert res.depth >= dut.latency + 1
+
+
+@pytest.mark.slow
+def test_pam_pu_tile_fifo_overflow(tmp_path):
+    """Open finding: under the stream rules alone, pam_pu's tile FIFO can take a write when full.
+    When pam_pu's job format becomes an assumption (or the unit is fixed) this test fails: then
+    move pam_pu's sweep entry to FIFO checks on and delete it."""
+    res = prove(_unit("pam_pu", PAM_PU_SMALL), tmp_path)
+    assert res.status == "fail"
+    assert any("tile_fifo_no_overflow" in f for f in res.failed), res.failed
+
+
+@pytest.mark.parametrize("name,sets", [("sv_gemv", SV_SMALL), ("hermes_act", ACT_SMALL)])
+def test_fifos_found_in_units(name, sets):
+    """The no-loss check reaches the units' output FIFOs."""
+    top = FormalTop(_unit(name, sets))
+    Fragment.get(top, None)
+    assert [n for n, _ in top.checked_fifos] == ["out_fifo"]
+
+
+@pytest.mark.parametrize("name", ["online_softmax", "hermes_act"])
+def test_unit_output_reachable(name, tmp_path):
+    """The sweep's depth reaches an output transfer (so its pass is not vacuous)."""
+    sets = next(s for n, s, *_ in UNIT_PROOFS if n == name)
+    res = prove(_unit(name, sets), tmp_path, depth=_depth_of(name), mode="cover")
+    assert res.status == "pass", res.failed
+
+
+def test_sweep_covers_every_unit():
+    """Every unit of the catalog has a proof here, except the composites (optional)."""
+    composites = {"pam_device", "pam_system", "hilos_attention", "qk_gemv", "two_pass_softmax"}
+    assert set(HW_UNITS) - composites <= {n for n, *_ in UNIT_PROOFS}
+
+
+# --- mutated units fail ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,sets,bug", [
+    ("fp_add", {}, "ignore_ready"),
+    ("fp_add", {}, "drop_valid"),
+    ("fp_add", {}, "payload_glitch"),
+    ("online_softmax", {}, "ignore_ready"),
+    ("hermes_act", ACT_SMALL, "ignore_ready"),
+])
+def test_mutated_unit_fails(name, sets, bug, tmp_path):
+    dut = _unit(name, sets)
+    res = prove(dut, tmp_path, depth=_depth_of(name), shell=MutantShell(dut, bug))
+    assert res.status == "fail", f"{name} with {bug} passed"
+    assert res.vcd is not None and res.vcd.exists()
+
+
+def _shallow_fifo(*, width, depth):
+    """``SyncFIFO`` one entry shallower than asked: the unit's credits then exceed its FIFO."""
+    return fifo.SyncFIFO(width=width, depth=depth - 1)
+
+
+def test_fifo_too_shallow_for_credits_loses_a_write(tmp_path, monkeypatch):
+    """hermes_act with its output FIFO one entry short (a write skipped when full): caught."""
+    monkeypatch.setattr(hermes_act, "SyncFIFO", _shallow_fifo)
+    dut = _unit("hermes_act", ACT_SMALL)
+    res = prove(dut, tmp_path, depth=20)
+    assert res.status == "fail"
+    assert any("out_fifo_no_overflow" in f for f in res.failed), res.failed
+    assert res.vcd.exists()
+
+
+# --- pimforge prove --------------------------------------------------------------------------------
+
+def test_cli_prove_passes(tmp_path, capsys):
+    rc = cli.main(["prove", "fp_add", "--depth", "6", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "fp_add: PASS" in out and "depth 6" in out
+    assert (tmp_path / "formal_top.il").exists() and (tmp_path / "bmc.sby").exists()
+
+
+def test_cli_prove_default_depth_and_preset(tmp_path, capsys):
+    rc = cli.main(["prove", "fp_mul", "--preset", "bf16", "--set", "pipeline_depth=1",
+                   "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert f"depth {default_depth(1)}" in out
+
+
+def test_cli_prove_fails_with_counterexample(tmp_path, capsys, monkeypatch):
+    """A unit whose generator drops its ready term: exit 1, the failed property, the VCD."""
+    real = prove_cli.get_unit
+
+    def broken(name):
+        u = real(name)
+        return types.SimpleNamespace(factory=lambda cfg: _IgnoreReadyUnit(u.factory(cfg)))
+    monkeypatch.setattr(prove_cli, "get_unit", broken)
+    rc = cli.main(["prove", "fp_add", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert rc == 1, out
+    assert "fp_add: FAIL" in out and "o_payload_held" in out
+    vcd = out.split("counterexample: ", 1)[1].split()[0]
+    assert vcd.endswith(".vcd") and (tmp_path / "bmc" / "engine_0").exists()
+    assert Path(vcd).exists()
+
+
+class _IgnoreReadyUnit(MutantShell):
+    """A unit with its output ready term dropped, as one component (the CLI takes no shell)."""
+
+    def __init__(self, dut):
+        super().__init__(dut, "ignore_ready")
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.submodules.unit = self.dut
+        return m
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["prove", "no_such_unit"], "unknown unit 'no_such_unit'"),
+    (["prove", "fp_add", "--depth", "0"], "--depth: got 0"),
+    (["prove", "fp_add", "--depth", str(MAX_DEPTH + 1)], f"--depth: got {MAX_DEPTH + 1}"),
+    (["prove", "fp_add", "--mode", "sim"], "invalid choice: 'sim'"),
+    (["prove", "fp_add", "--set", "pipeline_depth=99"], "field 'pipeline_depth'"),
+    (["prove", "fp_add", "--preset", "fp64"], "fp64"),
+])
+def test_cli_prove_user_errors(argv, msg, capsys, tmp_path):
+    rc = cli.main(argv + ["--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert rc == 2
+    lines = [ln for ln in err.splitlines() if not ln.startswith("[pimforge]")]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and msg in lines[0], err
+    assert not (tmp_path / "formal_top.il").exists()
