@@ -10,6 +10,8 @@
 >>> res = api.hilos_attention(q, k, v, mask=m, precomputed=p)       # HILOS kernel, golden model
 >>> res = api.hermes_gemv(w, x, active=idx, mode="rows")            # Hermes GEMV engine
 >>> res.o, res.rel_err
+>>> res = api.pam_migrate([(5, 3, 7), (9, 0, 1)], api.config("pam_interface"))  # PAM interface
+>>> res.o, res.cycles, res.bandwidth_fraction
 """
 from __future__ import annotations
 
@@ -25,10 +27,11 @@ from pimforge.sim.harness.runner import BenchResult, run_unit
 from pimforge.software.hermes.gemv import HermesGemvResult, hermes_gemv  # Hermes GEMV engine
 from pimforge.software.hilos.attention import HilosAttentionResult, hilos_attention  # HILOS kernel
 from pimforge.software.pam.attention import PamAttentionResult, pam_attention  # PAM Alg. 1 flow
+from pimforge.software.pam.migrate import MigrateResult, pam_migrate  # PAM interface migration
 
 __all__ = ["units", "config", "generate", "elaborate", "run_bench", "BenchResult", "pam_attention",
            "PamAttentionResult", "hilos_attention", "HilosAttentionResult", "hermes_gemv",
-           "HermesGemvResult"]
+           "HermesGemvResult", "pam_migrate", "MigrateResult"]
 
 
 def config(unit: str, preset: str | None = None, config_file=None, overrides=None, sets=None):

@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from pimforge import api
+from pimforge.hw.pamif.config import PAIR_PRESETS
+from pimforge.hw.pamif.perf import migration_estimate
 from pimforge.registry import get_unit
 from pimforge.software.hermes.reproduce import reproduce as hermes_reproduce
 from pimforge.software.hilos.reproduce import reproduce as hilos_reproduce
@@ -66,6 +68,7 @@ def run_demo(out="build/demo") -> int:
     ok = _pam_demo()
     ok = _hilos_demo() and ok
     ok = _hermes_demo(out / "model") and ok
+    ok = _pamif_demo() and ok
     ok = _system_demo(out / "model") and ok
     ok = _synth_demo() and ok
     return 0 if res.passed and ok else 1
@@ -135,6 +138,28 @@ def _hermes_demo(out: Path) -> bool:
         print(f"  {r.item}: paper {fmt(r.paper)}, ours {fmt(r.ours)} (ratio {r.ratio:.2f})")
     print(f"  full table and plots: {out}/hermes/reproduce.md")
     return bool(same and gold.rel_err <= 1e-3 and rep.rows)
+
+
+def _pamif_demo() -> bool:
+    """The PAM interface (§6.2): a checked migration list re-laid by the golden model, and the
+    interface's estimate of a 1 MB migration for each ordered pair of Table 1's tiers."""
+    cfg = api.config("pam_interface")
+    rng = np.random.default_rng(11)
+    tokens = rng.choice(cfg.tokens, 12, replace=False)
+    src = rng.choice(cfg.src_slots, 12, replace=False)
+    dst = rng.choice(cfg.dst_slots, 12, replace=False)
+    res = api.pam_migrate(list(zip(tokens, src, dst)), cfg)
+    print(f"== PAM interface (`pimforge run pam-migrate`): {res.summary()}")
+    ok = res.o is not None and res.tokens == 12
+    print("  1 MB of 512-byte KV rows, one interface instance (estimate of the cycle model):")
+    for name, over in sorted(PAIR_PRESETS.items()):
+        if name.startswith("small"):
+            continue
+        est = migration_estimate(over["src"], over["dst"], n_bytes=1 << 20, token_bytes=512)
+        ok &= est["bandwidth_fraction"] >= 0.9
+        print(f"  {name:<14} {est['seconds'] * 1e6:9.1f} us  {est['bandwidth_fraction']:.3f} of "
+              f"the slower side's {est['slower_side_bw'] / 1e9:.2f} GB/s")
+    return bool(ok)
 
 
 def _pam_demo() -> bool:
