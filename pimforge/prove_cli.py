@@ -1,4 +1,6 @@
-"""``pimforge prove UNIT``: the stream-protocol proof of a unit (:mod:`pimforge.synth.formal`)."""
+"""``pimforge prove UNIT``: the stream-protocol proof of a unit (:mod:`pimforge.synth.formal`),
+plus the unit's own properties where :data:`pimforge.hw.catalog.FORMAL_EXTRAS` has a harness
+(``pamif_buffer``: no-loss of a tracked word, counters in range, the release bound)."""
 from __future__ import annotations
 
 import os
@@ -7,6 +9,7 @@ from pathlib import Path
 
 from pimforge import api
 from pimforge.base.errors import UserError
+from pimforge.hw.catalog import FORMAL_EXTRAS
 from pimforge.registry import get_unit
 from pimforge.synth.formal import MAX_DEPTH, MODES, default_depth, prove
 
@@ -32,6 +35,9 @@ def add_arguments(q) -> None:
                    ".sby file and sby's work directory (default build/formal/<unit>)")
     q.add_argument("--no-fifos", action="store_true",
                    help="check the stream ports only, not the no-loss of internal FIFOs")
+    q.add_argument("--protocol-only", action="store_true",
+                   help="leave out the unit's own formal harness (pamif_buffer: no-loss, "
+                        "counters, release bound), check the stream rules only")
 
 
 def _progress(msg: str) -> None:
@@ -50,7 +56,8 @@ def run_cli(args) -> int:
         "formal" / args.unit
     _progress(f"{args.unit}: {args.mode} to depth {depth} (latency {dut.latency}) in {out} "
               "(the first yowasp-sby run compiles for a minute)")
-    res = prove(dut, out, mode=args.mode, depth=depth, fifos=not args.no_fifos)
+    extra = None if args.protocol_only else FORMAL_EXTRAS.get(args.unit)
+    res = prove(dut, out, mode=args.mode, depth=depth, fifos=not args.no_fifos, extra=extra)
     verdict = {"pass": "PASS", "fail": "FAIL", "unknown": "UNKNOWN (induction did not close; "
                "try a larger --depth)", "timeout": "TIMEOUT"}[res.status]
     print(f"{args.unit}: {verdict}  mode {res.mode}, depth {res.depth}, {res.seconds:.1f} s")

@@ -174,15 +174,16 @@ def run_sby(il_text: str, out_dir, *, mode: str = "bmc", depth: int = 20,
 
 
 def prove(dut, out_dir, *, mode: str = "bmc", depth: int | None = None, fifos: bool = True,
-          shell=None, timeout: int | None = None) -> ProofResult:
+          shell=None, extra=None, timeout: int | None = None) -> ProofResult:
     """Check the stream rules (and FIFO no-loss) of the component ``dut`` with sby.
 
-    ``depth`` defaults to :func:`default_depth` of ``dut.latency``; ``shell`` is
-    :class:`~pimforge.hw.core.formal.FormalTop`'s (a test's mutation between unit and checker).
+    ``depth`` defaults to :func:`default_depth` of ``dut.latency``; ``shell`` and ``extra`` are
+    :class:`~pimforge.hw.core.formal.FormalTop`'s (a test's mutation between unit and checker;
+    the unit's own properties, :data:`pimforge.hw.catalog.FORMAL_EXTRAS`).
     """
     if depth is None:
         depth = default_depth(getattr(dut, "latency", 0))
     _check_args(mode, depth)
-    top = FormalTop(dut, fifos=fifos, shell=shell)
+    top = FormalTop(dut, fifos=fifos, shell=shell, extra=extra)
     text = rtlil.convert(top, name=TOP, ports=top.ports())
     return run_sby(text, out_dir, mode=mode, depth=depth, timeout=timeout)

@@ -2,15 +2,17 @@
 
 ``TinyStage`` is a one-register stream stage, correct or with one of three protocol bugs.
 ``MutantShell`` sits between a unit and the checker (``FormalTop(shell=...)``) and breaks the
-unit's output stream ``o`` the way a dropped ready term would.
+unit's output stream ``o`` (or another output ``port``) the way a dropped ready term would.
+``BufferMutant`` is ``pamif_buffer`` with one bug inside (for tests/pamif/test_formal_buffer.py).
 """
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Array, Module, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
 from pimforge.hw.core.formal import stream_ports
 from pimforge.hw.core.pipeline import build_pipeline
+from pimforge.hw.pamif.buffer import PamifBuffer
 
 STAGE_BUGS = (None, "ignore_ready", "drop_valid", "payload_glitch")
 SHELL_BUGS = ("ignore_ready", "drop_valid", "payload_glitch")
@@ -72,16 +74,16 @@ class PipeStage(wiring.Component):
 
 
 class MutantShell(wiring.Component):
-    """The unit's ports, passed through, except that output ``o`` gets ``bug``:
+    """The unit's ports, passed through, except that output ``port`` (default ``o``) gets ``bug``:
 
     * ``ignore_ready``: the unit sees ``o.ready`` always high (the ready term dropped);
     * ``drop_valid``: ``o.valid`` falls in the second cycle of a stall;
     * ``payload_glitch``: a payload bit flips while stalled.
     """
 
-    def __init__(self, dut, bug):
+    def __init__(self, dut, bug, port="o"):
         assert bug in SHELL_BUGS
-        self.dut, self.bug = dut, bug
+        self.dut, self.bug, self.port = dut, bug, port
         self.latency = dut.latency
         super().__init__(dut.signature)
 
@@ -94,7 +96,7 @@ class MutantShell(wiring.Component):
                 m.d.comb += [port.valid.eq(outer.valid), port.payload.eq(outer.payload),
                              outer.ready.eq(port.ready)]
                 continue
-            if name != "o":
+            if name != self.port:
                 m.d.comb += [outer.valid.eq(port.valid), outer.payload.eq(port.payload),
                              port.ready.eq(outer.ready)]
                 continue
@@ -153,4 +155,38 @@ class NeverValid(wiring.Component):
         seen = Signal()
         m.d.sync += seen.eq(seen | self.i.valid)
         m.d.comb += [self.i.ready.eq(1), self.o.valid.eq(0), self.o.payload.eq(seen)]
+        return m
+
+
+BUFFER_BUGS = ("skip_write", "slow_drain", "early_complete")
+
+
+class BufferMutant(PamifBuffer):
+    """``pamif_buffer`` with ``bug``, patched over the real ``elaborate`` (a later comb
+    assignment to the same signal wins):
+
+    * ``skip_write``: a token's last source word is not written into the memory;
+    * ``slow_drain``: the drain's ready term dropped, it reads only while ``o`` is empty
+      (``advance = complete & ~o.valid``: one word every other cycle);
+    * ``early_complete``: the completion count off by one (a region is read from
+      ``src_words - 1`` words on).
+    """
+
+    def __init__(self, cfg, bug):
+        assert bug in BUFFER_BUGS
+        self.bug = bug
+        super().__init__(cfg)
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        ns = self.cfg.src_words
+        count = Array(self.count)
+        if self.bug == "skip_write":
+            with m.If(self.i.payload.word == ns - 1):
+                m.d.comb += m.submodules.mem.write_ports[0].en.eq(0)
+        elif self.bug == "slow_drain":
+            m.d.comb += self.advance.eq((count[self.head] == ns) & ~self.o.valid)
+        else:
+            m.d.comb += self.advance.eq((count[self.head] >= ns - 1) &
+                                        (~self.o.valid | self.o.ready))
         return m

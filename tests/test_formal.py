@@ -17,7 +17,7 @@ from formal_shells import SHELL_BUGS, STAGE_BUGS, CreditFifo, MutantShell, Never
     TinyStage
 from pimforge import cli, prove_cli
 from pimforge.base.errors import UserError
-from pimforge.hw.catalog import HW_UNITS
+from pimforge.hw.catalog import FORMAL_EXTRAS, HW_UNITS
 from pimforge.hw.core.formal import FormalTop
 from pimforge.hw.hermes import act as hermes_act
 from pimforge.synth.formal import MAX_DEPTH, default_depth, prove
@@ -47,6 +47,15 @@ UNIT_PROOFS = [
     ("hermes_act", ACT_SMALL, 20, True, False),
     ("hermes_gemv", {"multipliers": 8, "beat_words": 1, "max_batch": 1, "buffer_bytes": 256,
                      "op_depth": 1}, None, True, False),
+    # PAM interface, default configs: bmc at latency + 6 (8, 7, 9 cycles; 1-3 s each), a depth
+    # at which every output transfers (test_unit_output_reachable).  pamif_sender under its
+    # memory's and buffer's contract (hw/pamif/sender_formal.py; bmc 14 takes 46 s, so 8).
+    # pamif_buffer's full proof (prove mode, its harness) is in tests/pamif/test_formal_buffer.py,
+    # so its sweep entry is in the long run.
+    ("pamif_sender", {}, None, True, True),
+    ("pamif_receiver", {}, None, True, True),
+    ("pam_interface", {}, None, True, True),
+    ("pamif_buffer", {}, None, True, False),
 ]
 
 
@@ -125,7 +134,7 @@ def test_bad_depth_and_mode_are_user_errors(tmp_path):
     for n, s, d, f, fast in UNIT_PROOFS])
 def test_unit_protocol(name, sets, depth, fifos, tmp_path):
     dut = _unit(name, sets)
-    res = prove(dut, tmp_path, depth=depth, fifos=fifos)
+    res = prove(dut, tmp_path, depth=depth, fifos=fifos, extra=FORMAL_EXTRAS.get(name))
     assert res.status == "pass", f"{name}: {res.failed}; trace {res.vcd}"
     assert res.depth >= dut.latency + 1
 
@@ -148,11 +157,13 @@ def test_fifos_found_in_units(name, sets):
     assert [n for n, _ in top.checked_fifos] == ["out_fifo"]
 
 
-@pytest.mark.parametrize("name", ["online_softmax", "hermes_act"])
+@pytest.mark.parametrize("name", ["online_softmax", "hermes_act", "pamif_sender",
+                                  "pamif_receiver", "pam_interface"])
 def test_unit_output_reachable(name, tmp_path):
-    """The sweep's depth reaches an output transfer (so its pass is not vacuous)."""
+    """The sweep's depth reaches a transfer on every port (so its pass is not vacuous)."""
     sets = next(s for n, s, *_ in UNIT_PROOFS if n == name)
-    res = prove(_unit(name, sets), tmp_path, depth=_depth_of(name), mode="cover")
+    res = prove(_unit(name, sets), tmp_path, depth=_depth_of(name), mode="cover",
+                extra=FORMAL_EXTRAS.get(name))
     assert res.status == "pass", res.failed
 
 
@@ -255,3 +266,11 @@ def test_cli_prove_user_errors(argv, msg, capsys, tmp_path):
     lines = [ln for ln in err.splitlines() if not ln.startswith("[pimforge]")]
     assert len(lines) == 1 and lines[0].startswith("error: ") and msg in lines[0], err
     assert not (tmp_path / "formal_top.il").exists()
+
+
+def test_sender_needs_its_environment(tmp_path):
+    """Without its memory's and buffer's contract (hw/pamif/sender_formal.py), a read answered
+    before it was requested waits while its list entry is loaded: o_fill's slot changes."""
+    res = prove(_unit("pamif_sender", {}), tmp_path, depth=8)
+    assert res.status == "fail"
+    assert any("o_fill_payload_held" in f for f in res.failed), res.failed

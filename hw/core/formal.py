@@ -124,12 +124,18 @@ class FormalTop(Elaboratable):
     shell : optional component between the unit and the checker (a test's mutation): its
         ``elaborate`` holds only the glue between its own stream ports and the unit's (the unit
         itself is added here), and the checker watches the shell's ports instead of the unit's.
+    extra : optional unit-specific properties (e.g. :mod:`pimforge.hw.pamif.buffer_formal`),
+        called as ``extra(m, dut, dut_module, ports, active)``: ``dut_module`` is the unit's
+        elaborated module (to reach its memories), ``ports`` the component whose stream ports
+        the checker watches (the shell, if any), ``active`` as in :func:`stream_rules`.  It adds
+        environment assumptions, invariants and covers to ``m``.
     """
 
-    def __init__(self, dut, *, fifos: bool = True, shell=None):
+    def __init__(self, dut, *, fifos: bool = True, shell=None, extra=None):
         self.dut = dut
         self.fifos = fifos
         self.shell = shell
+        self.extra = extra
         self.checked_fifos: list = []
 
     def elaborate(self, platform):
@@ -150,6 +156,8 @@ class FormalTop(Elaboratable):
             self.checked_fifos = find_fifos(dut_module)
             for name, f in self.checked_fifos:
                 fifo_no_loss(m, name, f, active=active)
+        if self.extra is not None:
+            self.extra(m, self.dut, dut_module, seen, active)
         return m
 
     def ports(self) -> list:

@@ -21,8 +21,9 @@
 
 Latency: the last word of a token written at cycle c, its first output word transfers at c + 2
 (``latency``); throughput one word per cycle on each side.  For formal proofs the counters,
-the head, the read word and the pending releases are attributes (``count``, ``head``,
-``read_word``, ``free_pending``).
+the head, the read word, the pending releases, the regions' destination slots and the read
+enable are attributes (``count``, ``head``, ``read_word``, ``free_pending``, ``slots``,
+``advance``).
 
 Parameters
 ----------
@@ -59,6 +60,8 @@ class PamifBuffer(PimComponent):
         self.head = Signal(range(cfg.regions), name="head")
         self.read_word = Signal(range(cfg.dst_words), name="read_word")
         self.free_pending = Signal(range(cfg.regions + 1), name="free_pending")
+        self.slots = [Signal(len(self.i.payload.slot), name=f"slot{r}") for r in range(cfg.regions)]
+        self.advance = Signal(name="advance")
 
     @property
     def latency(self) -> int:
@@ -87,7 +90,7 @@ class PamifBuffer(PimComponent):
         rp = mem.read_port(domain="sync")
         i, o, free = self.i, self.o, self.o_free
         count = Array(self.count)
-        slots = Array([Signal(len(i.payload.slot), name=f"slot{r}") for r in range(R)])
+        slots = Array(self.slots)
         # ---- fill side: ready unless the region is complete (and not yet freed)
         m.d.comb += i.ready.eq(count[i.payload.region] != Ns)
         fill = i.valid & i.ready
@@ -104,7 +107,7 @@ class PamifBuffer(PimComponent):
         # ---- drain side: the head region, once complete, one destination word per cycle
         head, rw = self.head, self.read_word
         lane = Signal(max(1, lr_d), name="read_lane")
-        advance = Signal(name="advance")
+        advance = self.advance
         last_word = rw == Nd - 1
         m.d.comb += [advance.eq((count[head] == Ns) & (~o.valid | o.ready)),
                      rp.addr.eq(Cat(rw[lr_d:], head)), rp.en.eq(advance)]
