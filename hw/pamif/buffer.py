@@ -37,7 +37,7 @@ from amaranth.lib.wiring import In, Out
 from pimforge.base.numerics import log2_exact
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.pamif.config import PAIR_PRESETS, PamifConfig
+from pimforge.hw.pamif.config import SIM_PRESETS, PamifConfig
 from pimforge.hw.pamif.streams import drain_signature, fill_signature, free_signature
 
 __all__ = ["PamifBuffer", "buffer_cycles", "BUFFER_LATENCY"]
@@ -87,7 +87,8 @@ class PamifBuffer(PimComponent):
         rp = mem.read_port(domain="sync")
         i, o, free = self.i, self.o, self.o_free
         count = Array(self.count)
-        slots = Array([Signal(len(i.payload.slot), name=f"slot{r}") for r in range(R)])
+        slot_regs = [Signal(len(i.payload.slot), name=f"slot{r}") for r in range(R)]
+        slots = Array(slot_regs)
         # ---- fill side: ready unless the region is complete (and not yet freed)
         m.d.comb += i.ready.eq(count[i.payload.region] != Ns)
         fill = i.valid & i.ready
@@ -98,15 +99,20 @@ class PamifBuffer(PimComponent):
             m.d.comb += wp.en.eq(Cat(*[fill & (word[:lr_s] == k) for k in range(W // Ws)]))
         else:
             m.d.comb += wp.en.eq(fill)
-        with m.If(fill):
-            m.d.sync += [count[i.payload.region].eq(count[i.payload.region] + 1),
-                         slots[i.payload.region].eq(i.payload.slot)]
+        # per-region updates as one If each (no case on a variable index: lint-clean)
+        last_read = Signal(name="last_read")
+        for r in range(R):
+            with m.If(fill & (i.payload.region == r)):
+                m.d.sync += [self.count[r].eq(self.count[r] + 1), slot_regs[r].eq(i.payload.slot)]
+            with m.If(last_read & (self.head == r)):
+                m.d.sync += self.count[r].eq(0)
         # ---- drain side: the head region, once complete, one destination word per cycle
         head, rw = self.head, self.read_word
         lane = Signal(max(1, lr_d), name="read_lane")
         advance = Signal(name="advance")
         last_word = rw == Nd - 1
         m.d.comb += [advance.eq((count[head] == Ns) & (~o.valid | o.ready)),
+                     last_read.eq(advance & last_word),
                      rp.addr.eq(Cat(rw[lr_d:], head)), rp.en.eq(advance)]
         # releases wait in a counter until o_free takes them (regions in list order)
         pending = self.free_pending
@@ -122,7 +128,7 @@ class PamifBuffer(PimComponent):
             if lr_d:
                 m.d.sync += lane.eq(rw[:lr_d])
             with m.If(last_word):
-                m.d.sync += [rw.eq(0), head.eq(head + 1), count[head].eq(0)]
+                m.d.sync += [rw.eq(0), head.eq(head + 1)]
             with m.Else():
                 m.d.sync += rw.eq(rw + 1)
         with m.Elif(o.ready):
@@ -149,4 +155,4 @@ def buffer_cycles(cfg: PamifConfig, n_tokens: int) -> int:
 
 UNITS = (HwUnit("pamif_buffer", "PAM interface re-layout buffer: source-width fill words "
                 "into token regions, released in list order in destination width (i -> o, "
-                "o_free)", PamifConfig, PamifBuffer, PAIR_PRESETS, buffer_cycles),)
+                "o_free)", PamifConfig, PamifBuffer, SIM_PRESETS, buffer_cycles),)
