@@ -8,7 +8,9 @@
     ─► after its last word: the region is freed ─► o_free (the sender's window credit)
 
 * **Regions.**  ``regions`` regions of one token each (``token_bytes``): a token's destination
-  write unit.  The memory is ``max(source, destination)`` bits wide; the narrower side writes
+  write unit.  For an SSD destination too: its tokens are slices of 16 KB pages, and the SSD
+  controller's cache register (the memory model's) assembles the page from the tokens written
+  into it, so a page-sized region would only delay the release by the page's other tokens.  The memory is ``max(source, destination)`` bits wide; the narrower side writes
   (or reads) one lane of it, so 64-bit DDR words assemble into 256-bit HBM words and back.
 * **Release.**  Regions are allocated in list order (entry ``j`` uses region ``j mod regions``),
   fill in any order (the sender interleaves bank groups), and are released in list order: the

