@@ -15,11 +15,13 @@
 * **Release.**  Regions are allocated in list order (entry ``j`` uses region ``j mod regions``),
   fill in any order (the sender interleaves bank groups), and are released in list order: the
   head region leaves as soon as its counter reaches the token's source words, one word per
-  cycle, and is freed (counter cleared, ``o_free`` pulses) when its last word is read.
+  cycle, and is freed (counter cleared, reported on ``o_free``) when its last word is read.
 * **No overflow.**  ``i`` is not ready for a region that is complete and not yet freed, so a
-  region never takes more words than a token has; a complete region is released within
-  ``2 + (regions - 1) * dst_words`` cycles of completing when ``o`` is always ready (the
-  regions ahead of it drain first).
+  region never takes more words than a token has.  Release: with ``o`` always ready, a region
+  that completes while every region ahead of it is complete has its first word read within
+  ``1 + (regions - 1) * dst_words`` cycles (the regions ahead drain one word per cycle first);
+  behind an incomplete region it waits, by design (release in list order).  Releases wait in
+  ``free_pending`` until ``o_free`` takes them.
 
 Latency: the last word of a token written at cycle c, its first output word transfers at c + 2
 (``latency``); throughput one word per cycle on each side.  For formal proofs the counters,

@@ -17,6 +17,11 @@ so 4 dies streaming 2.18 GB/s need 30 us x 2.18 GB/s = 65 KB in flight plus the 
 transferred: 256 regions (128 KB) for ``ssd_to_*``.  The presets use these; the *default* is a
 small simulation config (4 regions of 8 bytes, 32-bit and 8-bit words) that Verilator and a
 k-induction proof handle in seconds.
+
+**Limits.**  The sender keeps the destination occupancy (``dst_slots`` bits, persistent until
+reset: freeing slots when tokens leave is the scheduler's next list, not modelled) and the
+list's token marks (``tokens`` bits) in registers; the paper presets use 4096 of each, the
+slots and token ids one interface instance addresses.
 """
 from __future__ import annotations
 
