@@ -8,16 +8,20 @@
     ─► after its last word: the region is freed ─► o_free (the sender's window credit)
 
 * **Regions.**  ``regions`` regions of one token each (``token_bytes``): a token's destination
-  write unit.  The memory is ``max(source, destination)`` bits wide; the narrower side writes
+  write unit.  For an SSD destination too: its tokens are slices of 16 KB pages, and the SSD
+  controller's cache register (the memory model's) assembles the page from the tokens written
+  into it, so a page-sized region would only delay the release by the page's other tokens.  The memory is ``max(source, destination)`` bits wide; the narrower side writes
   (or reads) one lane of it, so 64-bit DDR words assemble into 256-bit HBM words and back.
 * **Release.**  Regions are allocated in list order (entry ``j`` uses region ``j mod regions``),
   fill in any order (the sender interleaves bank groups), and are released in list order: the
   head region leaves as soon as its counter reaches the token's source words, one word per
-  cycle, and is freed (counter cleared, ``o_free`` pulses) when its last word is read.
+  cycle, and is freed (counter cleared, reported on ``o_free``) when its last word is read.
 * **No overflow.**  ``i`` is not ready for a region that is complete and not yet freed, so a
-  region never takes more words than a token has; a complete region is released within
-  ``2 + (regions - 1) * dst_words`` cycles of completing when ``o`` is always ready (the
-  regions ahead of it drain first).
+  region never takes more words than a token has.  Release: with ``o`` always ready, a region
+  that completes while every region ahead of it is complete has its first word read within
+  ``1 + (regions - 1) * dst_words`` cycles (the regions ahead drain one word per cycle first);
+  behind an incomplete region it waits, by design (release in list order).  Releases wait in
+  ``free_pending`` until ``o_free`` takes them.
 
 Latency: the last word of a token written at cycle c, its first output word transfers at c + 2
 (``latency``); throughput one word per cycle on each side.  For formal proofs the counters,
@@ -38,7 +42,7 @@ from amaranth.lib.wiring import In, Out
 from pimforge.base.numerics import log2_exact
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.pamif.config import PAIR_PRESETS, PamifConfig
+from pimforge.hw.pamif.config import SIM_PRESETS, PamifConfig
 from pimforge.hw.pamif.streams import drain_signature, fill_signature, free_signature
 
 __all__ = ["PamifBuffer", "buffer_cycles", "BUFFER_LATENCY"]
@@ -90,7 +94,8 @@ class PamifBuffer(PimComponent):
         rp = mem.read_port(domain="sync")
         i, o, free = self.i, self.o, self.o_free
         count = Array(self.count)
-        slots = Array(self.slots)
+        slot_regs = self.slots
+        slots = Array(slot_regs)
         # ---- fill side: ready unless the region is complete (and not yet freed)
         m.d.comb += i.ready.eq(count[i.payload.region] != Ns)
         fill = i.valid & i.ready
@@ -101,15 +106,20 @@ class PamifBuffer(PimComponent):
             m.d.comb += wp.en.eq(Cat(*[fill & (word[:lr_s] == k) for k in range(W // Ws)]))
         else:
             m.d.comb += wp.en.eq(fill)
-        with m.If(fill):
-            m.d.sync += [count[i.payload.region].eq(count[i.payload.region] + 1),
-                         slots[i.payload.region].eq(i.payload.slot)]
+        # per-region updates as one If each (no case on a variable index: lint-clean)
+        last_read = Signal(name="last_read")
+        for r in range(R):
+            with m.If(fill & (i.payload.region == r)):
+                m.d.sync += [self.count[r].eq(self.count[r] + 1), slot_regs[r].eq(i.payload.slot)]
+            with m.If(last_read & (self.head == r)):
+                m.d.sync += self.count[r].eq(0)
         # ---- drain side: the head region, once complete, one destination word per cycle
         head, rw = self.head, self.read_word
         lane = Signal(max(1, lr_d), name="read_lane")
         advance = self.advance
         last_word = rw == Nd - 1
         m.d.comb += [advance.eq((count[head] == Ns) & (~o.valid | o.ready)),
+                     last_read.eq(advance & last_word),
                      rp.addr.eq(Cat(rw[lr_d:], head)), rp.en.eq(advance)]
         # releases wait in a counter until o_free takes them (regions in list order)
         pending = self.free_pending
@@ -125,7 +135,7 @@ class PamifBuffer(PimComponent):
             if lr_d:
                 m.d.sync += lane.eq(rw[:lr_d])
             with m.If(last_word):
-                m.d.sync += [rw.eq(0), head.eq(head + 1), count[head].eq(0)]
+                m.d.sync += [rw.eq(0), head.eq(head + 1)]
             with m.Else():
                 m.d.sync += rw.eq(rw + 1)
         with m.Elif(o.ready):
@@ -152,4 +162,4 @@ def buffer_cycles(cfg: PamifConfig, n_tokens: int) -> int:
 
 UNITS = (HwUnit("pamif_buffer", "PAM interface re-layout buffer: source-width fill words "
                 "into token regions, released in list order in destination width (i -> o, "
-                "o_free)", PamifConfig, PamifBuffer, PAIR_PRESETS, buffer_cycles),)
+                "o_free)", PamifConfig, PamifBuffer, SIM_PRESETS, buffer_cycles),)

@@ -39,7 +39,7 @@ from amaranth.lib.wiring import In, Out
 from pimforge.base.numerics import log2_exact
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.pamif.config import PAIR_PRESETS, STATUS, PamifConfig
+from pimforge.hw.pamif.config import SIM_PRESETS, STATUS, PamifConfig
 from pimforge.hw.pamif.timing import sender_schedule
 from pimforge.hw.pamif.streams import (
     bits, cmd_signature, fill_signature, free_signature, rd_signature, rdata_signature,
@@ -88,9 +88,10 @@ class PamifSender(PimComponent):
         cfg = self.cfg
         C, G = cfg.capacity, cfg.src_tier.groups
         ab = bits(C)
-        lmem = Memory(shape=len(self.i_cmd.payload.src_slot) + len(self.i_cmd.payload.dst_slot),
-                      depth=C, init=[])
-        m.submodules.list_mem = lmem
+        # the list: source slots (read by the issue) and destination slots (read by the fill)
+        lmem = (Memory(shape=bits(cfg.src_slots), depth=C, init=[]),
+                Memory(shape=bits(cfg.dst_slots), depth=C, init=[]))
+        m.submodules.src_mem, m.submodules.dst_mem = lmem
         queues = []
         for g in range(G):
             q = Memory(shape=ab, depth=C, init=[])
@@ -148,15 +149,16 @@ class PamifSender(PimComponent):
             m.d.comb += bad.eq(STATUS["src_range"])
         with m.Elif(p.dst_slot >= cfg.dst_slots):
             m.d.comb += bad.eq(STATUS["dst_range"])
-        with m.Elif((s["occ"] | s["marks"]).bit_select(p.dst_slot, 1)):
+        with m.Elif(((s["occ"] | s["marks"]) & _onehot(p.dst_slot, cfg.dst_slots)).any()):
             m.d.comb += bad.eq(STATUS["dst_occupied"])
-        with m.Elif(s["seen"].bit_select(p.token, 1)):
+        with m.Elif((s["seen"] & _onehot(p.token, cfg.tokens)).any()):
             m.d.comb += bad.eq(STATUS["duplicate_token"])
         return bad
 
     def _load(self, m, s, bad, store):
         """LOAD: store and check each entry (module docstring)."""
-        C, p = self.cfg.capacity, self.i_cmd.payload
+        cfg, p = self.cfg, self.i_cmd.payload
+        C = cfg.capacity
         with m.State("LOAD"):
             m.d.comb += self.i_cmd.ready.eq(1)
             with m.If(self.i_cmd.valid):
@@ -169,8 +171,8 @@ class PamifSender(PimComponent):
                     with m.Elif(bad != 0):
                         m.d.sync += [s["code"].eq(bad), s["index"].eq(s["n"])]
                     with m.Else():
-                        m.d.sync += [s["marks"].bit_select(p.dst_slot, 1).eq(1),
-                                     s["seen"].bit_select(p.token, 1).eq(1)]
+                        m.d.sync += [s["marks"].eq(s["marks"] | _onehot(p.dst_slot, cfg.dst_slots)),
+                                     s["seen"].eq(s["seen"] | _onehot(p.token, cfg.tokens))]
                 with m.If(p.last):
                     m.next = "DECIDE"
 
@@ -178,15 +180,15 @@ class PamifSender(PimComponent):
         """The list memory and the per-group queues of entry indices."""
         cfg, p = self.cfg, self.i_cmd.payload
         G = cfg.src_tier.groups
-        wp = lmem.write_port()
+        ws, wd = lmem[0].write_port(), lmem[1].write_port()
         lspg = log2_exact(cfg.src_tier.slots_per_group(cfg.token_bytes))
         group = p.src_slot[lspg:lspg + log2_exact(G)] if G > 1 else Const(0, 1)
-        m.d.comb += [wp.addr.eq(s["n"]), wp.data.eq(Cat(p.src_slot, p.dst_slot)),
-                     wp.en.eq(store)]
-        qlen = Array(s["qlen"])
-        with m.If(store):
-            m.d.sync += qlen[group].eq(qlen[group] + 1)
+        m.d.comb += [ws.addr.eq(s["n"]), ws.data.eq(p.src_slot[:bits(cfg.src_slots)]),
+                     wd.addr.eq(s["n"]), wd.data.eq(p.dst_slot[:bits(cfg.dst_slots)]),
+                     ws.en.eq(store), wd.en.eq(store)]
         for g, q in enumerate(queues):
+            with m.If(store & (group == g)):
+                m.d.sync += s["qlen"][g].eq(s["qlen"][g] + 1)
             qw = q.write_port()
             m.d.comb += [qw.addr.eq(s["qlen"][g]), qw.data.eq(s["n"]),
                          qw.en.eq(store & (group == g))]
@@ -220,19 +222,21 @@ class PamifSender(PimComponent):
             m.d.comb += rp.addr.eq(s["qpos"][g][:ab])
             has.append(s["qpos"][g] != s["qlen"][g])
             heads.append(rp.data)
-        oldest = Const(C, ab + 1)
+        oldest = Const((1 << ab) - 1, ab)        # no group has work: unused
         for g in range(G):
             oldest = Mux(has[g] & (heads[g] < oldest), heads[g], oldest)
-        elig = [has[g] & ((heads[g] - oldest)[:ab] < R) for g in range(G)]
+        elig = [has[g] & ((heads[g] - oldest)[:ab] < Const(R, ab + 1)[:ab]) if R < (1 << ab)
+                else has[g] for g in range(G)]
         any_, pick = self._pick(m, s, has, elig)
         entry = Signal(ab, name="issue_entry")
         word = Signal(len(s["word"][0]), name="issue_word")
         m.d.comb += [entry.eq(Array(heads)[pick]), word.eq(Array(s["word"])[pick])]
         in_window = Signal(name="in_window")
-        m.d.comb += in_window.eq((entry - s["freed"])[:ab] < R)
-        rp = lmem.read_port(domain="comb")
+        m.d.comb += in_window.eq(((entry - s["freed"])[:ab] < Const(R, ab + 1)[:ab])
+                                 if R < (1 << ab) else 1)
+        rp = lmem[0].read_port(domain="comb")
         m.d.comb += rp.addr.eq(entry)
-        src_slot = rp.data[:len(self.i_cmd.payload.src_slot)]
+        src_slot = rp.data
         o = self.o_rd
         m.d.comb += [o.valid.eq(fsm.ongoing("ISSUE") & any_ & in_window),
                      o.payload.addr.eq(slot_word_address(cfg.src_tier, cfg.token_bytes,
@@ -251,16 +255,21 @@ class PamifSender(PimComponent):
         """i_rd -> o_fill with the region and the entry's destination slot; i_free counts."""
         cfg = self.cfg
         i, o = self.i_rd, self.o_fill
-        rp = lmem.read_port(domain="comb")
-        sb = len(self.i_cmd.payload.src_slot)
+        rp = lmem[1].read_port(domain="comb")
         m.d.comb += [rp.addr.eq(i.payload.entry), o.valid.eq(i.valid), i.ready.eq(o.ready),
                      o.payload.region.eq(i.payload.entry[:log2_exact(cfg.regions)]),
                      o.payload.word.eq(i.payload.word),
-                     o.payload.slot.eq(rp.data[sb:sb + len(o.payload.slot)]),
+                     o.payload.slot.eq(rp.data[:len(o.payload.slot)]),
                      o.payload.data.eq(i.payload.data),
                      self.i_free.ready.eq(1)]
         with m.If(self.i_free.valid):
             m.d.sync += s["freed"].eq(s["freed"] + 1)
+
+
+def _onehot(index, width: int):
+    """``width`` bits with bit ``index`` set: one comparator per bit (no case over the index
+    values, and quick to elaborate where a 4096-bit shift is not)."""
+    return Cat(*[index == k for k in range(width)])
 
 
 def sender_cycles(cfg: PamifConfig, n_entries: int) -> int:
@@ -272,4 +281,4 @@ def sender_cycles(cfg: PamifConfig, n_entries: int) -> int:
 UNITS = (HwUnit("pamif_sender", "PAM interface command reorder unit: migration-list checks, "
                 "source reads round-robin over bank groups, tagged words to the buffer "
                 "(i_cmd, i_rd, i_free -> o_rd, o_fill, o_status)", PamifConfig, PamifSender,
-                PAIR_PRESETS, sender_cycles),)
+                SIM_PRESETS, sender_cycles),)

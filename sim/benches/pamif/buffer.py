@@ -2,7 +2,7 @@
 
 Phase 1 offers the fill words token by token (the cycle model's case, :func:`buffer_cycles`);
 phase 2 in the sender's interleaved read order (:func:`~pimforge.hw.pamif.migration.read_order`)
-with random stalls on both sides.  The expected drain words come from the golden re-layout's
+with random stalls on every stream (the releases wait in the buffer's counter).  The expected drain words come from the golden re-layout's
 destination image, the expected releases are the regions in list order.
 """
 from __future__ import annotations
@@ -26,7 +26,8 @@ def buffer_job(cfg, rng, seed: int = 1, n: int | None = None, stall_p: float = 0
         phases.append(Phase(f"read order, random stalls p={stall_p}",
                             {"i": fill_beats(cfg, mig)}, expected,
                             valid_stall={"i": StallPattern.random(stall_p, seed)},
-                            ready_stall={"o": StallPattern.random(stall_p, seed + 1)}))
+                            ready_stall={"o": StallPattern.random(stall_p, seed + 1),
+                                         "o_free": StallPattern.random(stall_p, seed + 2)}))
     return Job(phases)
 
 
