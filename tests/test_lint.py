@@ -23,6 +23,7 @@ from pimforge.base.errors import ToolError
 from pimforge.hw.fp.ops import operator_verilog
 from pimforge.registry import get_unit, units
 from pimforge.hw.hermes.config import GEMV_PRESETS
+from pimforge.hw.pamif.config import PAIR_PRESETS, SIM_PRESETS
 from pimforge.synth.lint import VERILATOR_CODES, lint, load_waivers, unwaived, waiver_for
 from pimforge.synth.run import SynthJob
 
@@ -44,6 +45,9 @@ CONFIGS = _configs()
 # take minutes to elaborate: the long run lints them.
 HEAVY_CONFIGS = {("hermes_gemv", p) for p in GEMV_PRESETS} | {("hermes_act", "hermes"),
                                                                 ("hermes_act", "hermes_l64")}
+PAPER_PAIR_PRESETS = [p for p in PAIR_PRESETS if p not in SIM_PRESETS]
+# the paper-size PAM interface pairs (2,048-entry lists, 4,096-slot bitmaps): ~30 s each
+HEAVY_CONFIGS |= {("pam_interface", p) for p in PAPER_PAIR_PRESETS}
 # (unit, sha256 of the Verilog) -> (unwaived warnings, indices of the waivers used, log path).
 # Keyed by the text so that a preset identical to the default (fp16 of the fp units,
 # hilos_dgroup1 of the HILOS units...) is linted once.

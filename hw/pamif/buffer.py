@@ -11,7 +11,7 @@
   write unit.  For an SSD destination too: its tokens are slices of 16 KB pages, and the SSD
   controller's cache register (the memory model's) assembles the page from the tokens written
   into it, so a page-sized region would only delay the release by the page's other tokens.  The memory is ``max(source, destination)`` bits wide; the narrower side writes
-  (or reads) one lane of it, so 64-bit DDR words assemble into 256-bit HBM words and back.
+  (or reads) one lane of it, so 64-bit SSD beats (or the small tiers' 8-bit DDR words) assemble into 256-bit words and back.
 * **Release.**  Regions are allocated in list order (entry ``j`` uses region ``j mod regions``),
   fill in any order (the sender interleaves bank groups), and are released in list order: the
   head region leaves as soon as its counter reaches the token's source words, one word per

@@ -23,12 +23,13 @@ slot a migrated token gets is the scheduler's choice (§6.3): the migration list
 **Presets (Table 1).**  ``hbm3``: one HBM3 pseudo-channel (5.2 Gbps, 32 bits: a BL8 burst is
 the 256-bit HBM PU word), 4 bank groups x 4 banks, 1 KB rows; tCL is not in Table 1 and is
 taken equal to tRCD.  ``ddr4``: one DDR4-3200 rank (8 x8 chips: 64 bits, 8 KB rows), 2 bank
-groups x 4 banks; a BL8 burst is 8 words of the 64-bit DDR PU path; tWR (not in Table 1) is
-JEDEC's 15 ns.  ``ssd``: one channel (2400 MT/s on 8 bits) with 4 dies, 16 KB pages, tR = 30 us;
+groups x 4 banks; tWR (not in Table 1) is JEDEC's 15 ns.  Its port moves 256 bits per cycle,
+four 64-bit DDR PU words (half a BL8 burst): at the interface's 1 GHz a 64-bit port would carry
+only 8 GB/s of the rank's 25.6 GB/s, so the interface, not DDR4, would be the slower side.  ``ssd``: one channel (2400 MT/s on 8 bits) with 4 dies, 16 KB pages, tR = 30 us;
 the page program time is not in Table 1, ``tPROG`` = 200 us is a typical TLC value.  The SSD
 port moves 64-bit beats: the channel gives one byte per 417 ps, a 64-bit beat per 3.3 ns, so a
-wider port would only idle, and 64 bits match the DDR side (one interface instance per SSD
-channel; 64 channels take 64 instances).  Small ``*_s`` tiers keep the width ratios (32/8/8
+wider port would only idle (one interface instance per SSD channel; 64 channels take 64
+instances), and SSD <-> DRAM migrations assemble 64-bit beats into 256-bit words and back.  Small ``*_s`` tiers keep the width ratios (32/8/8
 bits) with few rows, for simulation.
 """
 from __future__ import annotations
@@ -36,7 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 __all__ = ["Tier", "TIERS", "SMALL_TIERS", "tier", "slot_fields", "slot_address",
-           "token_addresses", "IF_CLOCK_PS", "side_bandwidth", "tier_names"]
+           "token_addresses", "interleaved_slot", "IF_CLOCK_PS", "side_bandwidth", "tier_names"]
 
 IF_CLOCK_PS = 1000      # the interface runs at 1 GHz (the memory controller's clock)
 
@@ -150,7 +151,7 @@ def side_bandwidth(t: Tier, direction: str) -> float:
 HBM3 = Tier("hbm3", "dram", word_bits=256, groups=4, banks=4, row_bytes=1024, rows=1 << 14,
             burst_bytes=32, tck_ps=385, tRCD=19, tRP=19, tCL=19, tBL=4, tCCD_S=2, tCCD_L=4,
             tWR=21)
-DDR4 = Tier("ddr4", "dram", word_bits=64, groups=2, banks=4, row_bytes=8192, rows=1 << 14,
+DDR4 = Tier("ddr4", "dram", word_bits=256, groups=2, banks=4, row_bytes=8192, rows=1 << 14,
             burst_bytes=64, tck_ps=625, tRCD=24, tRP=24, tCL=24, tBL=4, tCCD_S=4, tCCD_L=8,
             tWR=24)
 SSD = Tier("ssd", "ssd", word_bits=64, groups=1, banks=4, row_bytes=16384, rows=1 << 12,
@@ -187,6 +188,12 @@ def slot_fields(t: Tier, token_bytes: int, slot):
     group, index = slot // spg, slot % spg
     bank, pos = index % t.banks, index // t.banks
     return group, bank, pos // tpr, pos % tpr * t.token_words(token_bytes)
+
+
+def interleaved_slot(t: Tier, token_bytes: int, k):
+    """The slot of the ``k``-th token when tokens are interleaved over the groups first (§6.1's
+    first level: bank groups or SSD channels), then filled in §6.1 order within each group."""
+    return (k % t.groups) * t.slots_per_group(token_bytes) + k // t.groups
 
 
 def slot_address(t: Tier, token_bytes: int, slot):

@@ -20,8 +20,12 @@ request order, at the earliest one cycle after their request.
 **DRAM writes** (:class:`WriteModel`).  A write queue of ``WRITE_QUEUE`` bursts: a burst's first
 word is accepted once the burst ``WRITE_QUEUE`` earlier has issued; its ACT (row miss) is at its
 acceptance, after the bank's previous row closed (last WR + tBL + tWR + tRP); its WR at the
-earliest ``max(accepted, ACT + tRCD, channel + tCCD_S / tBL, group + tCCD_L)``, in order.
-Complete (``finish``) at the last WR + tCL + tBL.
+earliest ``max(accepted, ACT + tRCD, previous WR of the bank group + tCCD_L)`` that is at least
+``max(tCCD_S, tBL)`` away from every WR already placed (the data bus): in order within a bank
+group, but bursts of another bank group may take the gaps, as a controller's write queue does
+(a token's bursts all go to one bank group, so in strict order a stream of tokens alternating
+two DDR4 bank groups would run at tCCD_L, half the rank's rate).  Complete (``finish``) at the
+latest WR + tCL + tBL.
 
 **SSD reads.**  Each die holds one page register: a request to another page starts a page read
 (tR) at the earliest when the request arrives and the die's previous read ended (cache read:
@@ -35,6 +39,8 @@ free when the program starts.  ``finish`` programs the partial pages and returns
 die is done.
 """
 from __future__ import annotations
+
+import bisect
 
 from pimforge.hw.pamif.layout import IF_CLOCK_PS, Tier
 
@@ -59,8 +65,10 @@ def decode(t: Tier, addr: int) -> tuple:
 
 
 class _Dram:
-    def __init__(self, t: Tier):
+    def __init__(self, t: Tier, reorder: bool = False):
         self.t = t
+        self.reorder = reorder                 # writes: bank groups interleave (see module doc)
+        self.recent = []                       # column command times, sorted (reorder only)
         nb = t.groups * t.banks
         self.open_row = [-1] * nb
         self.bank_free = [_LONG_AGO] * nb      # earliest ACT (previous row closed)
@@ -84,12 +92,34 @@ class _Dram:
             act = max(arrive, self.bank_free[k])
             self.open_row[k] = row
             self.bank_ready[k] = act + t.tRCD * ck
-        cmd = max(arrive, self.bank_ready[k], self.chan_cmd + max(t.tCCD_S, t.tBL) * ck,
-                  self.group_cmd[g] + t.tCCD_L * ck, self.last_cmd)
-        self.chan_cmd = self.group_cmd[g] = self.last_cmd = cmd
+        gap = max(t.tCCD_S, t.tBL) * ck
+        if self.reorder:
+            cmd = self._channel_slot(max(arrive, self.bank_ready[k],
+                                         self.group_cmd[g] + t.tCCD_L * ck), gap)
+            self.group_cmd[g] = max(self.group_cmd[g], cmd)
+        else:
+            cmd = max(arrive, self.bank_ready[k], self.chan_cmd + gap,
+                      self.group_cmd[g] + t.tCCD_L * ck, self.last_cmd)
+            self.chan_cmd = self.group_cmd[g] = self.last_cmd = cmd
         self.bank_free[k] = cmd + (close + t.tRP) * ck
         self.bank_burst[k], self.bank_cmd[k] = burst, cmd
         return cmd
+
+
+    def _channel_slot(self, t0: int, gap: int) -> int:
+        """The earliest time >= ``t0`` at least ``gap`` away from every column command issued
+        (the data bus and tCCD_S); keeps the sorted list of recent commands."""
+        rec = self.recent = [c for c in self.recent if c > t0 - 64 * gap] if \
+            len(self.recent) > 256 else self.recent
+        t = t0
+        for c in rec:
+            if c <= t - gap:
+                continue
+            if c >= t + gap:
+                break
+            t = c + gap
+        bisect.insort(rec, t)
+        return t
 
 
 class ReadModel:
@@ -135,7 +165,7 @@ class WriteModel:
         self.queue = queue
         self.n = 0                    # writes committed
         if t.kind == "dram":
-            self.dram = _Dram(t)
+            self.dram = _Dram(t, reorder=True)
             self.cmds = []            # WR time of every burst
         else:
             nd = t.groups * t.banks
@@ -191,7 +221,7 @@ class WriteModel:
         """The cycle the destination holds every committed write."""
         t = self.t
         if t.kind == "dram":
-            return to_cycle(self.cmds[-1] + (t.tCL + t.tBL) * t.tck_ps) if self.cmds else 0
+            return to_cycle(max(self.cmds) + (t.tCL + t.tBL) * t.tck_ps) if self.cmds else 0
         for d in range(t.groups * t.banks):
             if self.reg_page[d] != -1:
                 self._program(d, self.chan[d // t.banks])

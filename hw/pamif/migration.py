@@ -26,10 +26,10 @@ from __future__ import annotations
 
 from pimforge.base.errors import UserError
 from pimforge.hw.pamif.config import STATUS
-from pimforge.hw.pamif.layout import slot_address, slot_fields
+from pimforge.hw.pamif.layout import interleaved_slot, slot_address, slot_fields
 
 __all__ = ["list_error", "validate_migration", "read_order", "write_order", "read_addresses",
-           "write_addresses"]
+           "write_addresses", "interleaved_list"]
 
 
 def _entry_error(cfg, e, occupied, seen, marks):
@@ -121,3 +121,10 @@ def write_addresses(cfg, entries) -> list:
     base = [int(slot_address(cfg.dst_tier, cfg.token_bytes, int(e[2]))) for e in entries]
     return [base[j] + w for j, w in write_order(cfg, entries)]
 
+
+
+def interleaved_list(cfg, n: int) -> list:
+    """``n`` tokens ``0 .. n-1`` on slots interleaved over the groups of both tiers (§6.1's
+    first level, as PAM's scheduler places tokens), then in §6.1 order within each group."""
+    return [(j, int(interleaved_slot(cfg.src_tier, cfg.token_bytes, j)),
+             int(interleaved_slot(cfg.dst_tier, cfg.token_bytes, j))) for j in range(n)]

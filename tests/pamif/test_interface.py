@@ -15,6 +15,7 @@ from pimforge import api
 from pimforge.hw.pamif.config import PAPER_PAIRS, SIM_PRESETS, STATUS, PamifConfig, pair_preset
 from pimforge.hw.pamif.interface import interface_cycles
 from pimforge.hw.pamif.layout import IF_CLOCK_PS, side_bandwidth
+from pimforge.hw.pamif.migration import interleaved_list
 from pimforge.hw.pamif.perf import TOLERANCE, migration_estimate
 from pimforge.hw.pamif.streams import bits
 from pimforge.hw.pamif.timing import interface_schedule
@@ -112,12 +113,12 @@ def test_unit_cycle_model_counts_a_dense_list():
 @pytest.fixture(scope="module")
 def megabyte():
     """1 MB migrations of 512-byte tokens between every ordered pair of Table 1 tiers, slots in
-    §6.1 order on both sides (the scheduler's interleave over groups and banks)."""
+    §6.1 order on both sides: tokens interleaved over the groups, then the banks."""
     out = {}
     for a, b in PAPER_PAIRS:
         cfg = pair_preset(f"{a}_to_{b}")
         n = MB // cfg.token_bytes
-        sc = interface_schedule(cfg, [(j, j, j) for j in range(n)])
+        sc = interface_schedule(cfg, interleaved_list(cfg, n))
         bw = min(side_bandwidth(cfg.src_tier, "read"), side_bandwidth(cfg.dst_tier, "write"))
         ns = sc["complete"] * IF_CLOCK_PS / 1000
         out[(a, b)] = {"cycles": sc["complete"], "fraction": MB / ns / bw, "n": n}
@@ -135,9 +136,11 @@ def test_1mb_migration_sustains_0_9_of_the_slower_side(megabyte, pair):
 
 @pytest.mark.parametrize("pair", PAPER_PAIRS, ids=lambda p: f"{p[0]}_to_{p[1]}")
 def test_estimate_tracks_the_1mb_migrations(megabyte, pair):
-    """The system model's O(1) estimate within 2% of the exact model at 1 MB (its stated
-    tolerance, ``TOLERANCE``, covers 256 KB and up: tests/pamif/test_perf.py)."""
+    """The system model's O(1) estimate within 3% of the exact model at 1 MB (its stated
+    tolerance, ``TOLERANCE``, covers 256 KB and up: tests/pamif/test_perf.py).  3%, not the 2%
+    of a 64-bit DDR port: DDR4 now streams at its own rate, and the write queue's bank-group
+    interleave leaves HBM3 <-> DDR4 at 0.959 of the slower side against the estimate's 0.97."""
     r = megabyte[pair]
     est = migration_estimate(*pair, r["n"], 512)
-    assert abs(est["cycles"] - r["cycles"]) / r["cycles"] < min(0.02, TOLERANCE)
+    assert abs(est["cycles"] - r["cycles"]) / r["cycles"] < min(0.03, TOLERANCE)
     assert est["bandwidth_fraction"] == pytest.approx(r["fraction"], abs=TOLERANCE)
