@@ -43,8 +43,13 @@ def _configs() -> dict:
 CONFIGS = _configs()
 # The paper-size Hermes configs (256 multipliers with a 256 KB buffer, 256 activation lanes)
 # take minutes to elaborate: the long run lints them.
+# pam_system's default config (4 PUs per tier, about 35 s of lint) is the long run's too: its
+# `small` preset (2 PUs per tier) is linted by default and has every construct of the
+# generator (the three devices, their PUs and RUs, the final RU and the wiring between them);
+# the default config only has more instances of them, wider.
 HEAVY_CONFIGS = {("hermes_gemv", p) for p in GEMV_PRESETS} | {("hermes_act", "hermes"),
-                                                                ("hermes_act", "hermes_l64")}
+                                                                ("hermes_act", "hermes_l64"),
+                                                                ("pam_system", "default")}
 PAPER_PAIR_PRESETS = [p for p in PAIR_PRESETS if p not in SIM_PRESETS]
 # the paper-size PAM interface pairs (2,048-entry lists, 4,096-slot bitmaps): ~30 s each
 HEAVY_CONFIGS |= {("pam_interface", p) for p in PAPER_PAIR_PRESETS}

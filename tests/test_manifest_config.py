@@ -17,8 +17,14 @@ from pimforge.registry import units
 # The compositions' default configs (several full-width PUs) take minutes to elaborate: the
 # default run checks their manifests on the `small` preset, the long sweep on the default config.
 HEAVY = {"pam_device", "pam_system"}
+# pam_system even on `small` takes about 30 s to elaborate flat: long run.  Its streams are its
+# devices' streams plus the final output, the ports of pam_device (small) are checked here by
+# default, and tests/pam/test_system.py checks pam_system's manifest streams and fields.
+LONG_ONLY = {"pam_system"}
 ALL_UNITS = sorted(units())
-MANIFEST_CASES = [(u, "small" if u in HEAVY else None) for u in ALL_UNITS] + \
+MANIFEST_CASES = [pytest.param(u, "small" if u in HEAVY else None,
+                               marks=[pytest.mark.slow] if u in LONG_ONLY else [])
+                  for u in ALL_UNITS] + \
     [pytest.param(u, None, marks=pytest.mark.slow) for u in sorted(HEAVY)]
 
 

@@ -29,7 +29,14 @@ def cache_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("synth-cache")
 
 
-@pytest.mark.parametrize("unit", sorted(units()))
+# Long run: pam_system is three pam_device instances and a final pam_ru, joined by wiring;
+# pam_device (PUs and an RU: the same composition pattern) and pam_pu and pam_ru are each
+# smoke-tested in the default run, and its synthesis alone took about 140 s of the suite.
+LONG_ONLY = {"pam_system"}
+
+
+@pytest.mark.parametrize("unit", [pytest.param(u, marks=pytest.mark.slow) if u in LONG_ONLY
+                                  else u for u in sorted(units())])
 def test_generic_synthesis(unit, cache_dir, monkeypatch):
     monkeypatch.setenv("PIMFORGE_SYNTH_CACHE", str(cache_dir))
     preset = SMOKE_PRESETS.get(unit)

@@ -1,9 +1,12 @@
 """pam_ru: golden merge vs float64, RTL vs golden (bit-exact, with and without stalls), the
 exact cycle model and the ``P * Bw + latency`` contract, partial order, config errors.
 
-Default RTL builds (each cached in build/sim): three RU configs chosen to cover fp16/fp32,
+Default RTL builds (each cached in build/sim): four RU configs chosen to cover fp16/fp32,
 final/non-final, vector_width 16/8, head_dim 64/128 and op_depth 1..3 (the Bw = 4, op_depth = 3
-config is the scratch read-after-write edge case).  PIMFORGE_LONG=1 adds more RU configs.
+config is the scratch read-after-write edge case).  Two of them are the RUs that
+``run pam-attention --backend rtl`` builds for the HBM tier at d = 128 (the default config and
+its final mode; tests/software/test_pam_attention_cli.py), so those builds serve both files.
+PIMFORGE_LONG=1 adds more RU configs.
 """
 import numpy as np
 import pytest
@@ -81,11 +84,20 @@ RU_CONFIGS = {
     # Bw = 4 with op_depth 3: the scratch write lands in the cycle the next partial reads it,
     # and the final statistics (recip, log, add) decide the latency.
     "fp16-w16-d64-final-od3": dict(vector_width=16, head_dim=64, final=True, op_depth=3),
+    # fp32 final with the shallowest operators (the fp32 -> fp16 normalization at op_depth 1)
+    "fp32-w8-d128-final-od1": dict(vector_width=8, head_dim=128, acc="fp32", final=True,
+                                   op_depth=1),
+    # the rtl backend's HBM-tier RUs (shared builds): non-final and final at op_depth 2
+    "fp16-w16-d128": dict(),
+    "fp16-w16-d128-final": dict(final=True),
+}
+# Long run: each of these exercises only features that the default configs above already
+# exercise (fp32 final and w8 with Bw 16; fp16 non-final; op_depth 1 and 3), in other
+# combinations; fp32-w8-d128-final and fp16-w8-d64-od1 were default configs until the rtl
+# backend's RUs joined the default set.
+RU_SLOW = {
     "fp32-w8-d128-final": dict(vector_width=8, head_dim=128, acc="fp32", final=True),
     "fp16-w8-d64-od1": dict(vector_width=8, head_dim=64, op_depth=1),
-}
-RU_SLOW = {
-    "fp16-w16-d128-final": dict(final=True),
     "fp32-w16-d64-od3": dict(vector_width=16, head_dim=64, acc="fp32", op_depth=3),
     "fp32-w16-d128-final-od1": dict(acc="fp32", final=True, op_depth=1),
 }

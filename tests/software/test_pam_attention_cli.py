@@ -181,10 +181,11 @@ def test_process_exit_code_and_no_traceback(tmp_path, inputs):
 @pytest.mark.rtl
 def test_rtl_backend_hbm_tier_equals_golden(tmp_path, capsys):
     """The default run's check of the rtl backend: every token on the HBM tier (one PU, its RU
-    and the final RU: two Verilator builds instead of five); the three-tier run below is in the
-    long run."""
+    and the final RU); the three-tier run below is in the long run.  At d = 128 the three
+    designs are the Verilog of the hbm PU preset (tests/pam/test_pu.py) and of the RU's default
+    and final configs (tests/pam/test_ru.py): their Verilator builds are shared."""
     require_sim("verilator")
-    q, k, v = make_inputs("normal", 1, 40, 64, np.random.default_rng(12))
+    q, k, v = make_inputs("normal", 1, 40, 128, np.random.default_rng(12))
     paths = _save(tmp_path, q, k, v)
     gold, rtl, rep = tmp_path / "gold.npy", tmp_path / "rtl.npy", tmp_path / "rtl.json"
     common = ["--split", "1:0:0", "--pus", "1:1:1"]
