@@ -218,12 +218,15 @@ def _unit_target(job: SynthJob, target: str, dev, use_cache: bool) -> tuple:
              "target": target, "device": dev[0] if dev else None, "flat": flat,
              "flow": flows.FLOW_VERSION, "abc": flows.ABC_SCRIPT, "tools": _tools(target)}
     lib = _blackboxes(macro_ops) if macro_ops else ""
+    # a netlist without float macros is already the flat one: place it for fmax right here
+    place = flat or not macro_ops
+    parts["placed"] = place
     if target == "generic":
         fn = lambda work: flows.generic(text, top, work, lib)  # noqa: E731
     elif target == "xcup":
         fn = lambda work: flows.xcup(text, top, work, dev[1], lib)  # noqa: E731
     else:
-        fn = lambda work: flows.ecp5(text, top, work, dev[1], place=flat, lib=lib)  # noqa: E731
+        fn = lambda work: flows.ecp5(text, top, work, dev[1], place=place, lib=lib)  # noqa: E731
     res, cached = _cached(parts, fn, use_cache)
     if not macro_ops:
         res["flow"] = "flat"
