@@ -98,15 +98,17 @@ def find_fifos(module, levels: int = 1, platform=None, prefix: str = "") -> list
     the units of a composite) down to ``levels`` levels, named ``<component>__<fifo>``.
 
     To reach a sub-component's FIFOs it is elaborated here (with ``platform``) and its entry in
-    ``module`` is replaced by the elaborated module, the same hardware.  The ``amaranth.lib``
-    FIFOs themselves are not searched (their inner FIFO is theirs)."""
+    ``module`` is replaced by the elaborated module, the same hardware.  Amaranth's own
+    components (its FIFOs, whose inner FIFO is theirs, and ``lib.memory.Memory``, which a
+    property may still reach as a submodule) are not searched."""
     found = []
     named = getattr(module, "_named_submodules", {})
     for name, entry in list(named.items()):
         sub, src_loc = entry if isinstance(entry, tuple) else (entry, None)
         if isinstance(sub, (_fifo.SyncFIFO, _fifo.SyncFIFOBuffered)):
             found.append((prefix + name, sub))
-        elif levels > 1 and isinstance(sub, wiring.Component):
+        elif levels > 1 and isinstance(sub, wiring.Component) and \
+                not type(sub).__module__.startswith("amaranth."):
             inner = sub.elaborate(platform)
             sub._MustUse__used = True  # elaborated here, not by Amaranth
             named[name] = (inner, src_loc)
