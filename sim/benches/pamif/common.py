@@ -10,9 +10,9 @@ from pimforge.hw.pamif.migration import write_order
 from pimforge.sim.golden.pamif.relayout import (
     list_status, random_image, random_list, read_beats, relayout, write_beats
 )
-from pimforge.sim.harness.job import concat_fields
+from pimforge.sim.harness.job import Job, concat_fields
 
-__all__ = ["Migration", "make_migration", "fill_beats", "drain_beats", "cmd_beats",
+__all__ = ["list_job", "Migration", "make_migration", "fill_beats", "drain_beats", "cmd_beats",
            "ReadOffer", "WriteAccept", "FreeOffer", "Session", "bad_lists"]
 
 
@@ -156,3 +156,24 @@ def bad_lists(cfg, rng) -> Session:
             accepted.append(Migration(entries, src, dst, read_beats(cfg, src, entries),
                                       write_beats(cfg, dst, entries)))
     return Session(concat_fields(parts), {"code": codes, "index": index}, accepted)
+
+
+def list_job(cfg, rng, phase, first: str, seed: int = 1, n: int | None = None,
+             stall_p: float = 0.3, stalls: bool = True, errors: bool = True) -> Job:
+    """The benches of the units that take migration lists (``pamif_sender``, ``pam_interface``):
+    one random list named ``first``, one with random stalls (``stalls``), then a session of bad
+    lists (``errors``).  ``phase(cfg, name, migrations, cmds, status, stall_p=0, seed=1)``
+    builds one phase."""
+    n = min(cfg.capacity, cfg.dst_slots) if n is None else n
+    mig = make_migration(cfg, rng, n)
+    status = {"code": [0], "index": [n]}
+    phases = [phase(cfg, first, [mig], cmd_beats(mig.entries), status)]
+    if stalls:
+        mig2 = make_migration(cfg, rng, n)
+        phases.append(phase(cfg, f"random stalls p={stall_p}", [mig2], cmd_beats(mig2.entries),
+                            status, stall_p, seed))
+    if errors:
+        ses = bad_lists(cfg, rng)
+        phases.append(phase(cfg, "bad lists", ses.accepted, ses.cmds, ses.status,
+                            stall_p if stalls else 0.0, seed + 20))
+    return Job(phases)

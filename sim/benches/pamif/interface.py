@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pimforge.hw.pamif.migration import read_addresses, write_addresses
 from pimforge.sim.benches.pamif.common import (
-    ReadOffer, WriteAccept, bad_lists, cmd_beats, make_migration
+    ReadOffer, WriteAccept, list_job
 )
 from pimforge.sim.harness.job import Job, Phase, concat_fields
 from pimforge.sim.harness.stall import StallPattern
@@ -57,19 +57,7 @@ def _phase(cfg, name, migs, cmds, status, stall_p=0.0, seed=0) -> Phase:
 
 def interface_job(cfg, rng, seed: int = 1, n: int | None = None, stall_p: float = 0.3,
                   stalls: bool = True, errors: bool = True) -> Job:
-    n = min(cfg.capacity, cfg.dst_slots) if n is None else n
-    mig = make_migration(cfg, rng, n)
-    status = {"code": [0], "index": [n]}
-    phases = [_phase(cfg, "memory timing", [mig], cmd_beats(mig.entries), status)]
-    if stalls:
-        mig2 = make_migration(cfg, rng, n)
-        phases.append(_phase(cfg, f"random stalls p={stall_p}", [mig2], cmd_beats(mig2.entries),
-                             status, stall_p, seed))
-    if errors:
-        ses = bad_lists(cfg, rng)
-        phases.append(_phase(cfg, "bad lists", ses.accepted, ses.cmds, ses.status,
-                             stall_p if stalls else 0.0, seed + 20))
-    return Job(phases)
+    return list_job(cfg, rng, _phase, "memory timing", seed, n, stall_p, stalls, errors)
 
 
 BENCHES = {"pam_interface": interface_job}
