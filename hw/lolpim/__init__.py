@@ -1,0 +1,1 @@
+"""LoL-PIM units: the DPA command dispatcher and I/O-aware ping-pong buffering (LoL-PIM §5, §6)."""

@@ -1,0 +1,1 @@
+"""cocotb benches of the LoL-PIM units (mirrors hw/lolpim)."""

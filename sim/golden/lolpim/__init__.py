@@ -1,0 +1,1 @@
+"""Golden models of the LoL-PIM units (mirrors hw/lolpim)."""
