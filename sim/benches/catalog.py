@@ -10,6 +10,7 @@ from pimforge.sim.benches.hermes import act, gemv
 from pimforge.sim.benches.hilos import attention, qk_gemv, sv_gemv, two_pass_softmax
 from pimforge.sim.benches.pam import device, pu, ru, softmax, system
 from pimforge.sim.benches.pamif import buffer, interface, receiver, sender
+from pimforge.sim.benches.lolpim import dispatcher
 
 __all__ = ["BENCH_MODULES", "BENCHES"]
 
@@ -17,7 +18,8 @@ BENCH_MODULES = (add, cmp, convert, exp, fma, log, mul, recip,
                  pu, ru, softmax, device, system,
                  qk_gemv, sv_gemv, two_pass_softmax, attention,
                  act, gemv,
-                 buffer, sender, receiver, interface)
+                 buffer, sender, receiver, interface,
+                 dispatcher)
 
 BENCHES = {name: bench for mod in BENCH_MODULES for name, bench in mod.BENCHES.items()}
 """name -> ``bench(cfg, rng, seed=1, **kw) -> Job``"""

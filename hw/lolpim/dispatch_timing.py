@@ -1,0 +1,93 @@
+"""Cycle model of ``lolpim_dispatcher`` (:mod:`pimforge.hw.lolpim.dispatcher`): the cycle of
+every host write, command and status of a session without stalls.
+
+The sequencer spends one cycle per program word it fetches (in execution order: a loop body
+once per repetition), two more per Dyn-Loop (the redirect from S2 drops two fetches) and one
+per layer end.  A PIM command fetched in cycle f leaves in cycle f + 4; the status follows the
+run's last cycle (its final layer end) by 5 cycles (the pipeline drains, then the FSM reports),
+and ``i`` takes its next write the cycle after the status.  A bad configuration reports the
+cycle after the run's write.  The model covers runs that end without an error (it walks the
+program's loops, not its Va2Pa lookups).
+"""
+from __future__ import annotations
+
+from pimforge.hw.lolpim.config import DispatcherConfig
+from pimforge.hw.lolpim.dpa import (
+    KINDS, OPS, loop_bound, pack, run_fields, unpack, word, word_fields
+)
+
+__all__ = ["dispatch_schedule", "dispatcher_cycles", "run_slots"]
+
+LOOP_SLOTS = 3       # the Dyn-Loop's fetch and the two fetches its redirect drops
+OUT_DELAY = 4        # fetch -> S1 -> S2 -> S3 -> O
+STATUS_DELAY = 5     # last sequencer cycle -> drained (4) -> status
+
+
+def _op(cfg, w: int) -> int:
+    return w & 7            # the opcode: the word's 3 low bits
+
+
+def run_slots(cfg: DispatcherConfig, program: dict, run: dict) -> tuple:
+    """(sequencer cycles of the run, offsets of its commands' fetches) for a run that ends
+    without an error; ``program`` maps index -> DPA word."""
+    loop_word = word_fields(cfg)["loop"]
+    slot, fetches = 0, []
+    for _layer in range(run["layer"], run["layers"]):
+        pc = 0
+        while pc < run["length"]:
+            w = program.get(pc, 0)
+            if _op(cfg, w) == OPS["dyn_loop"]:
+                f = unpack(loop_word, w)
+                slot += LOOP_SLOTS
+                lb = loop_bound(run["t_cur"], f["shift"])
+                for _ in range(lb):
+                    for q in range(pc + 1, pc + f["le"] + 1):
+                        if _op(cfg, program.get(q, 0)) < 3:
+                            fetches.append(slot)
+                        slot += 1
+                pc += f["le"] + 1
+                continue
+            if _op(cfg, w) < 3:
+                fetches.append(slot)
+            slot += 1
+            pc += 1
+        slot += 1                                # the layer's end
+    return slot, fetches
+
+
+def dispatch_schedule(cfg: DispatcherConfig, beats: list) -> dict:
+    """Cycles (from the first host write, at 0) of a session of host writes ``(kind, addr,
+    data)`` offered back to back with every output always ready: ``{"i": [...], "o": [...],
+    "o_status": [...]}``."""
+    program, t = {}, 0
+    out = {"i": [], "o": [], "o_status": []}
+    for kind, addr, data in beats:
+        out["i"].append(t)
+        if kind == KINDS["cmd"]:
+            program[addr] = data
+        if kind != KINDS["run"]:
+            t += 1
+            continue
+        run = unpack(run_fields(cfg), data)
+        if run["layer"] >= run["layers"] or run["request"] >= cfg.requests or \
+                run["length"] > cfg.cmd_depth:
+            out["o_status"].append(t + 1)
+            t += 2
+            continue
+        slots, fetches = run_slots(cfg, program, run)
+        first = t + 1                            # the sequencer's first cycle
+        out["o"] += [first + f + OUT_DELAY for f in fetches]
+        status = first + slots - 1 + STATUS_DELAY
+        out["o_status"].append(status)
+        t = status + 1
+    return out
+
+
+def dispatcher_cycles(cfg: DispatcherConfig, n_ops: int) -> int:
+    """Cycles from the first host write to the status of a straight program of ``n_ops``
+    DOT-PROD commands run once (one layer): the writes, one cycle per command, the layer end and
+    the pipeline."""
+    beats = [(KINDS["cmd"], k, word(cfg, "dot_prod", row=k, col=k)) for k in range(n_ops)]
+    beats.append((KINDS["run"], 0, pack(run_fields(cfg), layers=1, length=n_ops)))
+    return dispatch_schedule(cfg, beats)["o_status"][-1] + 1
+

@@ -1,0 +1,334 @@
+"""``lolpim_dispatcher``: the on-module DPA command dispatcher (LoL-PIM §5.3, Fig. 6c).
+
+::
+
+    i (host writes) ─► command buffer (DPA words) · Va2Pa table · configuration buffer (run)
+    run: S0 sequencer (pc, loop) ─► cmd buffer read ─► S1 decode (Dyn-Loop / Dyn-Modi / PIM,
+         coef * iter) ─► S2 operand (base + product, range) ─► Va2Pa read ─► S3 translate
+         ─► O register ─► o (concrete PIM commands)
+    end of the run or first error ─► o_status (code, program index)
+
+The encoding (DPA words, host writes, commands out, status codes) is
+:mod:`pimforge.hw.lolpim.dpa`'s; it is also in the manifest (``encoding``).
+
+* **Host.**  ``i`` is ready while no run is under way.  Kind 0 and 1 writes fill the command
+  buffer and the Va2Pa table; a kind-2 write fills the configuration buffer (T_cur, request,
+  layer, layers, length: §5.3) and starts a run; a bad configuration ends it at once with
+  ``bad_config``.
+* **Sequencer (S0).**  Fetches one program word a cycle, in execution order: at the end of a
+  loop body it jumps back to the body's start until the LB-th repetition (Dyn-Loop, §5.2); after
+  word ``length - 1`` one cycle ends the layer (the next layer starts at word 0, the last ends
+  the run).  Each fetch carries its tags (pc, repetition, layer, in a loop, last of a body).
+* **Decode (S1).**  A Dyn-Modi sets the pending modification of the next word; a PIM command
+  takes it (its product ``coef * iter``, §5.2: virtual operands start at 0 and grow by the
+  stride each repetition); a Dyn-Loop's LB is ``ceil(T_cur / 2**shift)`` (``row = T_cur /
+  256``, §5.1).  Structural errors are found here.
+* **Operand (S2).**  ``base + product``, range checks, the Va2Pa address (request, virtual row)
+  to the table's registered read port.  A Dyn-Loop here redirects the sequencer (its two
+  younger fetches are dropped): a Dyn-Loop costs three cycles, LB = 0 skips the body.
+* **Translate (S3).**  A virtual row takes the table's physical row (a miss is an error).
+* **Errors.**  The oldest failing word wins: it and every younger word are dropped, older ones
+  are still issued, then ``o_status`` reports the code and the word's index.  No command with
+  an unchecked address is ever issued.
+
+Every stage advances when ``o`` is empty or taken (one enable, no skid buffer needed: the ready
+path is one gate to the enables).  Latency: a run's first command leaves 5 cycles after the
+run's transfer; throughput one command per cycle in a body of PIM commands (a Dyn-Modi word
+costs a cycle, a Dyn-Loop three, the end of a layer one).
+
+Parameters
+----------
+cfg : DispatcherConfig
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import stream
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from pimforge.base.numerics import log2_exact
+from pimforge.hw.core.component import PimComponent
+from pimforge.hw.core.payload import payload_layout, uint
+from pimforge.hw.core.unit import HwUnit
+from pimforge.hw.lolpim.config import DISPATCHER_PRESETS, DispatcherConfig, dispatcher_bits
+from pimforge.hw.lolpim.dpa import KINDS, STATUS, encoding_manifest, out_fields, run_fields
+from pimforge.hw.lolpim.dispatch_timing import dispatcher_cycles
+
+__all__ = ["LolpimDispatcher", "host_signature", "FIRST_COMMAND_LATENCY"]
+
+FIRST_COMMAND_LATENCY = 5     # run transfer -> S0 -> S1 -> S2 -> S3 -> O
+
+
+def host_signature(cfg: DispatcherConfig) -> stream.Signature:
+    """``i``: ``kind`` (:data:`~pimforge.hw.lolpim.dpa.KINDS`), ``addr``, ``data``."""
+    addr = max(cfg.pc_bits, dispatcher_bits(cfg.map_depth))
+    data = max(cfg.word_bits, cfg.map_bits, sum(w for _, w in run_fields(cfg)))
+    return stream.Signature(payload_layout(kind=uint(2), addr=uint(addr), data=uint(data)))
+
+
+class LolpimDispatcher(PimComponent):
+    """The DPA dispatcher (module docstring)."""
+
+    UNIT = "lolpim_dispatcher"
+
+    def __init__(self, cfg: DispatcherConfig):
+        outs = payload_layout(**{n: uint(w) for n, w in out_fields(cfg)})
+        status = payload_layout(code=uint(4), index=uint(cfg.len_bits))
+        super().__init__(cfg, {"i": In(host_signature(cfg)), "o": Out(stream.Signature(outs)),
+                               "o_status": Out(stream.Signature(status))})
+
+    @property
+    def latency(self) -> int:
+        """Cycles from the run's transfer to its first command (word 0 a PIM command)."""
+        return FIRST_COMMAND_LATENCY
+
+    @property
+    def throughput(self) -> float:
+        return 1.0
+
+    def manifest(self) -> dict:
+        man = super().manifest()
+        man["encoding"] = encoding_manifest(self.cfg)
+        return man
+
+    def elaborate(self, platform):
+        m = Module()
+        cfg = self.cfg
+        cmem = Memory(shape=cfg.word_bits, depth=cfg.cmd_depth, init=[])
+        vmem = Memory(shape=cfg.map_bits, depth=cfg.map_depth, init=[])
+        m.submodules.cmd_buffer, m.submodules.va2pa = cmem, vmem
+        adv = Signal(name="advance")
+        m.d.comb += adv.eq(~self.o.valid | self.o.ready)
+        r = self._host(m, cmem, vmem)
+        s0 = self._sequencer_regs()
+        s1, s2, e1 = self._decode(m, cmem, r, s0, adv)
+        s3, e2, redirect = self._operand(m, vmem, r, s2, adv)
+        e3 = self._translate(m, s3, adv)
+        stop = Signal(name="stop")
+        m.d.comb += stop.eq(e3["hit"] | e2["hit"] | (e1["hit"] & ~redirect))
+        # kills (the oldest error wins; a redirect drops the two younger fetches)
+        m.d.comb += [s1["kill"].eq(stop | redirect), s2["kill"].eq(e2["hit"] | e3["hit"]),
+                     e2["older"].eq(e3["hit"])]
+        with m.If(adv & r["running"]):
+            with m.If(e3["hit"]):
+                m.d.sync += [r["code"].eq(STATUS["va2pa_miss"]), r["index"].eq(e3["index"])]
+            with m.Elif(e2["hit"]):
+                m.d.sync += [r["code"].eq(e2["code"]), r["index"].eq(e2["index"])]
+            with m.Elif(e1["hit"] & ~redirect):
+                m.d.sync += [r["code"].eq(e1["code"]), r["index"].eq(e1["index"])]
+        self._sequencer(m, r, s0, s2, adv, stop, redirect)
+        empty = ~(s0["active"] | s1["v"] | s2["v"] | s3["v"] | self.o.valid)
+        with m.If(r["running"] & empty):
+            m.d.sync += [r["running"].eq(0), r["reporting"].eq(1)]
+        m.d.comb += [self.o_status.valid.eq(r["reporting"]),
+                     self.o_status.payload.code.eq(r["code"]),
+                     self.o_status.payload.index.eq(r["index"])]
+        with m.If(self.o_status.valid & self.o_status.ready):
+            m.d.sync += r["reporting"].eq(0)
+        return m
+
+    # -- host writes and the configuration buffer ------------------------------------------------
+
+    def _host(self, m, cmem, vmem) -> dict:
+        cfg, i = self.cfg, self.i
+        r = {"running": Signal(name="running"), "reporting": Signal(name="reporting"),
+             "code": Signal(4, name="err_code"), "index": Signal(cfg.len_bits, name="err_index")}
+        for name, width in run_fields(cfg):
+            r[name] = Signal(width, name=f"cfg_{name}")
+        idle = ~(r["running"] | r["reporting"])
+        m.d.comb += i.ready.eq(idle)
+        take = Signal(name="host_take")
+        m.d.comb += take.eq(i.valid & idle)
+        kind, addr, data = i.payload.kind, i.payload.addr, i.payload.data
+        cw, vw = cmem.write_port(), vmem.write_port()
+        m.d.comb += [cw.addr.eq(addr), cw.data.eq(data), vw.addr.eq(addr), vw.data.eq(data),
+                     cw.en.eq(take & (kind == KINDS["cmd"]) & (addr < cfg.cmd_depth)),
+                     vw.en.eq(take & (kind == KINDS["map"]) & (addr < cfg.map_depth))]
+        run = {}
+        off = 0
+        for name, width in run_fields(cfg):
+            run[name] = data[off:off + width]
+            off += width
+        r["run_layer"] = run["layer"]
+        r["start"] = Signal(name="run_start")
+        m.d.comb += r["start"].eq(take & (kind == KINDS["run"]))
+        bad = (run["layer"] >= run["layers"]) | (run["request"] >= cfg.requests) | \
+            (run["length"] > cfg.cmd_depth)
+        r["go"] = Signal(name="run_go")
+        m.d.comb += r["go"].eq(r["start"] & ~bad)
+        with m.If(r["start"]):
+            m.d.sync += [r[name].eq(run[name]) for name, _ in run_fields(cfg)]
+            with m.If(bad):
+                m.d.sync += [r["reporting"].eq(1), r["code"].eq(STATUS["bad_config"]),
+                             r["index"].eq(0)]
+            with m.Else():
+                m.d.sync += [r["running"].eq(1), r["code"].eq(STATUS["ok"]),
+                             r["index"].eq(run["length"])]
+        return r
+
+    # -- S0: the sequencer -----------------------------------------------------------------------
+
+    def _sequencer_regs(self) -> dict:
+        cfg = self.cfg
+        return {"pc": Signal(cfg.len_bits, name="pc"), "iter": Signal(cfg.iter_bits, name="iter"),
+                "layer": Signal(cfg.layer_bits, name="layer"), "active": Signal(name="active"),
+                "loop_on": Signal(name="loop_on"),
+                "loop_start": Signal(cfg.len_bits, name="loop_start"),
+                "loop_end": Signal(cfg.len_bits, name="loop_end"),
+                "lb_m1": Signal(cfg.iter_bits, name="lb_m1"), "fetch": Signal(name="fetch"),
+                "at_end": Signal(name="at_body_end")}
+
+    def _sequencer(self, m, r, s0, s2, adv, stop, redirect):
+        """Next program word in execution order (§5.2: Dyn-Loop repeats its body LB times)."""
+        pc, it, layer, active = s0["pc"], s0["iter"], s0["layer"], s0["active"]
+        at_end = s0["at_end"]
+        m.d.comb += [at_end.eq(s0["loop_on"] & (pc == s0["loop_end"])),
+                     s0["fetch"].eq(active & (pc != r["length"]))]
+        with m.If(r["go"]):
+            m.d.sync += [pc.eq(0), it.eq(0), s0["loop_on"].eq(0), active.eq(1),
+                         layer.eq(r["run_layer"])]
+        with m.Elif(adv & redirect):
+            lb = s2["lb"]
+            m.d.sync += [pc.eq(Mux(lb == 0, s2["skip"], s2["start"])), it.eq(0),
+                         layer.eq(s2["layer"]), active.eq(1), s0["loop_on"].eq(lb != 0),
+                         s0["loop_start"].eq(s2["start"]), s0["loop_end"].eq(s2["end"]),
+                         s0["lb_m1"].eq(lb - 1)]
+        with m.Elif(adv & stop):
+            m.d.sync += active.eq(0)
+        with m.Elif(adv & active):
+            with m.If(pc == r["length"]):          # the end of a layer
+                with m.If(layer + 1 < r["layers"]):
+                    m.d.sync += [pc.eq(0), layer.eq(layer + 1)]
+                with m.Else():
+                    m.d.sync += active.eq(0)
+            with m.Elif(at_end & (it != s0["lb_m1"])):
+                m.d.sync += [pc.eq(s0["loop_start"]), it.eq(it + 1)]
+            with m.Elif(at_end):
+                m.d.sync += [pc.eq(pc + 1), it.eq(0), s0["loop_on"].eq(0)]
+            with m.Else():
+                m.d.sync += pc.eq(pc + 1)
+
+    # -- S1: decode ------------------------------------------------------------------------------
+
+    def _decode(self, m, cmem, r, s0, adv):
+        """Program word -> Dyn-Loop setup, Dyn-Modi state, PIM operands (module docstring)."""
+        cfg = self.cfg
+        rb, cb, pb = cfg.row_bits, cfg.col_bits, cfg.pc_bits
+        rp = cmem.read_port(domain="sync")
+        m.d.comb += [rp.addr.eq(s0["pc"][:pb]), rp.en.eq(adv)]
+        s1 = {"v": Signal(name="s1_valid"), "kill": Signal(name="s1_kill"),
+              "pc": Signal(cfg.len_bits, name="s1_pc"), "iter": Signal(cfg.iter_bits, name="s1_iter"),
+              "layer": Signal(cfg.layer_bits, name="s1_layer"), "inl": Signal(name="s1_in_loop"),
+              "bend": Signal(name="s1_body_end")}
+        with m.If(adv):
+            m.d.sync += [s1["v"].eq(s0["fetch"] & ~s1["kill"] & ~r["go"]), s1["pc"].eq(s0["pc"]),
+                         s1["iter"].eq(s0["iter"]), s1["layer"].eq(s0["layer"]),
+                         s1["inl"].eq(s0["loop_on"]), s1["bend"].eq(s0["at_end"])]
+        w = rp.data
+        op, row, col = w[:3], w[3:3 + rb], w[3 + rb:3 + rb + cb]
+        le, shift = w[3:3 + pb], w[3 + pb:3 + pb + cfg.shift_bits]
+        target, coef = w[3], w[4:4 + rb]
+        is_pim, is_loop, is_modi = op < 3, op == 3, op == 4
+        modi = {"on": Signal(name="modi_pending"), "col": Signal(name="modi_col"),
+                "coef": Signal(rb, name="modi_coef"), "pc": Signal(cfg.len_bits, name="modi_pc")}
+        e1 = {"hit": Signal(name="s1_error"), "code": Signal(4, name="s1_code"),
+              "index": Signal(cfg.len_bits, name="s1_index")}
+        last = s1["pc"] + 1 == r["length"]
+        code = Mux(modi["on"] & ~is_pim, STATUS["bad_modi"],
+                   Mux(op > 4, STATUS["bad_opcode"],
+                       Mux(is_modi & (s1["bend"] | last), STATUS["bad_modi"],
+                           Mux(is_loop & s1["inl"], STATUS["nested_loop"],
+                               Mux(is_loop & ((le == 0) | (s1["pc"] + le >= r["length"])),
+                                   STATUS["loop_range"], STATUS["ok"])))))
+        m.d.comb += [e1["code"].eq(code), e1["hit"].eq(s1["v"] & (code != 0)),
+                     e1["index"].eq(Mux(modi["on"] & ~is_pim, modi["pc"], s1["pc"]))]
+        # LB = ceil(T_cur / 2**shift) (§5.1), as the quotient plus "a remainder is left"
+        t = r["t_cur"]
+        lb = Signal(cfg.t_bits + 1, name="s1_lb")
+        low = ((Const(1, 1) << shift) - 1)[:cfg.t_bits]
+        m.d.comb += lb.eq((t >> shift) + (t & low).any())
+        go_on = adv & s1["v"] & ~e1["hit"] & ~s1["kill"]
+        with m.If(r["go"]):
+            m.d.sync += modi["on"].eq(0)
+        with m.Elif(go_on & is_modi):
+            m.d.sync += [modi["on"].eq(1), modi["col"].eq(target), modi["coef"].eq(coef),
+                         modi["pc"].eq(s1["pc"])]
+        with m.Elif(go_on & is_pim):
+            m.d.sync += modi["on"].eq(0)
+        s2 = self._s2_regs()
+        with m.If(adv):
+            m.d.sync += [s2["v"].eq(go_on & ~is_modi), s2["loop"].eq(is_loop),
+                         s2["op"].eq(op[:2]), s2["row"].eq(row), s2["col"].eq(col),
+                         s2["pc"].eq(s1["pc"]), s2["iter"].eq(s1["iter"]),
+                         s2["layer"].eq(s1["layer"]),
+                         s2["mod_row"].eq(modi["on"] & ~modi["col"]),
+                         s2["mod_col"].eq(modi["on"] & modi["col"]),
+                         s2["prod"].eq(modi["coef"] * s1["iter"]), s2["lb"].eq(lb),
+                         s2["start"].eq(s1["pc"] + 1), s2["end"].eq(s1["pc"] + le),
+                         s2["skip"].eq(s1["pc"] + le + 1)]
+        return s1, s2, e1
+
+    def _s2_regs(self) -> dict:
+        cfg = self.cfg
+        lb = cfg.len_bits
+        return {"v": Signal(name="s2_valid"), "kill": Signal(name="s2_kill"),
+                "loop": Signal(name="s2_loop"), "op": Signal(2, name="s2_op"),
+                "row": Signal(cfg.row_bits, name="s2_row"), "col": Signal(cfg.col_bits, name="s2_col"),
+                "pc": Signal(lb, name="s2_pc"), "iter": Signal(cfg.iter_bits, name="s2_iter"),
+                "layer": Signal(cfg.layer_bits, name="s2_layer"), "mod_row": Signal(name="s2_mod_row"),
+                "mod_col": Signal(name="s2_mod_col"),
+                "prod": Signal(cfg.row_bits + cfg.iter_bits, name="s2_prod"),
+                "lb": Signal(cfg.t_bits + 1, name="s2_lb"), "start": Signal(lb, name="s2_start"),
+                "end": Signal(lb, name="s2_end"), "skip": Signal(lb + 1, name="s2_skip")}
+
+    # -- S2: operand and Va2Pa address -----------------------------------------------------------
+
+    def _operand(self, m, vmem, r, s2, adv):
+        cfg = self.cfg
+        vop = Signal(cfg.row_bits + cfg.iter_bits + 1, name="s2_operand")
+        m.d.comb += vop.eq(Mux(s2["mod_col"], s2["col"], s2["row"]) + s2["prod"])
+        code = Mux(s2["loop"], Mux(s2["lb"] > cfg.max_lb, STATUS["loop_bound"], STATUS["ok"]),
+                   Mux((s2["mod_row"] & (vop >= cfg.vrows)) |
+                       (s2["mod_col"] & (vop >= (1 << cfg.col_bits))),
+                       STATUS["operand_range"], STATUS["ok"]))
+        e2 = {"hit": Signal(name="s2_error"), "code": Signal(4, name="s2_code"),
+              "index": s2["pc"], "older": Signal(name="s2_older_error")}
+        m.d.comb += [e2["code"].eq(code), e2["hit"].eq(s2["v"] & (code != 0))]
+        redirect = Signal(name="redirect")
+        m.d.comb += redirect.eq(s2["v"] & s2["loop"] & ~e2["hit"] & ~e2["older"])
+        vb = log2_exact(cfg.vrows)
+        rp = vmem.read_port(domain="sync")
+        m.d.comb += [rp.addr.eq(Cat(vop[:vb], r["request"])), rp.en.eq(adv)]
+        s3 = {"v": Signal(name="s3_valid"), "op": Signal(2, name="s3_op"),
+              "row": Signal(cfg.row_bits, name="s3_row"), "col": Signal(cfg.col_bits, name="s3_col"),
+              "pc": Signal(cfg.len_bits, name="s3_pc"), "iter": Signal(cfg.iter_bits, name="s3_iter"),
+              "layer": Signal(cfg.layer_bits, name="s3_layer"), "tr": Signal(name="s3_translate"),
+              "entry": rp.data}
+        with m.If(adv):
+            m.d.sync += [s3["v"].eq(s2["v"] & ~s2["loop"] & ~s2["kill"]), s3["op"].eq(s2["op"]),
+                         s3["row"].eq(s2["row"]),
+                         s3["col"].eq(Mux(s2["mod_col"], vop[:cfg.col_bits], s2["col"])),
+                         s3["pc"].eq(s2["pc"]), s3["iter"].eq(s2["iter"]),
+                         s3["layer"].eq(s2["layer"]), s3["tr"].eq(s2["mod_row"])]
+        return s3, e2, redirect
+
+    # -- S3: translate, then the output register -------------------------------------------------
+
+    def _translate(self, m, s3, adv) -> dict:
+        o = self.o
+        entry = s3["entry"]
+        e3 = {"hit": Signal(name="s3_error"), "index": s3["pc"], "v": s3["v"]}
+        m.d.comb += e3["hit"].eq(s3["v"] & s3["tr"] & ~entry[0])
+        with m.If(adv):
+            m.d.sync += [o.valid.eq(s3["v"] & ~e3["hit"]), o.payload.op.eq(s3["op"]),
+                         o.payload.row.eq(Mux(s3["tr"], entry[1:], s3["row"])),
+                         o.payload.col.eq(s3["col"]), o.payload.layer.eq(s3["layer"]),
+                         o.payload.pc.eq(s3["pc"]), o.payload.iter.eq(s3["iter"])]
+        return e3
+
+
+UNITS = (HwUnit("lolpim_dispatcher", "LoL-PIM on-module DPA dispatcher: Dyn-Loop / Dyn-Modi "
+                "programs expanded per request (LB from T_cur), virtual rows through the Va2Pa "
+                "table, one PIM command a cycle (i -> o, o_status)", DispatcherConfig,
+                LolpimDispatcher, DISPATCHER_PRESETS, dispatcher_cycles),)
