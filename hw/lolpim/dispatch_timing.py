@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from pimforge.hw.lolpim.config import DispatcherConfig
 from pimforge.hw.lolpim.dpa import (
-    KINDS, OPS, loop_bound, pack, run_fields, unpack, word, word_fields
+    KINDS, OPS, loop_bound, run_fields, unpack, word_fields
 )
 
-__all__ = ["dispatch_schedule", "dispatcher_cycles", "run_slots"]
+__all__ = ["dispatch_schedule", "run_slots"]
 
 LOOP_SLOTS = 3       # the Dyn-Loop's fetch and the two fetches its redirect drops
 OUT_DELAY = 4        # fetch -> S1 -> S2 -> S3 -> O
@@ -81,13 +81,4 @@ def dispatch_schedule(cfg: DispatcherConfig, beats: list) -> dict:
         out["o_status"].append(status)
         t = status + 1
     return out
-
-
-def dispatcher_cycles(cfg: DispatcherConfig, n_ops: int) -> int:
-    """Cycles from the first host write to the status of a straight program of ``n_ops``
-    DOT-PROD commands run once (one layer): the writes, one cycle per command, the layer end and
-    the pipeline."""
-    beats = [(KINDS["cmd"], k, word(cfg, "dot_prod", row=k, col=k)) for k in range(n_ops)]
-    beats.append((KINDS["run"], 0, pack(run_fields(cfg), layers=1, length=n_ops)))
-    return dispatch_schedule(cfg, beats)["o_status"][-1] + 1
 

@@ -52,10 +52,12 @@ from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.payload import payload_layout, uint
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.lolpim.config import DISPATCHER_PRESETS, DispatcherConfig, dispatcher_bits
-from pimforge.hw.lolpim.dpa import KINDS, STATUS, encoding_manifest, out_fields, run_fields
-from pimforge.hw.lolpim.dispatch_timing import dispatcher_cycles
+from pimforge.hw.lolpim.dispatch_timing import dispatch_schedule
+from pimforge.hw.lolpim.dpa import (
+    KINDS, STATUS, encoding_manifest, out_fields, pack, run_fields, word
+)
 
-__all__ = ["LolpimDispatcher", "host_signature", "FIRST_COMMAND_LATENCY"]
+__all__ = ["LolpimDispatcher", "host_signature", "dispatcher_cycles", "FIRST_COMMAND_LATENCY"]
 
 FIRST_COMMAND_LATENCY = 5     # run transfer -> S0 -> S1 -> S2 -> S3 -> O
 
@@ -133,7 +135,10 @@ class LolpimDispatcher(PimComponent):
     def _host(self, m, cmem, vmem) -> dict:
         cfg, i = self.cfg, self.i
         r = {"running": Signal(name="running"), "reporting": Signal(name="reporting"),
-             "code": Signal(4, name="err_code"), "index": Signal(cfg.len_bits, name="err_index")}
+             "code": Signal(4, name="err_code"), "index": Signal(cfg.len_bits, name="err_index"),
+             # the length one bit wider (compared with pc + LE) and layers - 1 (the last layer)
+             "length_w": Signal(cfg.len_bits + 1, name="cfg_length_w"),
+             "layers_m1": Signal(cfg.max_layers.bit_length(), name="cfg_layers_m1")}
         for name, width in run_fields(cfg):
             r[name] = Signal(width, name=f"cfg_{name}")
         idle = ~(r["running"] | r["reporting"])
@@ -143,8 +148,8 @@ class LolpimDispatcher(PimComponent):
         kind, addr, data = i.payload.kind, i.payload.addr, i.payload.data
         cw, vw = cmem.write_port(), vmem.write_port()
         m.d.comb += [cw.addr.eq(addr), cw.data.eq(data), vw.addr.eq(addr), vw.data.eq(data),
-                     cw.en.eq(take & (kind == KINDS["cmd"]) & (addr < cfg.cmd_depth)),
-                     vw.en.eq(take & (kind == KINDS["map"]) & (addr < cfg.map_depth))]
+                     cw.en.eq(take & (kind == KINDS["cmd"]) & _below(addr, cfg.cmd_depth)),
+                     vw.en.eq(take & (kind == KINDS["map"]) & _below(addr, cfg.map_depth))]
         run = {}
         off = 0
         for name, width in run_fields(cfg):
@@ -153,12 +158,13 @@ class LolpimDispatcher(PimComponent):
         r["run_layer"] = run["layer"]
         r["start"] = Signal(name="run_start")
         m.d.comb += r["start"].eq(take & (kind == KINDS["run"]))
-        bad = (run["layer"] >= run["layers"]) | (run["request"] >= cfg.requests) | \
-            (run["length"] > cfg.cmd_depth)
+        bad = (run["layer"] >= run["layers"]) | \
+            ~_below(run["request"], cfg.requests) | ~_below(run["length"], cfg.cmd_depth + 1)
         r["go"] = Signal(name="run_go")
         m.d.comb += r["go"].eq(r["start"] & ~bad)
         with m.If(r["start"]):
             m.d.sync += [r[name].eq(run[name]) for name, _ in run_fields(cfg)]
+            m.d.sync += [r["length_w"].eq(run["length"]), r["layers_m1"].eq(run["layers"] - 1)]
             with m.If(bad):
                 m.d.sync += [r["reporting"].eq(1), r["code"].eq(STATUS["bad_config"]),
                              r["index"].eq(0)]
@@ -171,13 +177,9 @@ class LolpimDispatcher(PimComponent):
 
     def _sequencer_regs(self) -> dict:
         cfg = self.cfg
-        return {"pc": Signal(cfg.len_bits, name="pc"), "iter": Signal(cfg.iter_bits, name="iter"),
-                "layer": Signal(cfg.layer_bits, name="layer"), "active": Signal(name="active"),
-                "loop_on": Signal(name="loop_on"),
-                "loop_start": Signal(cfg.len_bits, name="loop_start"),
-                "loop_end": Signal(cfg.len_bits, name="loop_end"),
-                "lb_m1": Signal(cfg.iter_bits, name="lb_m1"), "fetch": Signal(name="fetch"),
-                "at_end": Signal(name="at_body_end")}
+        return _regs("", pc=cfg.len_bits, iter=cfg.iter_bits, layer=cfg.max_layers.bit_length(),
+                     active=1, loop_on=1, loop_start=cfg.len_bits, loop_end=cfg.len_bits,
+                     lb_m1=cfg.iter_bits, fetch=1, at_end=1)
 
     def _sequencer(self, m, r, s0, s2, adv, stop, redirect):
         """Next program word in execution order (§5.2: Dyn-Loop repeats its body LB times)."""
@@ -198,7 +200,7 @@ class LolpimDispatcher(PimComponent):
             m.d.sync += active.eq(0)
         with m.Elif(adv & active):
             with m.If(pc == r["length"]):          # the end of a layer
-                with m.If(layer + 1 < r["layers"]):
+                with m.If(layer != r["layers_m1"]):
                     m.d.sync += [pc.eq(0), layer.eq(layer + 1)]
                 with m.Else():
                     m.d.sync += active.eq(0)
@@ -217,10 +219,8 @@ class LolpimDispatcher(PimComponent):
         rb, cb, pb = cfg.row_bits, cfg.col_bits, cfg.pc_bits
         rp = cmem.read_port(domain="sync")
         m.d.comb += [rp.addr.eq(s0["pc"][:pb]), rp.en.eq(adv)]
-        s1 = {"v": Signal(name="s1_valid"), "kill": Signal(name="s1_kill"),
-              "pc": Signal(cfg.len_bits, name="s1_pc"), "iter": Signal(cfg.iter_bits, name="s1_iter"),
-              "layer": Signal(cfg.layer_bits, name="s1_layer"), "inl": Signal(name="s1_in_loop"),
-              "bend": Signal(name="s1_body_end")}
+        s1 = _regs("s1_", v=1, kill=1, pc=cfg.len_bits, iter=cfg.iter_bits, layer=cfg.layer_bits,
+                   inl=1, bend=1)
         with m.If(adv):
             m.d.sync += [s1["v"].eq(s0["fetch"] & ~s1["kill"] & ~r["go"]), s1["pc"].eq(s0["pc"]),
                          s1["iter"].eq(s0["iter"]), s1["layer"].eq(s0["layer"]),
@@ -234,12 +234,13 @@ class LolpimDispatcher(PimComponent):
                 "coef": Signal(rb, name="modi_coef"), "pc": Signal(cfg.len_bits, name="modi_pc")}
         e1 = {"hit": Signal(name="s1_error"), "code": Signal(4, name="s1_code"),
               "index": Signal(cfg.len_bits, name="s1_index")}
-        last = s1["pc"] + 1 == r["length"]
+        length = r["length_w"]
+        last = s1["pc"] + 1 == length
         code = Mux(modi["on"] & ~is_pim, STATUS["bad_modi"],
                    Mux(op > 4, STATUS["bad_opcode"],
                        Mux(is_modi & (s1["bend"] | last), STATUS["bad_modi"],
                            Mux(is_loop & s1["inl"], STATUS["nested_loop"],
-                               Mux(is_loop & ((le == 0) | (s1["pc"] + le >= r["length"])),
+                               Mux(is_loop & ((le == 0) | (s1["pc"] + le >= length)),
                                    STATUS["loop_range"], STATUS["ok"])))))
         m.d.comb += [e1["code"].eq(code), e1["hit"].eq(s1["v"] & (code != 0)),
                      e1["index"].eq(Mux(modi["on"] & ~is_pim, modi["pc"], s1["pc"]))]
@@ -272,15 +273,10 @@ class LolpimDispatcher(PimComponent):
     def _s2_regs(self) -> dict:
         cfg = self.cfg
         lb = cfg.len_bits
-        return {"v": Signal(name="s2_valid"), "kill": Signal(name="s2_kill"),
-                "loop": Signal(name="s2_loop"), "op": Signal(2, name="s2_op"),
-                "row": Signal(cfg.row_bits, name="s2_row"), "col": Signal(cfg.col_bits, name="s2_col"),
-                "pc": Signal(lb, name="s2_pc"), "iter": Signal(cfg.iter_bits, name="s2_iter"),
-                "layer": Signal(cfg.layer_bits, name="s2_layer"), "mod_row": Signal(name="s2_mod_row"),
-                "mod_col": Signal(name="s2_mod_col"),
-                "prod": Signal(cfg.row_bits + cfg.iter_bits, name="s2_prod"),
-                "lb": Signal(cfg.t_bits + 1, name="s2_lb"), "start": Signal(lb, name="s2_start"),
-                "end": Signal(lb, name="s2_end"), "skip": Signal(lb + 1, name="s2_skip")}
+        return _regs("s2_", v=1, kill=1, loop=1, op=2, row=cfg.row_bits, col=cfg.col_bits, pc=lb,
+                     iter=cfg.iter_bits, layer=cfg.layer_bits, mod_row=1, mod_col=1,
+                     prod=cfg.row_bits + cfg.iter_bits, lb=cfg.t_bits + 1, start=lb, end=lb,
+                     skip=lb + 1)
 
     # -- S2: operand and Va2Pa address -----------------------------------------------------------
 
@@ -300,11 +296,9 @@ class LolpimDispatcher(PimComponent):
         vb = log2_exact(cfg.vrows)
         rp = vmem.read_port(domain="sync")
         m.d.comb += [rp.addr.eq(Cat(vop[:vb], r["request"])), rp.en.eq(adv)]
-        s3 = {"v": Signal(name="s3_valid"), "op": Signal(2, name="s3_op"),
-              "row": Signal(cfg.row_bits, name="s3_row"), "col": Signal(cfg.col_bits, name="s3_col"),
-              "pc": Signal(cfg.len_bits, name="s3_pc"), "iter": Signal(cfg.iter_bits, name="s3_iter"),
-              "layer": Signal(cfg.layer_bits, name="s3_layer"), "tr": Signal(name="s3_translate"),
-              "entry": rp.data}
+        s3 = _regs("s3_", v=1, op=2, row=cfg.row_bits, col=cfg.col_bits, pc=cfg.len_bits,
+                   iter=cfg.iter_bits, layer=cfg.layer_bits, tr=1)
+        s3["entry"] = rp.data
         with m.If(adv):
             m.d.sync += [s3["v"].eq(s2["v"] & ~s2["loop"] & ~s2["kill"]), s3["op"].eq(s2["op"]),
                          s3["row"].eq(s2["row"]),
@@ -326,6 +320,25 @@ class LolpimDispatcher(PimComponent):
                          o.payload.col.eq(s3["col"]), o.payload.layer.eq(s3["layer"]),
                          o.payload.pc.eq(s3["pc"]), o.payload.iter.eq(s3["iter"])]
         return e3
+
+
+def _regs(prefix: str, **widths) -> dict:
+    """A stage's registers by name: ``name -> Signal(width, name=prefix + name)``."""
+    return {k: Signal(w, name=f"{prefix}{k}") for k, w in widths.items()}
+
+
+def _below(v, n: int):
+    """``v < n``, or constant true when every value of ``v`` is below ``n``."""
+    return Const(1, 1) if n >= 1 << len(v) else v < Const(n, len(v))
+
+
+def dispatcher_cycles(cfg: DispatcherConfig, n_ops: int) -> int:
+    """Cycles from the first host write to the status of a straight program of ``n_ops``
+    DOT-PROD commands run once (one layer): the writes, one cycle per command, the layer end and
+    the pipeline (:func:`~pimforge.hw.lolpim.dispatch_timing.dispatch_schedule`)."""
+    beats = [(KINDS["cmd"], k, word(cfg, "dot_prod", row=k, col=k)) for k in range(n_ops)]
+    beats.append((KINDS["run"], 0, pack(run_fields(cfg), layers=1, length=n_ops)))
+    return dispatch_schedule(cfg, beats)["o_status"][-1] + 1
 
 
 UNITS = (HwUnit("lolpim_dispatcher", "LoL-PIM on-module DPA dispatcher: Dyn-Loop / Dyn-Modi "

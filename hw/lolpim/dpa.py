@@ -67,7 +67,7 @@ def word_fields(cfg: DispatcherConfig) -> dict:
 def run_fields(cfg: DispatcherConfig) -> list:
     """The configuration buffer (a kind-2 write's ``data``)."""
     return [("t_cur", cfg.t_bits), ("request", dispatcher_bits(cfg.requests)),
-            ("layer", cfg.layer_bits), ("layers", cfg.max_layers.bit_length()),
+            ("layer", cfg.max_layers.bit_length()), ("layers", cfg.max_layers.bit_length()),
             ("length", cfg.len_bits)]
 
 
