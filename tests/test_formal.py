@@ -42,6 +42,11 @@ PAM_PU_SMALL = {"lanes": 16, "head_dim": 64, "tile_tokens": 1, "op_depth": 1}
 GEMV_SMALL = {"multipliers": 8, "serial_cycles": 8, "beat_words": 1, "max_batch": 1,
               "buffer_bytes": 256, "op_depth": 1, "acc": "fp16"}
 HILOS_SMALL = {"block": 32, "beat_elems": 32, "head_dim": 64, "op_depth": 1}
+# lolpim_dispatcher: 8-word program, 2 requests x 4 virtual rows, LB <= 3, 2 layers.  Its first
+# command leaves at step 8 (one program write, the run, 5 cycles); depth 24 also reaches a
+# Dyn-Loop's redirect and a run's status (cover).  bmc 24: 3.5-4.5 s, cover 24: 2-3 s.
+DISP_SMALL = {"cmd_depth": 8, "requests": 2, "vrows": 4, "row_bits": 4, "col_bits": 3,
+              "t_bits": 6, "max_lb": 3, "max_layers": 2}
 # bmc with memory_map (memories as registers): sv_gemv 3 min of CPU with it, over 9.5 min (not
 # finished) without; pam_pu about 7 min with it, over 12 min (not finished) without.
 MEMORY_MAP = {"sv_gemv", "pam_pu"}
@@ -71,6 +76,7 @@ UNIT_PROOFS = [
     ("pamif_receiver", {}, None, True, True),
     ("pam_interface", {}, None, True, True),
     ("pamif_buffer", {}, None, True, False),
+    ("lolpim_dispatcher", DISP_SMALL, 24, True, True),
 ]
 
 
@@ -202,7 +208,7 @@ def test_fifos_found_in_units(name, sets, want):
 
 
 @pytest.mark.parametrize("name", ["online_softmax", "hermes_act", "pamif_sender",
-                                  "pamif_receiver", "pam_interface"])
+                                  "pamif_receiver", "pam_interface", "lolpim_dispatcher"])
 def test_unit_output_reachable(name, tmp_path):
     """The sweep's depth reaches a transfer on every port (so its pass is not vacuous)."""
     sets = next(s for n, s, *_ in UNIT_PROOFS if n == name)
