@@ -102,7 +102,7 @@ CAPACITIES = (128, 256, 512, 1024)        # Figs. 9-10: system capacity in GB (2
 
 def system_setup(system: str) -> dict:
     """The partitioning, allocation and buffering of a PIM system of §8."""
-    return {"PIM": dict(partition="hfa", alloc="static", pingpong=False),
+    return {"PIM": dict(partition="hfa", alloc="static", pingpong=False, tp_only=True),
             "LoL-PIM(1)": dict(partition="itpp", alloc="static", pingpong=False),
             "LoL-PIM(12)": dict(partition="itpp", alloc="lazy", pingpong=False),
             "LoL-PIM(123)": dict(partition="itpp", alloc="lazy", pingpong=True)}[system]
@@ -123,6 +123,8 @@ class LolpimModelConfig(UnitConfig):
                        "the request's own length, lazy = DPA + lazy chunk allocation",
                        choices=ALLOCATIONS)
     pingpong: bool = param(True, "I/O-aware ping-pong buffering (§6)")
+    tp_only: bool = param(False, "TP over every module, PP = 1 (the prior PIM works' mapping, "
+                          "§3.2; the PIM baseline)")
     tp: int = param(0, "tensor-parallel degree over modules (0 = the best; PP = modules / TP)",
                     lo=0, hi=256)
     micro_batches: int = param(0, "micro-batches in the pipeline (0 = the best)", lo=0, hi=1024)
@@ -138,19 +140,19 @@ class LolpimModelConfig(UnitConfig):
     def validate(self):
         modules = self.nodes * NODE.modules
         m = wl.get_model(self.model)
-        if self.tp and (modules % self.tp or m.kv_heads % self.tp
-                        or modules // self.tp > m.layers):
-            ok = [t for t in range(1, modules + 1) if modules % t == 0 and m.kv_heads % t == 0
-                  and modules // t <= m.layers]
-            raise ConfigError(self.UNIT, "tp", self.tp, "0 (the best) or a divisor of the "
-                              f"{modules} modules and the {m.kv_heads} KV heads leaving at most "
-                              f"one layer per stage: {', '.join(map(str, ok)) or 'none'}")
+        ok = [t for t in range(1, modules + 1) if modules % t == 0 and modules // t <= m.layers
+              and (self.partition == "hfa" or m.kv_heads % t == 0)]
+        if self.tp and self.tp not in ok:
+            raise ConfigError(self.UNIT, "tp", self.tp, f"0 (the best) or, for {self.partition} "
+                              f"on {modules} modules, {', '.join(map(str, ok)) or 'none'}")
+        if self.tp and self.tp_only and self.tp != modules:
+            raise ConfigError(self.UNIT, "tp", self.tp, f"0 or {modules} with tp_only")
 
 
 PRESETS = {
     "default": {},
     "qwen7b_1024": {"nodes": 16},
     "qwen72b": {"model": "Qwen1.5-72B", "nodes": 16},
-    "baseline_pim": {"partition": "hfa", "alloc": "static", "pingpong": False},
+    "baseline_pim": {"partition": "hfa", "alloc": "static", "pingpong": False, "tp_only": True},
     "small": {"nodes": 2, "batches": 1, "sweep": "none"},
 }

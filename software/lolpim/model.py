@@ -22,7 +22,8 @@ COLUMNS = ["system", "tokens/s", "batch", "TP", "PP", "micro-batches", "cycle ms
 
 
 def _setup(cfg) -> dict:
-    return {"partition": cfg.partition, "alloc": cfg.alloc, "pingpong": cfg.pingpong}
+    return {"partition": cfg.partition, "alloc": cfg.alloc, "pingpong": cfg.pingpong,
+            "tp_only": cfg.tp_only}
 
 
 def _knobs(cfg) -> Knobs:
@@ -65,7 +66,8 @@ def _point(cfg, m, pg) -> tuple:
 
 
 def _sweep_tp(cfg, m, pg) -> tuple:
-    grid = tp_choices(m, cfg.nodes * NODE.modules)
+    modules = cfg.nodes * NODE.modules
+    grid = [modules] if cfg.tp_only else tp_choices(m, modules, cfg.partition)
     rs = [_configured(cfg, m, cfg.nodes, t) for t in grid]
     pg.step("TP/PP sweep")
     table = Table("Configured system by TP x PP", ["TP", "PP", "batch", "micro-batches",

@@ -14,18 +14,20 @@ from pimforge.software.lolpim.pipeline import (
 )
 from pimforge.software.lolpim.workload import form_batches
 
-__all__ = ["tp_choices", "stages", "capacity_tokens", "fc_token_s", "attention_s", "pim_batch",
-           "pim_point", "flops_per_token", "ROW_TOKENS", "BYTES"]
+__all__ = ["tp_choices", "stages", "capacity_tokens", "fc_token_s", "attention_s",
+           "pim_batch", "pim_point", "flops_per_token", "tp_allreduce_s", "ROW_TOKENS", "BYTES"]
 
 BYTES = 2           # bf16 weights, KV cache and activations (Table 5's PUs are bf16 MACs)
 ROW_TOKENS = 256    # ITPP: one DRAM row per PU holds a 256-token slice of a request's K (§5.1)
 
 
-def tp_choices(m, modules: int) -> list:
-    """TP degrees over ``modules``: divisors of the module count that split the KV heads evenly
-    and leave at most one layer per stage."""
+def tp_choices(m, modules: int, partition: str = "itpp") -> list:
+    """TP degrees over ``modules``: divisors of the module count leaving at most one layer per
+    stage; ITPP keeps whole KV heads in a module, so its TP also divides the KV heads (HFA
+    splits the (request, head) pairs, so its TP may exceed the heads: §4.1)."""
     return [t for t in range(1, modules + 1)
-            if modules % t == 0 and m.kv_heads % t == 0 and modules // t <= m.layers]
+            if modules % t == 0 and modules // t <= m.layers
+            and (partition == "hfa" or m.kv_heads % t == 0)]
 
 
 def stages(m, modules: int, tp: int) -> Stages:
@@ -66,9 +68,10 @@ def fc_token_s(m, tp: int, pingpong: bool) -> tuple:
     ch = NODE.channels_per_module
     qkv = (m.heads + 2 * m.kv_heads) * m.head_dim
     ffn1 = (2 if m.gated_ffn else 1) * m.ffn
-    layer = (_g(qkv / tp / ch, m.hidden, pingpong) + _g(m.hidden / ch, m.heads * m.head_dim // tp,
-                                                        pingpong)
-             + _g(ffn1 / tp / ch, m.hidden, pingpong) + _g(m.hidden / ch, m.ffn // tp, pingpong))
+    layer = (_g(qkv / tp / ch, m.hidden, pingpong)
+             + _g(m.hidden / ch, math.ceil(m.heads * m.head_dim / tp), pingpong)
+             + _g(ffn1 / tp / ch, m.hidden, pingpong)
+             + _g(m.hidden / ch, math.ceil(m.ffn / tp), pingpong))
     return layer, _g(m.vocab / tp / ch, m.hidden, pingpong)
 
 
@@ -95,8 +98,9 @@ def attention_s(m, tp: int, partition: str, pingpong: bool, ctx: np.ndarray) -> 
     each query head's K is split by tokens over all channels (the query broadcast to them);
     SV's output is the head dimension, so the module's heads x d_h rows of V^T are spread over
     the channels (each channel's rows from one head, whose scores its global buffer holds).
-    HFA (§4.1): each (request, KV head) lives in one channel, assigned round-robin; the
-    busiest channel sets the time.
+    HFA (§4.1): each (request, KV head) lives in one channel of the stage's ``tp`` modules,
+    assigned round-robin; the busiest channel sets the time (idle channels when the pairs are
+    fewer than the channels).
     """
     ch = NODE.channels_per_module
     d = m.head_dim
@@ -111,12 +115,21 @@ def attention_s(m, tp: int, partition: str, pingpong: bool, ctx: np.ndarray) -> 
         else:
             sv = -(-heads // ch) * _kernel(np.full(n, d), lr, pingpong)
         return float((qk + sv).sum())
-    kv = m.kv_heads // tp
-    unit_l = np.repeat(lr, kv)
+    unit_l = np.repeat(lr, m.kv_heads)
     load = m.d_group * (_kernel(unit_l, np.full(len(unit_l), d), pingpong)
                         + _kernel(np.full(len(unit_l), d), unit_l, pingpong))
-    per_channel = np.bincount(np.arange(len(load)) % ch, weights=load, minlength=ch)
+    per_channel = np.bincount(np.arange(len(load)) % (ch * tp), weights=load)
     return float(per_channel.max())
+
+
+def tp_allreduce_s(nbytes: float, tp: int) -> float:
+    """An all-reduce over ``tp`` modules: a ring over the HUB inside a node; across nodes,
+    hierarchical (inside each node over the HUB, then a ring over the node links)."""
+    per = NODE.modules
+    if tp <= per:
+        return allreduce_s(nbytes, tp, HUB_BW)
+    return allreduce_s(nbytes, per, HUB_BW) + allreduce_s(nbytes, -(-tp // per),
+                                                          NODE_LINK.effective)
 
 
 def _node_boundaries(st: Stages) -> int:
@@ -130,14 +143,13 @@ def pim_batch(m, ctx: np.ndarray, nodes: int, tp: int, partition: str, pingpong:
     micro-batch count unless ``micro`` fixes it."""
     st = stages(m, nodes * NODE.modules, tp)
     fc, lm = fc_token_s(m, tp, pingpong)
-    ar_bw = HUB_BW if tp <= NODE.modules and NODE.modules % tp == 0 else NODE_LINK.effective
     act = m.hidden * BYTES
     best = None
     for k in micro_batch_choices(len(ctx), st.pp, micro):
         mbs = split(ctx, k)
         b = np.array([len(c) for c in mbs], float)
         att = np.array([attention_s(m, tp, partition, pingpong, c) for c in mbs])
-        ar = np.array([2 * allreduce_s(x * act, tp, ar_bw) for x in b])
+        ar = np.array([2 * tp_allreduce_s(x * act, tp) for x in b])
         layer = b * fc + att + ar
         hub = np.array([transfer_s(x * act, HUB_BW) for x in b])
         node = np.array([transfer_s(x * act, NODE_LINK.effective) for x in b])
@@ -165,12 +177,15 @@ def _mean(results: list, name: str) -> StepResult:
 
 def pim_point(m, task: str, nodes: int, *, partition: str, alloc: str, pingpong: bool,
               tp: int = 0, micro: int = 0, max_context: int = 32768, chunk: int = 256,
-              batches: int = 3, seed: int = 0, name: str = "PIM") -> StepResult:
+              batches: int = 3, seed: int = 0, name: str = "PIM",
+              tp_only: bool = False) -> StepResult:
     """Throughput of a PIM system on a task: batches sized by the capacity each TP/PP choice
-    leaves, the best TP unless ``tp`` fixes it (averaged over ``batches`` sampled batches)."""
+    leaves, the best TP unless ``tp`` fixes it or ``tp_only`` asks for TP over every module
+    (PP = 1, the prior works' mapping, §3.2); averaged over ``batches`` sampled batches."""
     modules = nodes * NODE.modules
     best = OOM(name, tp)
-    for t in ([tp] if tp else tp_choices(m, modules)):
+    grid = [tp] if tp else ([modules] if tp_only else tp_choices(m, modules, partition))
+    for t in grid:
         st = stages(m, modules, t)
         cap = capacity_tokens(m, st, NODE.module_bytes)
         bs = form_batches(task, alloc, cap, max_context=max_context, chunk=chunk,
