@@ -15,7 +15,8 @@ from pimforge.software.lolpim.pipeline import (
 from pimforge.software.lolpim.workload import form_batches
 
 __all__ = ["tp_choices", "stages", "capacity_tokens", "fc_token_s", "attention_s",
-           "pim_batch", "pim_point", "flops_per_token", "tp_allreduce_s", "ROW_TOKENS", "BYTES"]
+           "pim_batch", "pim_point", "flops_per_token", "tp_allreduce_s", "stage_weight_bytes",
+           "ROW_TOKENS", "BYTES"]
 
 BYTES = 2           # bf16 weights, KV cache and activations (Table 5's PUs are bf16 MACs)
 ROW_TOKENS = 256    # ITPP: one DRAM row per PU holds a 256-token slice of a request's K (§5.1)
@@ -44,14 +45,20 @@ def flops_per_token(m, ctx: np.ndarray) -> float:
         4.0 * m.layers * m.heads * m.head_dim * float(np.mean(ctx))
 
 
+def stage_weight_bytes(m, st: Stages) -> list:
+    """Weight bytes of each stage (its layers; the LM head on the last), split over its TP
+    devices."""
+    return [(n * _layer_params(m) + (m.vocab * m.hidden if s == st.pp - 1 else 0)) * BYTES
+            for s, n in enumerate(st.layer_counts())]
+
+
 def capacity_tokens(m, st: Stages, device_bytes: float) -> float:
     """KV tokens (of whole requests) the devices hold once each stage's weights are in: the
     tightest stage bounds it."""
     counts = st.layer_counts()
     best = math.inf
-    for s, n in enumerate(counts):
-        w = n * _layer_params(m) + (m.vocab * m.hidden if s == st.pp - 1 else 0)
-        free = device_bytes - w * BYTES / st.tp
+    for n, w in zip(counts, stage_weight_bytes(m, st)):
+        free = device_bytes - w / st.tp
         per_token = n * 2 * m.kv_heads * m.head_dim * BYTES / st.tp
         best = min(best, free / per_token)
     return max(0.0, best)

@@ -42,9 +42,11 @@ def footprint(alloc: str, ctx: np.ndarray, total: np.ndarray, max_context: int,
 
 @dataclass
 class Batch:
-    """One running batch: the current context of each request (input + generated so far)."""
+    """One running batch: the current context of each request (input + generated so far) and
+    the KV tokens its allocation holds for it."""
 
     ctx: np.ndarray
+    need: np.ndarray
 
     @property
     def size(self) -> int:
@@ -69,6 +71,6 @@ def form_batches(task: str, alloc: str, token_capacity: float, *, max_context: i
         b = int(np.searchsorted(cum, token_capacity, side="right"))
         if b == 0:
             return []
-        out.append(Batch(ctx[start:start + b]))
+        out.append(Batch(ctx[start:start + b], need[start:start + b]))
         start = start + b if start + b < STREAM else 0
     return out
