@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from pimforge.hw.lolpim.aim import KERNELS
 from pimforge.software import workloads as wl
 from pimforge.software.lolpim.aim_time import channel_gemv_seconds
-from pimforge.software.lolpim.config import CAPACITIES, NODE, SYSTEMS, TASKS, system_setup
+from pimforge.software.lolpim.config import (
+    CAPACITIES, CHUNK_TOKENS, MAX_CONTEXT, NODE, SYSTEMS, TASKS, system_setup
+)
 from pimforge.software.lolpim.pim import ROW_TOKENS, capacity_tokens, stages, tp_choices
 from pimforge.software.lolpim.systems import Knobs, run_system
 from pimforge.software.lolpim.workload import form_batches
 from pimforge.software.report import Progress
 
-__all__ = ["figures", "FIG9_MODELS", "FIG11_CAPACITIES", "TABLE8", "pingpong_ops", "batch_growth"]
+__all__ = ["figures", "FIG9_MODELS", "FIG11_CAPACITIES", "TABLE8", "pingpong_ops", "batch_growth",
+           "pingpong_unit_shapes", "fig4_caption"]
 
 FIG9_MODELS = ("Qwen1.5-7B", "Qwen1.5-72B")
 FIG11_CAPACITIES = (256, 512, 1024)
@@ -76,6 +80,21 @@ def _fig4(kn) -> dict:
             for task in TASKS}
 
 
+def fig4_caption(n_values=(1, 2, 4, 8)) -> dict:
+    """Fig. 4's own workload (caption): 80 GB x N of capacity, every request 4K x N tokens,
+    Qwen1.5-7B; batch under static (32K each) and lazy (chunks in use) allocation, the KV
+    space being what the weights leave."""
+    m = wl.get_model("Qwen1.5-7B")
+    out = {}
+    for n in n_values:
+        tokens = (80e9 * n - m.weight_bytes) / m.kv_bytes_per_token
+        ctx = 4096 * n
+        static = tokens // MAX_CONTEXT
+        lazy = tokens // (-(-ctx // CHUNK_TOKENS) * CHUNK_TOKENS)
+        out[n] = {"capacity_gb": 80 * n, "context": ctx, "static": static, "lazy": lazy}
+    return out
+
+
 def pingpong_ops(model: str = "Qwen1.5-7B", tp: int = 4, context: int = 16384) -> dict:
     """Fig. 7a: one module's channel GEMV per operation, serial vs ping-pong, at the ITPP shapes
     (``context`` tokens, ``tp`` modules per layer group): fraction of the latency saved."""
@@ -96,6 +115,17 @@ def pingpong_ops(model: str = "Qwen1.5-7B", tp: int = 4, context: int = 16384) -
     return out
 
 
+def pingpong_unit_shapes() -> dict:
+    """Fig. 7a at the ping-pong unit's own reference shapes (``hw/lolpim/aim.KERNELS``)."""
+    out = {}
+    for op, (r, c) in KERNELS.items():
+        serial = channel_gemv_seconds(r, c, False)
+        out["SV" if op == "S.V" else op] = {"rows": r, "cols": c,
+                                            "saved": 1.0 - channel_gemv_seconds(r, c, True)
+                                            / serial}
+    return out
+
+
 def figures(progress: bool = True, seed: int = 0, batches: int = 2) -> dict:
     """Everything ``reproduce`` reports, deterministic for a seed."""
     kn = Knobs(batches=batches, seed=seed)
@@ -103,7 +133,9 @@ def figures(progress: bool = True, seed: int = 0, batches: int = 2) -> dict:
     with Progress(steps, "lolpim", enabled=progress) as pg:
         f = {"fig9": _fig9(kn, pg), "fig11": _fig11(kn, pg), "table8": _table8(kn, pg)}
         f["fig4"] = _fig4(kn)
+        f["fig4_caption"] = fig4_caption()
         f["fig7a"] = pingpong_ops()
+        f["fig7a_unit"] = pingpong_unit_shapes()
         f["fig12"] = {s: f["table8"][("Qwen1.5-72B", s)] for s in TABLE8_SYSTEMS}
         pg.step("Figs. 4, 7a, 12")
     f["setups"] = {s: system_setup(s) for s in SYSTEMS if not s.startswith("GPU")}
