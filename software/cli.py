@@ -1,7 +1,7 @@
 """``pimforge model`` and ``pimforge reproduce``: the system model on the command line.
 
-    pimforge model pam|hilos|hermes [--preset NAME] [--config F.yaml] [--set k=v ...] [--describe] --out DIR
-    pimforge reproduce pam|hilos|hermes [--seed N] --out DIR
+    pimforge model pam|hilos|hermes|lolpim [--preset NAME] [--config F.yaml] [--set k=v ...] [--describe] --out DIR
+    pimforge reproduce pam|hilos|hermes|lolpim [--seed N] --out DIR
 
 Both write ``<stem>.json`` (everything, machine-readable), ``<stem>.md`` (tables) and one PNG
 per plot into DIR, all or nothing.  User mistakes end with one line and exit status 2.
@@ -27,7 +27,8 @@ __all__ = ["SYSTEMS", "add_model_arguments", "add_reproduce_arguments", "run_mod
 # parser of every pimforge command does not load NumPy and the system models.
 SYSTEMS = {"pam": ("pimforge.software.pam", "PamModelConfig"),
            "hilos": ("pimforge.software.hilos", "HilosModelConfig"),
-           "hermes": ("pimforge.software.hermes", "HermesModelConfig")}
+           "hermes": ("pimforge.software.hermes", "HermesModelConfig"),
+           "lolpim": ("pimforge.software.lolpim", "LolpimModelConfig")}
 
 
 def system_module(name: str, part: str = "config"):

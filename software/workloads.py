@@ -118,6 +118,8 @@ class ModelSpec:
 
 _OPT_SRC = "HILOS Table 2; OPT (Zhang et al., 2022) vocabulary 50,272, two FFN matrices"
 _HERMES = "Hermes §V-A workload; "
+_QWEN = ("LoL-PIM Table 1 (layers, heads, d_h 128, SwiGLU, no GQA: KV heads = heads); "
+         "Qwen1.5 model card (Bai et al., 2023) for ")
 MODELS = {m.name: m for m in (
     ModelSpec("OPT-13B", 40, 5120, 40, 40, 20480, 50272, False, _HERMES + "OPT (Zhang et al., "
               "2022) Table 1: 40 layers, hidden 5,120, 40 heads, FFN 4 x hidden; vocabulary "
@@ -150,6 +152,15 @@ MODELS = {m.name: m for m in (
               "HILOS Table 2 (two active experts, §6.1); assumed from GLaM (Du et al., 2022): "
               "MoE every other layer, vocabulary 256K, which gives ~143B parameters",
               experts=64, active_experts=2, moe_every=2),
+    ModelSpec("Qwen1.5-1.8B", 24, 2048, 16, 16, 5504, 151936, True, _QWEN + "1.8B: hidden "
+              "2,048, FFN 5,504, vocabulary 151,936 (Table 1 lists d_h 64; the model card's "
+              "2,048 / 16 heads = 128 is used)"),
+    ModelSpec("Qwen1.5-7B", 32, 4096, 32, 32, 11008, 151936, True, _QWEN + "7B: hidden 4,096, "
+              "FFN 11,008, vocabulary 151,936"),
+    ModelSpec("Qwen1.5-14B", 40, 5120, 40, 40, 13696, 152064, True, _QWEN + "14B: hidden "
+              "5,120, FFN 13,696, vocabulary 152,064"),
+    ModelSpec("Qwen1.5-72B", 80, 8192, 64, 64, 24576, 152064, True, _QWEN + "72B: hidden "
+              "8,192, FFN 24,576, vocabulary 152,064"),
 )}
 
 
