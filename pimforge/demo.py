@@ -8,11 +8,15 @@ from pathlib import Path
 import numpy as np
 
 from pimforge import api
+from pimforge.hw.lolpim.dpa import OPS
 from pimforge.hw.pamif.config import PAIR_PRESETS
 from pimforge.hw.pamif.perf import migration_estimate
 from pimforge.registry import get_unit
+from pimforge.sim.benches.lolpim.dispatcher import table4_beats
+from pimforge.sim.golden.lolpim.dispatcher import Session
 from pimforge.software.hermes.reproduce import reproduce as hermes_reproduce
 from pimforge.software.hilos.reproduce import reproduce as hilos_reproduce
+from pimforge.software.lolpim.reproduce import reproduce as lolpim_reproduce
 from pimforge.software.pam.config import PRESETS as PAM_PRESETS
 from pimforge.software.pam.config import PamModelConfig
 from pimforge.software.pam.model import run_model as pam_model
@@ -69,6 +73,7 @@ def run_demo(out="build/demo") -> int:
     ok = _hilos_demo() and ok
     ok = _hermes_demo(out / "model") and ok
     ok = _pamif_demo() and ok
+    ok = _lolpim_demo(out / "model") and ok
     ok = _system_demo(out / "model") and ok
     ok = _synth_demo() and ok
     return 0 if res.passed and ok else 1
@@ -221,3 +226,28 @@ def _hilos_demo() -> bool:
     print(f"  {'PASS' if same else 'FAIL'}: RTL output equals the golden flow bit for bit; "
           f"{rtl.cycles} cycles, bound {rtl.bound}")
     return bool(ok and same)
+
+
+def _lolpim_demo(out: Path) -> bool:
+    """LoL-PIM: Table 4's DPA example expanded by the dispatcher's golden model, the
+    ``lolpim_dispatcher`` Verilog against it command for command (with random stalls), and the
+    system model's headline rows against the paper."""
+    cfg = api.config("lolpim_dispatcher")
+    req2, req1 = Session(cfg).replay(table4_beats(cfg)).runs
+    rows, row1 = ([c["row"] for c in r.commands if c["op"] == OPS["dot_prod"]] for r in (req2, req1))
+    lb, le = req2.loops[0][1], req2.loops[0][2]
+    print(f"== LoL-PIM DPA dispatcher (§5, Table 4): request 2 at T_cur = 300 -> LB = {lb}, "
+          f"LE = {le}, DOT-PROD rows {rows}; request 1 at T_cur = 200 -> row "
+          f"{row1}")
+    res = api.run_bench("lolpim_dispatcher", cfg, seed=1)
+    print(res.summary())
+    print(f"{'PASS' if res.passed else 'FAIL'}: the dispatcher's Verilog equals the golden "
+          f"expansion command for command ({res.simulated_cycles} cycles; `pimforge test "
+          f"lolpim_dispatcher`)")
+    rep = lolpim_reproduce(progress=False)
+    write_result(rep, out / "lolpim", "reproduce")
+    print("== LoL-PIM (multi-node AiM PIM) vs the paper (`pimforge reproduce lolpim`):")
+    for r in rep.rows[:3]:
+        print(f"  {r.item}: paper {fmt(r.paper)}, ours {fmt(r.ours)} (ratio {r.ratio:.2f})")
+    print(f"  full table, causes of the misses and plots: {out}/lolpim/reproduce.md")
+    return bool(res.passed and rows == [33, 34] and (lb, le) == (2, 4) and rep.rows)
