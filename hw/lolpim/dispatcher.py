@@ -59,7 +59,7 @@ from pimforge.hw.lolpim.dpa import (
 
 __all__ = ["LolpimDispatcher", "host_signature", "dispatcher_cycles", "FIRST_COMMAND_LATENCY"]
 
-FIRST_COMMAND_LATENCY = 5     # run transfer -> S0 -> S1 -> S2 -> S3 -> O
+FIRST_COMMAND_LATENCY = 6     # run transfer -> S0 -> S1 -> S2 -> S3 -> S4 -> O
 
 
 def host_signature(cfg: DispatcherConfig) -> stream.Signature:
@@ -105,22 +105,26 @@ class LolpimDispatcher(PimComponent):
         r = self._host(m, cmem, vmem)
         s0 = self._sequencer_regs()
         s1, s2, e1 = self._decode(m, cmem, r, s0, adv)
-        s3, e2, redirect = self._operand(m, vmem, r, s2, adv)
-        e3 = self._translate(m, s3, adv)
+        s3, e2, redirect = self._operand(m, r, s2, adv)
+        s4, e3 = self._address(m, vmem, r, s3, adv)
+        e4 = self._translate(m, s4, adv)
         stop = Signal(name="stop")
-        m.d.comb += stop.eq(e3["hit"] | e2["hit"] | (e1["hit"] & ~redirect))
+        m.d.comb += stop.eq(e4["hit"] | e3["hit"] | e2["hit"] | (e1["hit"] & ~redirect))
         # kills (the oldest error wins; a redirect drops the two younger fetches)
-        m.d.comb += [s1["kill"].eq(stop | redirect), s2["kill"].eq(e2["hit"] | e3["hit"]),
-                     e2["older"].eq(e3["hit"])]
+        m.d.comb += [s1["kill"].eq(stop | redirect),
+                     s2["kill"].eq(e2["hit"] | e3["hit"] | e4["hit"]),
+                     s3["kill"].eq(e3["hit"] | e4["hit"]), e2["older"].eq(e3["hit"] | e4["hit"])]
         with m.If(adv & r["running"]):
-            with m.If(e3["hit"]):
-                m.d.sync += [r["code"].eq(STATUS["va2pa_miss"]), r["index"].eq(e3["index"])]
+            with m.If(e4["hit"]):
+                m.d.sync += [r["code"].eq(STATUS["va2pa_miss"]), r["index"].eq(e4["index"])]
+            with m.Elif(e3["hit"]):
+                m.d.sync += [r["code"].eq(STATUS["operand_range"]), r["index"].eq(e3["index"])]
             with m.Elif(e2["hit"]):
-                m.d.sync += [r["code"].eq(e2["code"]), r["index"].eq(e2["index"])]
+                m.d.sync += [r["code"].eq(STATUS["loop_bound"]), r["index"].eq(e2["index"])]
             with m.Elif(e1["hit"] & ~redirect):
                 m.d.sync += [r["code"].eq(e1["code"]), r["index"].eq(e1["index"])]
         self._sequencer(m, r, s0, s2, adv, stop, redirect)
-        empty = ~(s0["active"] | s1["v"] | s2["v"] | s3["v"] | self.o.valid)
+        empty = ~(s0["active"] | s1["v"] | s2["v"] | s3["v"] | s4["v"] | self.o.valid)
         with m.If(r["running"] & empty):
             m.d.sync += [r["running"].eq(0), r["reporting"].eq(1)]
         m.d.comb += [self.o_status.valid.eq(r["reporting"]),
@@ -278,48 +282,62 @@ class LolpimDispatcher(PimComponent):
                      prod=cfg.row_bits + cfg.iter_bits, lb=cfg.t_bits + 1, start=lb, end=lb,
                      skip=lb + 1)
 
-    # -- S2: operand and Va2Pa address -----------------------------------------------------------
+    # -- S2: operand (base + product, range check) ---------------------------------------------
 
-    def _operand(self, m, vmem, r, s2, adv):
+    def _operand(self, m, r, s2, adv):
+        """``base + product`` and its range check, registered; a Dyn-Loop's bound and redirect."""
         cfg = self.cfg
         vop = Signal(cfg.row_bits + cfg.iter_bits + 1, name="s2_operand")
         m.d.comb += vop.eq(Mux(s2["mod_col"], s2["col"], s2["row"]) + s2["prod"])
-        code = Mux(s2["loop"], Mux(s2["lb"] > cfg.max_lb, STATUS["loop_bound"], STATUS["ok"]),
-                   Mux((s2["mod_row"] & (vop >= cfg.vrows)) |
-                       (s2["mod_col"] & (vop >= (1 << cfg.col_bits))),
-                       STATUS["operand_range"], STATUS["ok"]))
-        e2 = {"hit": Signal(name="s2_error"), "code": Signal(4, name="s2_code"),
-              "index": s2["pc"], "older": Signal(name="s2_older_error")}
-        m.d.comb += [e2["code"].eq(code), e2["hit"].eq(s2["v"] & (code != 0))]
+        e2 = {"hit": Signal(name="s2_error"), "index": s2["pc"],
+              "older": Signal(name="s2_older_error")}
+        m.d.comb += e2["hit"].eq(s2["v"] & s2["loop"] & (s2["lb"] > cfg.max_lb))
         redirect = Signal(name="redirect")
         m.d.comb += redirect.eq(s2["v"] & s2["loop"] & ~e2["hit"] & ~e2["older"])
         vb = log2_exact(cfg.vrows)
-        rp = vmem.read_port(domain="sync")
-        m.d.comb += [rp.addr.eq(Cat(vop[:vb], r["request"])), rp.en.eq(adv)]
-        s3 = _regs("s3_", v=1, op=2, row=cfg.row_bits, col=cfg.col_bits, pc=cfg.len_bits,
-                   iter=cfg.iter_bits, layer=cfg.layer_bits, tr=1)
-        s3["entry"] = rp.data
+        s3 = _regs("s3_", v=1, kill=1, op=2, row=cfg.row_bits, col=cfg.col_bits, vrow=vb,
+                   pc=cfg.len_bits, iter=cfg.iter_bits, layer=cfg.layer_bits, tr=1, bad=1)
+        bad = (s2["mod_row"] & (vop >= cfg.vrows)) | \
+            (s2["mod_col"] & (vop >= (1 << cfg.col_bits)))
         with m.If(adv):
             m.d.sync += [s3["v"].eq(s2["v"] & ~s2["loop"] & ~s2["kill"]), s3["op"].eq(s2["op"]),
-                         s3["row"].eq(s2["row"]),
+                         s3["row"].eq(s2["row"]), s3["vrow"].eq(vop[:vb]),
                          s3["col"].eq(Mux(s2["mod_col"], vop[:cfg.col_bits], s2["col"])),
                          s3["pc"].eq(s2["pc"]), s3["iter"].eq(s2["iter"]),
-                         s3["layer"].eq(s2["layer"]), s3["tr"].eq(s2["mod_row"])]
+                         s3["layer"].eq(s2["layer"]), s3["tr"].eq(s2["mod_row"]),
+                         s3["bad"].eq(bad)]
         return s3, e2, redirect
 
-    # -- S3: translate, then the output register -------------------------------------------------
+    # -- S3: the range error and the Va2Pa address -----------------------------------------------
 
-    def _translate(self, m, s3, adv) -> dict:
-        o = self.o
-        entry = s3["entry"]
-        e3 = {"hit": Signal(name="s3_error"), "index": s3["pc"], "v": s3["v"]}
-        m.d.comb += e3["hit"].eq(s3["v"] & s3["tr"] & ~entry[0])
+    def _address(self, m, vmem, r, s3, adv):
+        """A registered out-of-range operand is an error here; the rest read the Va2Pa table."""
+        cfg = self.cfg
+        e3 = {"hit": Signal(name="s3_error"), "index": s3["pc"]}
+        m.d.comb += e3["hit"].eq(s3["v"] & s3["bad"])
+        rp = vmem.read_port(domain="sync")
+        m.d.comb += [rp.addr.eq(Cat(s3["vrow"], r["request"])), rp.en.eq(adv)]
+        s4 = _regs("s4_", v=1, op=2, row=cfg.row_bits, col=cfg.col_bits, pc=cfg.len_bits,
+                   iter=cfg.iter_bits, layer=cfg.layer_bits, tr=1)
+        s4["entry"] = rp.data
         with m.If(adv):
-            m.d.sync += [o.valid.eq(s3["v"] & ~e3["hit"]), o.payload.op.eq(s3["op"]),
-                         o.payload.row.eq(Mux(s3["tr"], entry[1:], s3["row"])),
-                         o.payload.col.eq(s3["col"]), o.payload.layer.eq(s3["layer"]),
-                         o.payload.pc.eq(s3["pc"]), o.payload.iter.eq(s3["iter"])]
-        return e3
+            m.d.sync += [s4["v"].eq(s3["v"] & ~s3["kill"])]
+            m.d.sync += [s4[k].eq(s3[k]) for k in ("op", "row", "col", "pc", "iter", "layer", "tr")]
+        return s4, e3
+
+    # -- S4: translate, then the output register -------------------------------------------------
+
+    def _translate(self, m, s4, adv) -> dict:
+        o = self.o
+        entry = s4["entry"]
+        e4 = {"hit": Signal(name="s4_error"), "index": s4["pc"]}
+        m.d.comb += e4["hit"].eq(s4["v"] & s4["tr"] & ~entry[0])
+        with m.If(adv):
+            m.d.sync += [o.valid.eq(s4["v"] & ~e4["hit"]), o.payload.op.eq(s4["op"]),
+                         o.payload.row.eq(Mux(s4["tr"], entry[1:], s4["row"])),
+                         o.payload.col.eq(s4["col"]), o.payload.layer.eq(s4["layer"]),
+                         o.payload.pc.eq(s4["pc"]), o.payload.iter.eq(s4["iter"])]
+        return e4
 
 
 def _regs(prefix: str, **widths) -> dict:
