@@ -104,15 +104,14 @@ class LolpimDispatcher(PimComponent):
         m.d.comb += adv.eq(~self.o.valid | self.o.ready)
         r = self._host(m, cmem, vmem)
         s0 = self._sequencer_regs()
-        s1, s2, e1 = self._decode(m, cmem, r, s0, adv)
+        s1, s2 = self._decode(m, cmem, r, s0, adv)
         s3, e2, redirect = self._operand(m, r, s2, adv)
         s4, e3 = self._address(m, vmem, r, s3, adv)
         e4 = self._translate(m, s4, adv)
         stop = Signal(name="stop")
-        m.d.comb += stop.eq(e4["hit"] | e3["hit"] | e2["hit"] | (e1["hit"] & ~redirect))
+        m.d.comb += stop.eq(e4["hit"] | e3["hit"] | e2["hit"])
         # kills (the oldest error wins; a redirect drops the two younger fetches)
-        m.d.comb += [s1["kill"].eq(stop | redirect),
-                     s2["kill"].eq(e2["hit"] | e3["hit"] | e4["hit"]),
+        m.d.comb += [s1["kill"].eq(stop | redirect), s2["kill"].eq(stop),
                      s3["kill"].eq(e3["hit"] | e4["hit"]), e2["older"].eq(e3["hit"] | e4["hit"])]
         with m.If(adv & r["running"]):
             with m.If(e4["hit"]):
@@ -120,9 +119,7 @@ class LolpimDispatcher(PimComponent):
             with m.Elif(e3["hit"]):
                 m.d.sync += [r["code"].eq(STATUS["operand_range"]), r["index"].eq(e3["index"])]
             with m.Elif(e2["hit"]):
-                m.d.sync += [r["code"].eq(STATUS["loop_bound"]), r["index"].eq(e2["index"])]
-            with m.Elif(e1["hit"] & ~redirect):
-                m.d.sync += [r["code"].eq(e1["code"]), r["index"].eq(e1["index"])]
+                m.d.sync += [r["code"].eq(e2["code"]), r["index"].eq(e2["index"])]
         self._sequencer(m, r, s0, s2, adv, stop, redirect)
         empty = ~(s0["active"] | s1["v"] | s2["v"] | s3["v"] | s4["v"] | self.o.valid)
         with m.If(r["running"] & empty):
@@ -142,7 +139,9 @@ class LolpimDispatcher(PimComponent):
              "code": Signal(4, name="err_code"), "index": Signal(cfg.len_bits, name="err_index"),
              # the length one bit wider (compared with pc + LE) and layers - 1 (the last layer)
              "length_w": Signal(cfg.len_bits + 1, name="cfg_length_w"),
-             "layers_m1": Signal(cfg.max_layers.bit_length(), name="cfg_layers_m1")}
+             "layers_m1": Signal(cfg.max_layers.bit_length(), name="cfg_layers_m1"),
+             # T_cur - 1 and T_cur = 0, for LB - 1 = (T_cur - 1) >> shift (S1)
+             "t_m1": Signal(cfg.t_bits, name="cfg_t_cur_m1"), "t_zero": Signal(name="cfg_t_zero")}
         for name, width in run_fields(cfg):
             r[name] = Signal(width, name=f"cfg_{name}")
         idle = ~(r["running"] | r["reporting"])
@@ -168,7 +167,8 @@ class LolpimDispatcher(PimComponent):
         m.d.comb += r["go"].eq(r["start"] & ~bad)
         with m.If(r["start"]):
             m.d.sync += [r[name].eq(run[name]) for name, _ in run_fields(cfg)]
-            m.d.sync += [r["length_w"].eq(run["length"]), r["layers_m1"].eq(run["layers"] - 1)]
+            m.d.sync += [r["length_w"].eq(run["length"]), r["layers_m1"].eq(run["layers"] - 1),
+                         r["t_m1"].eq(run["t_cur"] - 1), r["t_zero"].eq(run["t_cur"] == 0)]
             with m.If(bad):
                 m.d.sync += [r["reporting"].eq(1), r["code"].eq(STATUS["bad_config"]),
                              r["index"].eq(0)]
@@ -195,11 +195,10 @@ class LolpimDispatcher(PimComponent):
             m.d.sync += [pc.eq(0), it.eq(0), s0["loop_on"].eq(0), active.eq(1),
                          layer.eq(r["run_layer"])]
         with m.Elif(adv & redirect):
-            lb = s2["lb"]
-            m.d.sync += [pc.eq(Mux(lb == 0, s2["skip"], s2["start"])), it.eq(0),
-                         layer.eq(s2["layer"]), active.eq(1), s0["loop_on"].eq(lb != 0),
+            m.d.sync += [pc.eq(Mux(r["t_zero"], s2["skip"], s2["start"])), it.eq(0),
+                         layer.eq(s2["layer"]), active.eq(1), s0["loop_on"].eq(~r["t_zero"]),
                          s0["loop_start"].eq(s2["start"]), s0["loop_end"].eq(s2["end"]),
-                         s0["lb_m1"].eq(lb - 1)]
+                         s0["lb_m1"].eq(s2["lb_m1"])]
         with m.Elif(adv & stop):
             m.d.sync += active.eq(0)
         with m.Elif(adv & active):
@@ -223,12 +222,15 @@ class LolpimDispatcher(PimComponent):
         rb, cb, pb = cfg.row_bits, cfg.col_bits, cfg.pc_bits
         rp = cmem.read_port(domain="sync")
         m.d.comb += [rp.addr.eq(s0["pc"][:pb]), rp.en.eq(adv)]
+        length = r["length_w"]
+        # last: the program's last word; rem: the words from pc to the end (a body fits if LE < rem)
         s1 = _regs("s1_", v=1, kill=1, pc=cfg.len_bits, iter=cfg.iter_bits, layer=cfg.layer_bits,
-                   inl=1, bend=1)
+                   inl=1, bend=1, last=1, rem=cfg.len_bits + 1)
         with m.If(adv):
             m.d.sync += [s1["v"].eq(s0["fetch"] & ~s1["kill"] & ~r["go"]), s1["pc"].eq(s0["pc"]),
                          s1["iter"].eq(s0["iter"]), s1["layer"].eq(s0["layer"]),
-                         s1["inl"].eq(s0["loop_on"]), s1["bend"].eq(s0["at_end"])]
+                         s1["inl"].eq(s0["loop_on"]), s1["bend"].eq(s0["at_end"]),
+                         s1["last"].eq(s0["pc"] + 1 == length), s1["rem"].eq(length - s0["pc"])]
         w = rp.data
         op, row, col = w[:3], w[3:3 + rb], w[3 + rb:3 + rb + cb]
         le, shift = w[3:3 + pb], w[3 + pb:3 + pb + cfg.shift_bits]
@@ -236,24 +238,19 @@ class LolpimDispatcher(PimComponent):
         is_pim, is_loop, is_modi = op < 3, op == 3, op == 4
         modi = {"on": Signal(name="modi_pending"), "col": Signal(name="modi_col"),
                 "coef": Signal(rb, name="modi_coef"), "pc": Signal(cfg.len_bits, name="modi_pc")}
-        e1 = {"hit": Signal(name="s1_error"), "code": Signal(4, name="s1_code"),
-              "index": Signal(cfg.len_bits, name="s1_index")}
-        length = r["length_w"]
-        last = s1["pc"] + 1 == length
-        code = Mux(modi["on"] & ~is_pim, STATUS["bad_modi"],
-                   Mux(op > 4, STATUS["bad_opcode"],
-                       Mux(is_modi & (s1["bend"] | last), STATUS["bad_modi"],
-                           Mux(is_loop & s1["inl"], STATUS["nested_loop"],
-                               Mux(is_loop & ((le == 0) | (s1["pc"] + le >= length)),
-                                   STATUS["loop_range"], STATUS["ok"])))))
-        m.d.comb += [e1["code"].eq(code), e1["hit"].eq(s1["v"] & (code != 0)),
-                     e1["index"].eq(Mux(modi["on"] & ~is_pim, modi["pc"], s1["pc"]))]
-        # LB = ceil(T_cur / 2**shift) (§5.1), as the quotient plus "a remainder is left"
-        t = r["t_cur"]
-        lb = Signal(cfg.t_bits + 1, name="s1_lb")
-        low = ((Const(1, 1) << shift) - 1)[:cfg.t_bits]
-        m.d.comb += lb.eq((t >> shift) + (t & low).any())
-        go_on = adv & s1["v"] & ~e1["hit"] & ~s1["kill"]
+        # a structural error is registered with the word and acts in S2 (the word goes there even
+        # when it is a Dyn-Modi); its index is the word's, or the Dyn-Modi's it does not follow
+        code = Signal(4, name="s1_code")
+        m.d.comb += code.eq(Mux(modi["on"] & ~is_pim, STATUS["bad_modi"],
+                            Mux(op > 4, STATUS["bad_opcode"],
+                                Mux(is_modi & (s1["bend"] | s1["last"]), STATUS["bad_modi"],
+                                    Mux(is_loop & s1["inl"], STATUS["nested_loop"],
+                                        Mux(is_loop & ((le == 0) | (le >= s1["rem"])),
+                                            STATUS["loop_range"], STATUS["ok"]))))))
+        # LB = ceil(T_cur / 2**shift) (§5.1) is 0 exactly when T_cur = 0, else
+        # LB - 1 = floor((T_cur - 1) / 2**shift): one shifter, no adder
+        # (a failing word may still set the Dyn-Modi state: every younger word is dropped)
+        go_on = adv & s1["v"] & ~s1["kill"]
         with m.If(r["go"]):
             m.d.sync += modi["on"].eq(0)
         with m.Elif(go_on & is_modi):
@@ -263,23 +260,24 @@ class LolpimDispatcher(PimComponent):
             m.d.sync += modi["on"].eq(0)
         s2 = self._s2_regs()
         with m.If(adv):
-            m.d.sync += [s2["v"].eq(go_on & ~is_modi), s2["loop"].eq(is_loop),
+            m.d.sync += [s2["v"].eq(go_on & (~is_modi | (code != 0))), s2["loop"].eq(is_loop),
+                         s2["err"].eq(code),
                          s2["op"].eq(op[:2]), s2["row"].eq(row), s2["col"].eq(col),
-                         s2["pc"].eq(s1["pc"]), s2["iter"].eq(s1["iter"]),
-                         s2["layer"].eq(s1["layer"]),
+                         s2["pc"].eq(Mux(modi["on"] & ~is_pim, modi["pc"], s1["pc"])),
+                         s2["iter"].eq(s1["iter"]), s2["layer"].eq(s1["layer"]),
                          s2["mod_row"].eq(modi["on"] & ~modi["col"]),
                          s2["mod_col"].eq(modi["on"] & modi["col"]),
-                         s2["prod"].eq(modi["coef"] * s1["iter"]), s2["lb"].eq(lb),
+                         s2["prod"].eq(modi["coef"] * s1["iter"]), s2["lb_m1"].eq(r["t_m1"] >> shift),
                          s2["start"].eq(s1["pc"] + 1), s2["end"].eq(s1["pc"] + le),
                          s2["skip"].eq(s1["pc"] + le + 1)]
-        return s1, s2, e1
+        return s1, s2
 
     def _s2_regs(self) -> dict:
         cfg = self.cfg
         lb = cfg.len_bits
-        return _regs("s2_", v=1, kill=1, loop=1, op=2, row=cfg.row_bits, col=cfg.col_bits, pc=lb,
+        return _regs("s2_", v=1, kill=1, err=4, loop=1, op=2, row=cfg.row_bits, col=cfg.col_bits, pc=lb,
                      iter=cfg.iter_bits, layer=cfg.layer_bits, mod_row=1, mod_col=1,
-                     prod=cfg.row_bits + cfg.iter_bits, lb=cfg.t_bits + 1, start=lb, end=lb,
+                     prod=cfg.row_bits + cfg.iter_bits, lb_m1=cfg.t_bits, start=lb, end=lb,
                      skip=lb + 1)
 
     # -- S2: operand (base + product, range check) ---------------------------------------------
@@ -289,9 +287,13 @@ class LolpimDispatcher(PimComponent):
         cfg = self.cfg
         vop = Signal(cfg.row_bits + cfg.iter_bits + 1, name="s2_operand")
         m.d.comb += vop.eq(Mux(s2["mod_col"], s2["col"], s2["row"]) + s2["prod"])
-        e2 = {"hit": Signal(name="s2_error"), "index": s2["pc"],
-              "older": Signal(name="s2_older_error")}
-        m.d.comb += e2["hit"].eq(s2["v"] & s2["loop"] & (s2["lb"] > cfg.max_lb))
+        e2 = {"hit": Signal(name="s2_error"), "code": Signal(4, name="s2_code"),
+              "index": s2["pc"], "older": Signal(name="s2_older_error")}
+        m.d.comb += [e2["code"].eq(Mux(s2["err"] != 0, s2["err"],
+                                       Mux(s2["loop"] & ~r["t_zero"] &
+                                           (s2["lb_m1"] >= cfg.max_lb),
+                                           STATUS["loop_bound"], STATUS["ok"]))),
+                     e2["hit"].eq(s2["v"] & (e2["code"] != 0))]
         redirect = Signal(name="redirect")
         m.d.comb += redirect.eq(s2["v"] & s2["loop"] & ~e2["hit"] & ~e2["older"])
         vb = log2_exact(cfg.vrows)
