@@ -263,6 +263,7 @@ class LolpimDispatcher(PimComponent):
             m.d.sync += [s2["v"].eq(go_on & (~is_modi | (code != 0))), s2["loop"].eq(is_loop),
                          s2["err"].eq(code),
                          s2["op"].eq(op[:2]), s2["row"].eq(row), s2["col"].eq(col),
+                         s2["base"].eq(Mux(modi["col"], col, row)),
                          s2["pc"].eq(Mux(modi["on"] & ~is_pim, modi["pc"], s1["pc"])),
                          s2["iter"].eq(s1["iter"]), s2["layer"].eq(s1["layer"]),
                          s2["mod_row"].eq(modi["on"] & ~modi["col"]),
@@ -275,7 +276,8 @@ class LolpimDispatcher(PimComponent):
     def _s2_regs(self) -> dict:
         cfg = self.cfg
         lb = cfg.len_bits
-        return _regs("s2_", v=1, kill=1, err=4, loop=1, op=2, row=cfg.row_bits, col=cfg.col_bits, pc=lb,
+        return _regs("s2_", v=1, kill=1, err=4, loop=1, op=2, row=cfg.row_bits, col=cfg.col_bits,
+                     base=max(cfg.row_bits, cfg.col_bits), pc=lb,
                      iter=cfg.iter_bits, layer=cfg.layer_bits, mod_row=1, mod_col=1,
                      prod=cfg.row_bits + cfg.iter_bits, lb_m1=cfg.t_bits, start=lb, end=lb,
                      skip=lb + 1)
@@ -286,7 +288,7 @@ class LolpimDispatcher(PimComponent):
         """``base + product`` and its range check, registered; a Dyn-Loop's bound and redirect."""
         cfg = self.cfg
         vop = Signal(cfg.row_bits + cfg.iter_bits + 1, name="s2_operand")
-        m.d.comb += vop.eq(Mux(s2["mod_col"], s2["col"], s2["row"]) + s2["prod"])
+        m.d.comb += vop.eq(s2["base"] + s2["prod"])
         e2 = {"hit": Signal(name="s2_error"), "code": Signal(4, name="s2_code"),
               "index": s2["pc"], "older": Signal(name="s2_older_error")}
         m.d.comb += [e2["code"].eq(Mux(s2["err"] != 0, s2["err"],
@@ -299,8 +301,8 @@ class LolpimDispatcher(PimComponent):
         vb = log2_exact(cfg.vrows)
         s3 = _regs("s3_", v=1, kill=1, op=2, row=cfg.row_bits, col=cfg.col_bits, vrow=vb,
                    pc=cfg.len_bits, iter=cfg.iter_bits, layer=cfg.layer_bits, tr=1, bad=1)
-        bad = (s2["mod_row"] & (vop >= cfg.vrows)) | \
-            (s2["mod_col"] & (vop >= (1 << cfg.col_bits)))
+        # out of range: a bit set at or above vrows (a power of two) or 2**col_bits
+        bad = (s2["mod_row"] & vop[vb:].any()) | (s2["mod_col"] & vop[cfg.col_bits:].any())
         with m.If(adv):
             m.d.sync += [s3["v"].eq(s2["v"] & ~s2["loop"] & ~s2["kill"]), s3["op"].eq(s2["op"]),
                          s3["row"].eq(s2["row"]), s3["vrow"].eq(vop[:vb]),
