@@ -4,8 +4,9 @@
 
     i (host writes) ─► command buffer (DPA words) · Va2Pa table · configuration buffer (run)
     run: S0 sequencer (pc, loop) ─► cmd buffer read ─► S1 decode (Dyn-Loop / Dyn-Modi / PIM,
-         coef * iter) ─► S2 operand (base + product, range) ─► Va2Pa read ─► S3 translate
-         ─► O register ─► o (concrete PIM commands)
+         coef * iter, LB - 1) ─► S2 operand (base + product, range; Dyn-Loop redirect, errors)
+         ─► S3 range error, Va2Pa address ─► Va2Pa read ─► S4 translate ─► O register
+         ─► o (concrete PIM commands)
     end of the run or first error ─► o_status (code, program index)
 
 The encoding (DPA words, host writes, commands out, status codes) is
@@ -18,21 +19,28 @@ The encoding (DPA words, host writes, commands out, status codes) is
 * **Sequencer (S0).**  Fetches one program word a cycle, in execution order: at the end of a
   loop body it jumps back to the body's start until the LB-th repetition (Dyn-Loop, §5.2); after
   word ``length - 1`` one cycle ends the layer (the next layer starts at word 0, the last ends
-  the run).  Each fetch carries its tags (pc, repetition, layer, in a loop, last of a body).
+  the run).  Each fetch carries its tags (pc, repetition, layer, in a loop, last of a body,
+  last word, words left to the end).
 * **Decode (S1).**  A Dyn-Modi sets the pending modification of the next word; a PIM command
-  takes it (its product ``coef * iter``, §5.2: virtual operands start at 0 and grow by the
-  stride each repetition); a Dyn-Loop's LB is ``ceil(T_cur / 2**shift)`` (``row = T_cur /
-  256``, §5.1).  Structural errors are found here.
-* **Operand (S2).**  ``base + product``, range checks, the Va2Pa address (request, virtual row)
-  to the table's registered read port.  A Dyn-Loop here redirects the sequencer (its two
-  younger fetches are dropped): a Dyn-Loop costs three cycles, LB = 0 skips the body.
-* **Translate (S3).**  A virtual row takes the table's physical row (a miss is an error).
+  takes it (its product ``coef * iter``, registered, §5.2: virtual operands start at 0 and grow
+  by the stride each repetition) and its base (the row or the column).  A Dyn-Loop's LB is
+  ``ceil(T_cur / 2**shift)`` (``row = T_cur / 256``, §5.1), kept as ``LB - 1 = (T_cur - 1) >>
+  shift`` (LB = 0 exactly when T_cur = 0): one shifter, no adder.  Structural errors are found
+  here and registered with the word (a failing Dyn-Modi goes on to S2 too).
+* **Operand (S2).**  ``base + product`` and its range check (bits at or above ``vrows`` or
+  ``2**col_bits``), both registered for S3.  The structural errors and LB > ``max_lb`` act
+  here; a Dyn-Loop redirects the sequencer (its two younger fetches are dropped): a Dyn-Loop
+  costs three cycles, LB = 0 skips the body.
+* **Address (S3).**  An out-of-range operand is an error; the registered virtual row and the
+  request address the table's registered read port.
+* **Translate (S4).**  A virtual row takes the table's physical row (a miss is an error).
 * **Errors.**  The oldest failing word wins: it and every younger word are dropped, older ones
   are still issued, then ``o_status`` reports the code and the word's index.  No command with
-  an unchecked address is ever issued.
+  an unchecked address is ever issued.  Every kill and the redirect come from stage registers
+  (S2 .. S4), never from the command buffer's data in the same cycle.
 
 Every stage advances when ``o`` is empty or taken (one enable, no skid buffer needed: the ready
-path is one gate to the enables).  Latency: a run's first command leaves 5 cycles after the
+path is one gate to the enables).  Latency: a run's first command leaves 6 cycles after the
 run's transfer; throughput one command per cycle in a body of PIM commands (a Dyn-Modi word
 costs a cycle, a Dyn-Loop three, the end of a layer one).
 
@@ -42,7 +50,7 @@ cfg : DispatcherConfig
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import stream
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -223,14 +231,16 @@ class LolpimDispatcher(PimComponent):
         rp = cmem.read_port(domain="sync")
         m.d.comb += [rp.addr.eq(s0["pc"][:pb]), rp.en.eq(adv)]
         length = r["length_w"]
-        # last: the program's last word; rem: the words from pc to the end (a body fits if LE < rem)
+        # last: the program's last word; after: the words after pc (a body fits if LE <= after;
+        # it fits pc_bits while pc < length, the only case that is decoded)
         s1 = _regs("s1_", v=1, kill=1, pc=cfg.len_bits, iter=cfg.iter_bits, layer=cfg.layer_bits,
-                   inl=1, bend=1, last=1, rem=cfg.len_bits + 1)
+                   inl=1, bend=1, last=1, after=cfg.pc_bits)
         with m.If(adv):
             m.d.sync += [s1["v"].eq(s0["fetch"] & ~s1["kill"] & ~r["go"]), s1["pc"].eq(s0["pc"]),
                          s1["iter"].eq(s0["iter"]), s1["layer"].eq(s0["layer"]),
                          s1["inl"].eq(s0["loop_on"]), s1["bend"].eq(s0["at_end"]),
-                         s1["last"].eq(s0["pc"] + 1 == length), s1["rem"].eq(length - s0["pc"])]
+                         s1["last"].eq(s0["pc"] + 1 == length),
+                         s1["after"].eq(length - s0["pc"] - 1)]
         w = rp.data
         op, row, col = w[:3], w[3:3 + rb], w[3 + rb:3 + rb + cb]
         le, shift = w[3:3 + pb], w[3 + pb:3 + pb + cfg.shift_bits]
@@ -245,10 +255,16 @@ class LolpimDispatcher(PimComponent):
                             Mux(op > 4, STATUS["bad_opcode"],
                                 Mux(is_modi & (s1["bend"] | s1["last"]), STATUS["bad_modi"],
                                     Mux(is_loop & s1["inl"], STATUS["nested_loop"],
-                                        Mux(is_loop & ((le == 0) | (le >= s1["rem"])),
+                                        Mux(is_loop & ((le == 0) | (le > s1["after"])),
                                             STATUS["loop_range"], STATUS["ok"]))))))
         # LB = ceil(T_cur / 2**shift) (§5.1) is 0 exactly when T_cur = 0, else
-        # LB - 1 = floor((T_cur - 1) / 2**shift): one shifter, no adder
+        # LB - 1 = floor((T_cur - 1) / 2**shift): one shifter, no adder.  "LB > max_lb" for
+        # every shift depends on the run's T_cur only: registered the cycle after the run's
+        # write (ready when its first word reaches S1), the word's shift selects one bit.
+        t_m1 = r["t_m1"]
+        over = Signal(1 << cfg.shift_bits, name="cfg_lb_over")
+        m.d.sync += over.eq(Cat(*[~r["t_zero"] & ((t_m1 >> k) >= cfg.max_lb)
+                                  for k in range(1 << cfg.shift_bits)]))
         # (a failing word may still set the Dyn-Modi state: every younger word is dropped)
         go_on = adv & s1["v"] & ~s1["kill"]
         with m.If(r["go"]):
@@ -262,13 +278,15 @@ class LolpimDispatcher(PimComponent):
         with m.If(adv):
             m.d.sync += [s2["v"].eq(go_on & (~is_modi | (code != 0))), s2["loop"].eq(is_loop),
                          s2["err"].eq(code),
+                         s2["fail"].eq((code != 0) | (is_loop & Array(over)[shift])),
                          s2["op"].eq(op[:2]), s2["row"].eq(row), s2["col"].eq(col),
                          s2["base"].eq(Mux(modi["col"], col, row)),
                          s2["pc"].eq(Mux(modi["on"] & ~is_pim, modi["pc"], s1["pc"])),
                          s2["iter"].eq(s1["iter"]), s2["layer"].eq(s1["layer"]),
                          s2["mod_row"].eq(modi["on"] & ~modi["col"]),
                          s2["mod_col"].eq(modi["on"] & modi["col"]),
-                         s2["prod"].eq(modi["coef"] * s1["iter"]), s2["lb_m1"].eq(r["t_m1"] >> shift),
+                         s2["prod"].eq(modi["coef"] * s1["iter"]),
+                         s2["lb_m1"].eq(r["t_m1"] >> shift),
                          s2["start"].eq(s1["pc"] + 1), s2["end"].eq(s1["pc"] + le),
                          s2["skip"].eq(s1["pc"] + le + 1)]
         return s1, s2
@@ -276,7 +294,7 @@ class LolpimDispatcher(PimComponent):
     def _s2_regs(self) -> dict:
         cfg = self.cfg
         lb = cfg.len_bits
-        return _regs("s2_", v=1, kill=1, err=4, loop=1, op=2, row=cfg.row_bits, col=cfg.col_bits,
+        return _regs("s2_", v=1, kill=1, err=4, fail=1, loop=1, op=2, row=cfg.row_bits, col=cfg.col_bits,
                      base=max(cfg.row_bits, cfg.col_bits), pc=lb,
                      iter=cfg.iter_bits, layer=cfg.layer_bits, mod_row=1, mod_col=1,
                      prod=cfg.row_bits + cfg.iter_bits, lb_m1=cfg.t_bits, start=lb, end=lb,
@@ -291,11 +309,9 @@ class LolpimDispatcher(PimComponent):
         m.d.comb += vop.eq(s2["base"] + s2["prod"])
         e2 = {"hit": Signal(name="s2_error"), "code": Signal(4, name="s2_code"),
               "index": s2["pc"], "older": Signal(name="s2_older_error")}
-        m.d.comb += [e2["code"].eq(Mux(s2["err"] != 0, s2["err"],
-                                       Mux(s2["loop"] & ~r["t_zero"] &
-                                           (s2["lb_m1"] >= cfg.max_lb),
-                                           STATUS["loop_bound"], STATUS["ok"]))),
-                     e2["hit"].eq(s2["v"] & (e2["code"] != 0))]
+        # (s2_fail: a structural error or LB > max_lb, found in S1)
+        m.d.comb += [e2["code"].eq(Mux(s2["err"] != 0, s2["err"], STATUS["loop_bound"])),
+                     e2["hit"].eq(s2["v"] & s2["fail"])]
         redirect = Signal(name="redirect")
         m.d.comb += redirect.eq(s2["v"] & s2["loop"] & ~e2["hit"] & ~e2["older"])
         vb = log2_exact(cfg.vrows)
