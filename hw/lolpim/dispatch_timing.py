@@ -3,8 +3,8 @@ every host write, command and status of a session without stalls.
 
 The sequencer spends one cycle per program word it fetches (in execution order: a loop body
 once per repetition), two more per Dyn-Loop (the redirect from S2 drops two fetches) and one
-per layer end.  A PIM command fetched in cycle f leaves in cycle f + 4; the status follows the
-run's last cycle (its final layer end) by 5 cycles (the pipeline drains, then the FSM reports),
+per layer end.  A PIM command fetched in cycle f leaves in cycle f + 5; the status follows the
+run's last cycle (its final layer end) by 6 cycles (the pipeline drains, then the FSM reports),
 and ``i`` takes its next write the cycle after the status.  A bad configuration reports the
 cycle after the run's write.  The model covers runs that end without an error (it walks the
 program's loops, not its Va2Pa lookups).
@@ -19,8 +19,8 @@ from pimforge.hw.lolpim.dpa import (
 __all__ = ["dispatch_schedule", "run_slots"]
 
 LOOP_SLOTS = 3       # the Dyn-Loop's fetch and the two fetches its redirect drops
-OUT_DELAY = 4        # fetch -> S1 -> S2 -> S3 -> O
-STATUS_DELAY = 5     # last sequencer cycle -> drained (4) -> status
+OUT_DELAY = 5        # fetch -> S1 -> S2 -> S3 -> S4 -> O
+STATUS_DELAY = 6     # last sequencer cycle -> drained (5) -> status
 
 
 def _op(cfg, w: int) -> int:
