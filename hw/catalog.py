@@ -10,6 +10,7 @@ from __future__ import annotations
 from pimforge.hw.fp import add, cmp, convert, exp, fma, log, mul, recip
 from pimforge.hw.hermes import act, gemv
 from pimforge.hw.hilos import attention, qk_gemv, sv_gemv, two_pass_softmax
+from pimforge.hw.lolpim import pingpong
 from pimforge.hw.pam import device, pu, pu_formal, ru, softmax, system
 from pimforge.hw.pamif import buffer, buffer_formal, interface, receiver, sender, sender_formal
 
@@ -19,7 +20,8 @@ GENERATORS = (add, cmp, convert, exp, fma, log, mul, recip,
               pu, ru, softmax, device, system,
               qk_gemv, sv_gemv, two_pass_softmax, attention,
               act, gemv,
-              buffer, sender, receiver, interface)
+              buffer, sender, receiver, interface,
+              pingpong)
 
 HW_UNITS = {u.name: u for mod in GENERATORS for u in mod.UNITS}
 """name -> :class:`~pimforge.hw.core.unit.HwUnit`"""
