@@ -72,7 +72,13 @@ def _lane(x, i, w):
 
 
 def _bit(vec_sig, idx):
-    return vec_sig.bit_select(idx, 1)
+    """Bit ``idx`` of a per-set flag vector (one set: the bit itself, no case statement)."""
+    return vec_sig[0] if len(vec_sig) == 1 else vec_sig.bit_select(idx, 1)
+
+
+def _pick(sel, items):
+    """``items[sel]`` for one or two items (a set or a partial-sum index)."""
+    return items[0] if len(items) == 1 else Mux(sel, items[1], items[0])
 
 
 class LolpimPingpong(PimComponent):
@@ -133,8 +139,9 @@ class LolpimPingpong(PimComponent):
                                                               name="oreg_free"),
              "done": Signal(S, name="oreg_done"),
              "open": Signal(name="acc_open"), "par": Signal(name="acc_parity"),
-             "mac_idle": Signal(name="mac_idle"),
              "flight": Signal(range(pingpong_timing(cfg)["flight"] + 1), name="flight")}
+        if not cfg.pingpong:    # the baseline's quiet condition needs it
+            c["mac_idle"] = Signal(name="mac_idle")
         for name in ("lptr", "mptr", "aptr", "dptr", "cur"):
             c[name] = Signal(pb, name=name)
         c["gb"] = Memory(shape=16 * cfg.lanes, depth=S * cfg.gb_beats, init=[])
@@ -177,7 +184,7 @@ class LolpimPingpong(PimComponent):
                                  wr.en.eq(1)]
                     m.d.sync += k.eq(k + 1)
                     with m.If(k == last):
-                        m.d.sync += [c["full"].bit_select(c["lptr"], 1).eq(1),
+                        m.d.sync += [_bit(c["full"], c["lptr"]).eq(1),
                                      c["lptr"].eq(self._flip(c["lptr"]))]
                         m.next = "IDLE"
             with m.State("DWAIT"):
@@ -187,8 +194,8 @@ class LolpimPingpong(PimComponent):
             with m.State("DOUT"):
                 m.d.comb += o.valid.eq(1)
                 with m.If(o.ready):
-                    m.d.sync += [c["free"].bit_select(c["dptr"], 1).eq(1),
-                                 c["done"].bit_select(c["dptr"], 1).eq(0),
+                    m.d.sync += [_bit(c["free"], c["dptr"]).eq(1),
+                                 _bit(c["done"], c["dptr"]).eq(0),
                                  c["dptr"].eq(self._flip(c["dptr"]))]
                     m.next = "IDLE"
         c["bus_fsm"] = fsm
@@ -208,7 +215,8 @@ class LolpimPingpong(PimComponent):
         m.d.comb += rd.addr.eq(c["mptr"] * cfg.gb_beats + k)
         with m.FSM(name="mac"):
             with m.State("IDLE"):
-                m.d.comb += c["mac_idle"].eq(1)
+                if "mac_idle" in c:
+                    m.d.comb += c["mac_idle"].eq(1)
                 ok = _bit(c["full"], c["mptr"]) & (c["open"] | _bit(c["free"], c["aptr"]))
                 m.d.comb += mac.ready.eq(ok)
                 with m.If(mac.valid & ok):
@@ -218,7 +226,7 @@ class LolpimPingpong(PimComponent):
                     with m.If(~c["open"]):
                         m.d.sync += [c["open"].eq(1), c["par"].eq(0), c["cur"].eq(c["aptr"]),
                                      c["aptr"].eq(self._flip(c["aptr"])),
-                                     c["free"].bit_select(c["aptr"], 1).eq(0)]
+                                     _bit(c["free"], c["aptr"]).eq(0)]
                     m.next = "RUN"
             with m.State("RUN"):
                 m.d.comb += [bank.ready.eq(1), issue.eq(bank.valid)]
@@ -226,7 +234,7 @@ class LolpimPingpong(PimComponent):
                     m.d.sync += [k.eq(k + 1), c["par"].eq(~c["par"])]
                     with m.If(k == last):
                         with m.If(rel):
-                            m.d.sync += [c["full"].bit_select(c["mptr"], 1).eq(0),
+                            m.d.sync += [_bit(c["full"], c["mptr"]).eq(0),
                                          c["mptr"].eq(self._flip(c["mptr"]))]
                         with m.If(drn):
                             m.d.sync += c["open"].eq(0)
@@ -297,11 +305,8 @@ class LolpimPingpong(PimComponent):
         outs = []
         for b in range(B):
             regs = Signal(32, name=f"acc_old{b}")
-            with m.Switch(rsel):
-                for s in range(S):
-                    for j in range(2):
-                        with m.Case(s * 2 + j):
-                            m.d.comb += regs.eq(parts[s][j][b])
+            m.d.comb += regs.eq(_pick(tt["set"], [_pick(tt["par"], [parts[s][j][b] for j in range(2)])
+                                                  for s in range(S)]))
             fwd = Signal(32, name=f"acc_fwd{b}")
             outs.append(fwd)
             old = Mux(wen & (wsel == rsel), fwd, regs)
@@ -313,12 +318,10 @@ class LolpimPingpong(PimComponent):
                 av, at = v, t
             acc.append(r["r"])
         m.d.comb += [wen.eq(av), wsel.eq(Cat(at["par"], at["set"]))]
-        with m.Switch(wsel):
-            for s in range(S):
-                for j in range(2):
-                    with m.Case(s * 2 + j):
-                        with m.If(wen):
-                            m.d.sync += [parts[s][j][b].eq(acc[b]) for b in range(B)]
+        for s in range(S):
+            for j in range(2):
+                with m.If(wen & (wsel == s * 2 + j)):
+                    m.d.sync += [parts[s][j][b].eq(acc[b]) for b in range(B)]
         self._clear_parts(m, parts)
         return self._combine(m, parts, acc, av, at)
 
@@ -338,10 +341,7 @@ class LolpimPingpong(PimComponent):
             p = []
             for j in range(2):
                 reg = Signal(32, name=f"comb_in{j}_{b}")
-                with m.Switch(at["set"]):
-                    for s in range(S):
-                        with m.Case(s):
-                            m.d.comb += reg.eq(parts[s][j][b])
+                m.d.comb += reg.eq(_pick(at["set"], [parts[s][j][b] for s in range(S)]))
                 p.append(Mux(at["par"] == j, acc[b], reg))
             first = b == 0
             r, v, t = float_op(m, "add", FP32, od, {"a": p[0], "b": p[1]},
@@ -363,10 +363,7 @@ class LolpimPingpong(PimComponent):
         for s in range(S):
             with m.If(res["valid"] & (res["set"] == s)):
                 m.d.sync += [oregs[s].eq(Cat(*res["vals"])), c["done"][s].eq(1)]
-        with m.Switch(c["dptr"]):
-            for s in range(S):
-                with m.Case(s):
-                    m.d.comb += self.o.payload.data.eq(oregs[s])
+        m.d.comb += self.o.payload.data.eq(_pick(c["dptr"], oregs))
 
 
 def pingpong_cycles(cfg: PingpongConfig, n_tiles: int) -> int:
