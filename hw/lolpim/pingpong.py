@@ -19,8 +19,8 @@ Microarchitecture (numerics: :mod:`pimforge.sim.golden.lolpim.pingpong`; timing:
   set is ready (the dual command queue: ``i_ld`` and ``i_mac`` are the two queues).  Without it
   there is one set of each, and a load also waits until nothing is in flight: AiMX's serial
   load -> MAC -> drain.
-* **Numerics.**  AiM's multipliers are BF16 (SK hynix's AiM, ISSCC 2022: BF16 MAC units; the
-  LoL-PIM §2.2 output registers are 2 bytes): bf16 x bf16 products are exact in fp32, each PU
+* **Numerics.**  AiM's multipliers are BF16 (SK hynix's GDDR6-AiM, ISSCC 2022, LoL-PIM ref. [41];
+  the LoL-PIM text itself says only that the output registers are 2 bytes, §2.2): bf16 x bf16 products are exact in fp32, each PU
   sums its ``lanes`` products in a pairwise fp32 tree, and column step k of an accumulation adds
   into partial sum ``k mod 2`` (so the accumulate adder may take two cycles); a drained
   accumulation is ``p0 + p1`` rounded to bf16.  Every operation is a round-to-nearest-even
@@ -294,10 +294,9 @@ class LolpimPingpong(PimComponent):
         """Column step k adds into partial ``k mod 2`` of its set (cleared when the set opens an
         accumulation); a drained accumulation becomes ``p0 + p1`` in bf16."""
         cfg = self.cfg
-        B, S, od = cfg.banks, cfg.sets, cfg.op_depth
+        B, S = cfg.banks, cfg.sets
         parts = [[[Signal(32, name=f"partial{s}_{j}_{b}") for b in range(B)] for j in range(2)]
                  for s in range(S)]
-        self._parts = parts
         acc, av, at = [], None, None
         wsel = Signal(len(tt["set"]) + 1, name="acc_wsel")
         wen = Signal(name="acc_wen")

@@ -15,7 +15,7 @@ from conftest import require_sim
 
 from pimforge import api
 from pimforge.base.errors import ConfigError
-from pimforge.base.formats import BF16, FP32
+from pimforge.base.formats import FP32
 from pimforge.base.numerics import bits_float
 from pimforge.hw.lolpim import aim
 from pimforge.hw.lolpim.config import PingpongConfig, pingpong_preset

@@ -18,10 +18,9 @@ import numpy as np
 
 from pimforge.base.formats import BF16, FP32
 from pimforge.base.numerics import float_bits
-from pimforge.hw.lolpim.aim import GDDR6
 from pimforge.hw.lolpim import aim
 from pimforge.hw.lolpim.pingpong_timing import Tile, act_time, next_act_ready
-from pimforge.sim.benches.pam.beats import pack_rows, unpack_rows
+from pimforge.sim.benches.pam.beats import pack_rows
 from pimforge.sim.golden.lolpim.pingpong import run_program
 from pimforge.sim.golden.pam.common import _convert
 from pimforge.sim.harness.job import Job, Phase
@@ -111,7 +110,7 @@ def kernel_y(cfg, outs16, rows: int, cols: int) -> np.ndarray:
 class BankModel:
     """``Phase.offer_at`` of ``i_bank``: the GDDR6 bank timing (module docstring)."""
 
-    def __init__(self, tiles, timing=GDDR6):
+    def __init__(self, tiles, timing=aim.GDDR6):
         self.tiles, self.timing = list(tiles), timing
         self.first = np.cumsum([0] + [t.steps for t in self.tiles])
         self.tile_of = np.repeat(np.arange(len(self.tiles)), [t.steps for t in self.tiles])
@@ -151,10 +150,6 @@ def phase_streams(cfg, prog: Program) -> tuple:
     }
     y = run_program(cfg, prog.loads, prog.tiles, prog.bank)
     return inputs, {"o": {"data": pack_rows(y, 16)}}
-
-
-def unpack_o(cfg, words) -> np.ndarray:
-    return unpack_rows(words, 16, cfg.banks)
 
 
 def pingpong_job(cfg, rng, seed: int = 1, program=None, stall_p: float = 0.3,

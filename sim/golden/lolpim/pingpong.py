@@ -21,7 +21,7 @@ from pimforge.sim.golden.fp.add import fp_add
 from pimforge.sim.golden.fp.mul import fp_mul
 from pimforge.sim.golden.pam.common import OpCfg, _convert, tree_sum
 
-__all__ = ["column_products", "step_sums", "run_program", "host_sum"]
+__all__ = ["column_products", "step_sums", "run_program"]
 
 _C32 = OpCfg(FP32)
 
@@ -63,8 +63,3 @@ def run_program(cfg, loads, tiles, bank) -> np.ndarray:
             parts = None
     return np.array(outs, dtype=np.int64).reshape(-1, B)
 
-
-def host_sum(partials16) -> np.ndarray:
-    """The host's (EPU's) sum of a row group's per-chunk partial outputs, in float64."""
-    from_bf16 = (np.asarray(partials16, np.int64).astype(np.uint32) << 16).view(np.float32)
-    return from_bf16.astype(np.float64).sum(axis=0)
