@@ -152,14 +152,29 @@ def test_overlap_saving_in_rtl(on_run, off_run):
 
 # ------------------------------------------------------------------ cycle model and kernels
 @pytest.mark.parametrize("rows,cols", [(1, 1), (16, 16), (333, 1024), (100, 3000), (700, 97),
-                                       (2048, 2048)])
+                                       (1024, 128), (8, 4096), (2048, 2048)])
 def test_kernel_cycles_skips_are_exact(rows, cols):
     """The steady-state skips of kernel_cycles change nothing: the plain event run agrees."""
-    for pp in (False, True):
-        cfg = pingpong_preset("aim" if pp else "aim_serial")
+    for cfg in (pingpong_preset("aim"), pingpong_preset("aim_serial"), ON, OFF):
         loads, tiles = aim.kernel_program(rows, cols, cfg)
         full = schedule(cfg, loads, [tiles[i] for i in range(len(tiles))], aim.GDDR6)
-        assert aim.kernel_cycles(rows, cols, pingpong=pp) == full["cycles"]
+        assert aim.kernel_cycles(rows, cols, pingpong=cfg.pingpong, cfg=cfg) == full["cycles"]
+
+
+@pytest.mark.parametrize("rows,cols", [(1024, 128), (8, 16384), (1376, 4096), (4096, 688)])
+def test_kernel_cycles_bounds(rows, cols):
+    """Independent bounds at the aim channel: no faster than its 256 MACs per clock (one column
+    step of every bank), than 32 bytes of I/O per clock (x in, y partials out), or than one
+    ACT-to-column delay per page opened; and the serial baseline no faster than the MAC steps
+    plus the I/O and one read latency per drain."""
+    G, C = -(-rows // 16), -(-cols // 1024)
+    steps = G * -(-cols // 16)
+    io = -(-cols // 16) + G * C                   # GB beats + one RD-MAC beat per tile
+    on = aim.kernel_cycles(rows, cols, pingpong=True)
+    off = aim.kernel_cycles(rows, cols, pingpong=False)
+    assert on >= max(steps, io, aim.GDDR6.tRCD)
+    assert off >= steps + io + G * C * aim.GDDR6.RL
+    assert on < off
 
 
 def test_kernel_cycles_is_fast():
