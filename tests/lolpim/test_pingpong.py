@@ -39,8 +39,8 @@ def _bf16_f64(bits):
 
 def _programs(cfg):
     rng = np.random.default_rng(11)
-    rand = random_program(cfg, rng, chunks=5)
-    ext = random_program(cfg, rng, chunks=3, kind="extreme")
+    rand = random_program(cfg, rng, chunks=40)
+    ext = random_program(cfg, rng, chunks=16, kind="extreme")
     rand = Program(rand.loads + ext.loads, rand.tiles + ext.tiles, rand.bank + ext.bank)
     kern, _, _ = kernel_program(cfg, rng, *KERNEL)
     return rand, kern
