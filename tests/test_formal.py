@@ -41,6 +41,10 @@ PAM_PU_SMALL = {"lanes": 16, "head_dim": 64, "tile_tokens": 1, "op_depth": 1}
 # column-mode job with n = 0 at step 5).
 GEMV_SMALL = {"multipliers": 8, "serial_cycles": 8, "beat_words": 1, "max_batch": 1,
               "buffer_bytes": 256, "op_depth": 1, "acc": "fp16"}
+# lolpim_pingpong: 1 bank x 2 lanes, a 2-beat GB set, no GDDR6 I/O latencies: a one-beat load,
+# a one-step drained tile, first output at step 12; depth 24 covers a second set of each (both
+# ping-pong bits flipped).  bmc 6 s + cover 4 s of CPU.
+PINGPONG_SMALL = {"banks": 1, "lanes": 2, "gb_elems": 4, "rd_latency": 0, "wr_latency": 0}
 HILOS_SMALL = {"block": 32, "beat_elems": 32, "head_dim": 64, "op_depth": 1}
 # lolpim_dispatcher: 8-word program, 2 requests x 4 virtual rows, LB <= 3, 2 layers.  Its first
 # command leaves at step 9 (one program write, the run, 6 cycles); depth 24 also reaches a
@@ -50,7 +54,8 @@ DISP_SMALL = {"cmd_depth": 8, "requests": 2, "vrows": 4, "row_bits": 4, "col_bit
 # bmc with memory_map (memories as registers): sv_gemv 3 min of CPU with it, over 9.5 min (not
 # finished) without; pam_pu about 7 min with it, over 12 min (not finished) without.
 MEMORY_MAP = {"sv_gemv", "pam_pu"}
-JOB_UNITS = {"sv_gemv", "pam_ru", "pam_pu", "hermes_gemv", "qk_gemv", "two_pass_softmax"}
+JOB_UNITS = {"sv_gemv", "pam_ru", "pam_pu", "hermes_gemv", "qk_gemv", "two_pass_softmax",
+             "lolpim_pingpong"}
 UNIT_PROOFS = [
     ("fp_add", {}, None, True, True),
     ("fp_sub", {}, None, True, False),
@@ -77,6 +82,7 @@ UNIT_PROOFS = [
     ("pam_interface", {}, None, True, True),
     ("pamif_buffer", {}, None, True, False),
     ("lolpim_dispatcher", DISP_SMALL, 24, True, True),
+    ("lolpim_pingpong", PINGPONG_SMALL, 24, True, True),
 ]
 
 

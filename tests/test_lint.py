@@ -55,6 +55,8 @@ PAPER_PAIR_PRESETS = [p for p in PAIR_PRESETS if p not in SIM_PRESETS]
 HEAVY_CONFIGS |= {("pam_interface", p) for p in PAPER_PAIR_PRESETS}
 # the dispatcher's Table 5 buffers (96 KB command buffer, 96 KB Va2Pa table): 2.6 MB of Verilog
 HEAVY_CONFIGS |= {("lolpim_dispatcher", "paper")}
+# the paper-size AiM channels (16 banks x 16 lanes = 256 MACs; x 4 lanes for the area comparison)
+HEAVY_CONFIGS |= {("lolpim_pingpong", p) for p in ("aim", "aim_serial", "aim_l4", "aim_l4_serial")}
 # (unit, sha256 of the Verilog) -> (unwaived warnings, indices of the waivers used, log path).
 # Keyed by the text so that a preset identical to the default (fp16 of the fp units,
 # hilos_dgroup1 of the HILOS units...) is linted once.

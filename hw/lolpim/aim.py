@@ -31,6 +31,7 @@ program and skips steady-state periods exactly, so it takes well under a millise
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -121,7 +122,7 @@ def kernel_program(rows: int, cols: int, cfg=None, timing: Gddr6Timing = GDDR6) 
 def _config(pingpong: bool, cfg) -> PingpongConfig:
     cfg = cfg or pingpong_preset("aim")
     if cfg.pingpong != pingpong:
-        cfg = PingpongConfig(**{**cfg.__dict__, "pingpong": pingpong})
+        cfg = dataclasses.replace(cfg, pingpong=pingpong)
     return cfg
 
 

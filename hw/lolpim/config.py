@@ -146,9 +146,9 @@ class PingpongConfig(_PpUnitConfig):
     UNIT = "lolpim_pingpong"
     banks: int = _pp_param(2, "banks (PUs) of the channel, one MAC unit each (AiM: 16)",
                            choices=(1, 2, 4, 8, 16))
-    lanes: int = _pp_param(4, "bf16 multipliers per PU: elements of one column access "
+    lanes: int = _pp_param(2, "bf16 multipliers per PU: elements of one column access "
                            "(AiM: 16, a 32-byte column)", choices=(2, 4, 8, 16))
-    gb_elems: int = _pp_param(32, "bf16 elements of one global-buffer set (AiM: 1024 = 2 KB)",
+    gb_elems: int = _pp_param(16, "bf16 elements of one global-buffer set (AiM: 1024 = 2 KB)",
                               lo=2, hi=4096)
     pingpong: bool = _pp_param(True, "two GB sets and two output-register sets with a ping-pong "
                                "bit (LoL-PIM §6); false: one of each, serial (AiMX baseline)")

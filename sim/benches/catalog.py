@@ -8,9 +8,9 @@ from __future__ import annotations
 from pimforge.sim.benches.fp import add, cmp, convert, exp, fma, log, mul, recip
 from pimforge.sim.benches.hermes import act, gemv
 from pimforge.sim.benches.hilos import attention, qk_gemv, sv_gemv, two_pass_softmax
+from pimforge.sim.benches.lolpim import dispatcher, pingpong
 from pimforge.sim.benches.pam import device, pu, ru, softmax, system
 from pimforge.sim.benches.pamif import buffer, interface, receiver, sender
-from pimforge.sim.benches.lolpim import dispatcher
 
 __all__ = ["BENCH_MODULES", "BENCHES"]
 
@@ -19,7 +19,7 @@ BENCH_MODULES = (add, cmp, convert, exp, fma, log, mul, recip,
                  qk_gemv, sv_gemv, two_pass_softmax, attention,
                  act, gemv,
                  buffer, sender, receiver, interface,
-                 dispatcher)
+                 dispatcher, pingpong)
 
 BENCHES = {name: bench for mod in BENCH_MODULES for name, bench in mod.BENCHES.items()}
 """name -> ``bench(cfg, rng, seed=1, **kw) -> Job``"""

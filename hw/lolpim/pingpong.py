@@ -1,0 +1,380 @@
+"""``lolpim_pingpong``: one AiM channel's PU datapath with I/O-aware ping-pong buffering
+(LoL-PIM §6, Fig. 7b; AiM §2.2, Table 3, Table 5).
+
+Microarchitecture (numerics: :mod:`pimforge.sim.golden.lolpim.pingpong`; timing:
+:mod:`pimforge.hw.lolpim.pingpong_timing`; channel and GDDR6: :mod:`pimforge.hw.lolpim.aim`)::
+
+    i_ld, i_gb ─► bus engine ─► GB set [lptr]          (WR-GB / DT-GB: beats of `lanes` bf16)
+                      ▲  one data bus: a drain or a load at a time, drains first
+    i_mac ─► MAC engine: tile = `last_step + 1` all-bank column steps on GB set [mptr]
+    i_bank ─► issue register (bank columns x GB word) ─► banks x lanes bf16 multipliers (fp32)
+              ─► per PU an adder tree (lanes -> 1) ─► accumulate into partial [par] of
+              output-register set [cur] ─► (drain) p0 + p1, bf16 ─► output registers [cur]
+    o ◄─ bus engine: RD-MAC / DT-Out of output-register set [dptr] (banks bf16 per beat)
+
+* **Ping-pong** (§6): with ``pingpong`` there are two GB sets and two output-register sets, and
+  a ping-pong bit per side (``lptr``/``mptr`` for the GB, ``aptr``/``dptr`` for the output
+  registers) alternates them, so the MAC engine works on one set while the bus engine loads
+  (DT-GB) or drains (DT-Out) the other; a set's *full* / *free* flag blocks a command until its
+  set is ready (the dual command queue: ``i_ld`` and ``i_mac`` are the two queues).  Without it
+  there is one set of each, and a load also waits until nothing is in flight: AiMX's serial
+  load -> MAC -> drain.
+* **Numerics.**  AiM's multipliers are BF16 (SK hynix's GDDR6-AiM, ISSCC 2022, LoL-PIM ref. [41];
+  the LoL-PIM text itself says only that the output registers are 2 bytes, §2.2): bf16 x bf16 products are exact in fp32, each PU
+  sums its ``lanes`` products in a pairwise fp32 tree, and column step k of an accumulation adds
+  into partial sum ``k mod 2`` (so the accumulate adder may take two cycles); a drained
+  accumulation is ``p0 + p1`` rounded to bf16.  Every operation is a round-to-nearest-even
+  operation of the float library (:mod:`pimforge.hw.fp`), IEEE special values, no flush to zero.
+* **Commands.**  ``i_ld``: ``last_beat`` (a WR-GB of ``last_beat + 1`` beats into the next GB
+  set).  ``i_mac``: ``last_step``, ``release`` (the tile is the last use of its GB set) and
+  ``drain`` (the tile ends its accumulation; RD-MAC follows).  The first tile after a drain (or
+  reset) opens an accumulation in the next free output-register set.  Tile step k multiplies
+  bank column k with GB beat k.
+* **The bank** is the bench's GDDR6 model (:func:`pimforge.hw.lolpim.pingpong_timing.act_time`):
+  a tile that opens a row gets its first column tRCD after the ACT.  The bus engine counts the
+  GDDR6 write latency before a load's beats and the read latency before a drain's beat, so the
+  RTL's cycle counts carry the I/O cost.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import stream
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from pimforge.base.formats import BF16, FP32
+from pimforge.hw.core.component import PimComponent
+from pimforge.hw.core.payload import flag, payload_layout, uint, vec
+from pimforge.hw.core.unit import HwUnit
+from pimforge.hw.fp.ops import float_op
+from pimforge.hw.lolpim.aim import GDDR6
+from pimforge.hw.lolpim.config import PINGPONG_PRESETS, PingpongConfig
+from pimforge.hw.lolpim.pingpong_timing import Tile, pingpong_timing, schedule
+
+__all__ = ["LolpimPingpong", "pingpong_signatures", "pingpong_cycles"]
+
+
+def pingpong_signatures(cfg: PingpongConfig) -> dict:
+    """The unit's streams (one definition for the unit and its bench)."""
+    step_bits = max(1, (cfg.gb_beats - 1).bit_length())
+    return {
+        "i_ld": stream.Signature(payload_layout(last_beat=uint(step_bits))),
+        "i_gb": stream.Signature(payload_layout(data=vec(BF16, cfg.lanes))),
+        "i_mac": stream.Signature(payload_layout(last_step=uint(step_bits), release=flag(),
+                                                 drain=flag())),
+        "i_bank": stream.Signature(payload_layout(data=vec(BF16, cfg.banks * cfg.lanes))),
+        "o": stream.Signature(payload_layout(data=vec(BF16, cfg.banks))),
+    }
+
+
+def _lane(x, i, w):
+    return x[w * i:w * (i + 1)]
+
+
+def _bit(vec_sig, idx):
+    """Bit ``idx`` of a per-set flag vector (one set: the bit itself, no case statement)."""
+    return vec_sig[0] if len(vec_sig) == 1 else vec_sig.bit_select(idx, 1)
+
+
+def _pick(sel, items):
+    """``items[sel]`` for one or two items (a set or a partial-sum index)."""
+    return items[0] if len(items) == 1 else Mux(sel, items[1], items[0])
+
+
+class LolpimPingpong(PimComponent):
+    """One AiM channel's PUs with ping-pong GB and output registers (module docstring).
+
+    ``latency``: cycles from a drained tile's last bank beat to its output beat, with no stalls
+    (pipeline, bf16 conversion and the RD-MAC read latency); ``throughput``: one all-bank column
+    step (``banks x lanes`` MACs) per cycle.
+
+    Parameters
+    ----------
+    cfg : PingpongConfig
+    """
+
+    UNIT = "lolpim_pingpong"
+
+    def __init__(self, cfg: PingpongConfig):
+        sig = pingpong_signatures(cfg)
+        super().__init__(cfg, {"i_ld": In(sig["i_ld"]), "i_gb": In(sig["i_gb"]),
+                               "i_mac": In(sig["i_mac"]), "i_bank": In(sig["i_bank"]),
+                               "o": Out(sig["o"])})
+
+    @property
+    def timing(self) -> dict:
+        return pingpong_timing(self.cfg)
+
+    @property
+    def latency(self) -> int:
+        return self.timing["done"] + 1 + self.cfg.rd_latency
+
+    @property
+    def throughput(self) -> float:
+        return 1.0
+
+    def manifest(self) -> dict:
+        man = super().manifest()
+        man["timing"] = self.timing
+        man["macs"] = self.cfg.macs
+        man["gb_bits"] = self.cfg.sets * self.cfg.gb_elems * 16
+        return man
+
+    def elaborate(self, platform):
+        m = Module()
+        c = self._flags(m)
+        self._c = c
+        self._mac(m, c)
+        self._bus(m, c)
+        res = self._datapath(m, c)
+        self._outputs(m, c, res)
+        return m
+
+    # ------------------------------------------------------------------ control
+    def _flags(self, m) -> dict:
+        """The ping-pong bits and the per-set flags (§6, Fig. 7b)."""
+        cfg, S = self.cfg, self.cfg.sets
+        pb = max(1, (S - 1).bit_length())
+        c = {"full": Signal(S, name="gb_full"), "free": Signal(S, init=(1 << S) - 1,
+                                                              name="oreg_free"),
+             "done": Signal(S, name="oreg_done"),
+             "open": Signal(name="acc_open"), "par": Signal(name="acc_parity"),
+             "flight": Signal(range(pingpong_timing(cfg)["flight"] + 1), name="flight")}
+        if not cfg.pingpong:    # the baseline's quiet condition needs it
+            c["mac_idle"] = Signal(name="mac_idle")
+        for name in ("lptr", "mptr", "aptr", "dptr", "cur"):
+            c[name] = Signal(pb, name=name)
+        c["gb"] = Memory(shape=16 * cfg.lanes, depth=S * cfg.gb_beats, init=[])
+        m.submodules.gb = c["gb"]
+        return c
+
+    def _flip(self, ptr):
+        return (ptr + 1)[:len(ptr)] if self.cfg.pingpong else ptr
+
+    def _bus(self, m, c):
+        """The bus engine: RD-MAC drains (first) and WR-GB loads, one at a time."""
+        cfg, tm = self.cfg, self.timing
+        gb_beats = cfg.gb_beats
+        cnt = Signal(range(max(cfg.rd_latency, cfg.wr_latency) + 1), name="bus_wait")
+        k = Signal(range(gb_beats), name="load_beat")
+        last = Signal(range(gb_beats), name="load_last")
+        flight = c["flight"]
+        wr = c["gb"].write_port()
+        quiet = Const(1) if cfg.pingpong else ((flight == 0) & (c["done"] == 0) & c["mac_idle"])
+        ld, gb, o = self.i_ld, self.i_gb, self.o
+        with m.FSM(name="bus") as fsm:
+            with m.State("IDLE"):
+                with m.If(_bit(c["done"], c["dptr"])):
+                    m.d.sync += cnt.eq(max(cfg.rd_latency - 1, 0))
+                    m.next = "DWAIT" if cfg.rd_latency else "DOUT"
+                with m.Elif(~_bit(c["full"], c["lptr"]) & quiet):
+                    m.d.comb += ld.ready.eq(1)
+                    with m.If(ld.valid):
+                        m.d.sync += [last.eq(ld.payload.last_beat), k.eq(0),
+                                     cnt.eq(max(cfg.wr_latency - 1, 0))]
+                        m.next = "LWAIT" if cfg.wr_latency else "LOAD"
+            with m.State("LWAIT"):
+                m.d.sync += cnt.eq(cnt - 1)
+                with m.If(cnt == 0):
+                    m.next = "LOAD"
+            with m.State("LOAD"):
+                m.d.comb += gb.ready.eq(1)
+                with m.If(gb.valid):
+                    m.d.comb += [wr.addr.eq(c["lptr"] * gb_beats + k), wr.data.eq(gb.payload.data),
+                                 wr.en.eq(1)]
+                    m.d.sync += k.eq(k + 1)
+                    with m.If(k == last):
+                        m.d.sync += [_bit(c["full"], c["lptr"]).eq(1),
+                                     c["lptr"].eq(self._flip(c["lptr"]))]
+                        m.next = "IDLE"
+            with m.State("DWAIT"):
+                m.d.sync += cnt.eq(cnt - 1)
+                with m.If(cnt == 0):
+                    m.next = "DOUT"
+            with m.State("DOUT"):
+                m.d.comb += o.valid.eq(1)
+                with m.If(o.ready):
+                    m.d.sync += [_bit(c["free"], c["dptr"]).eq(1),
+                                 _bit(c["done"], c["dptr"]).eq(0),
+                                 c["dptr"].eq(self._flip(c["dptr"]))]
+                    m.next = "IDLE"
+        c["bus_fsm"] = fsm
+
+    def _mac(self, m, c):
+        """The MAC engine: accepts a tile when its GB set is full (and, opening an
+        accumulation, an output-register set is free), then one column step per bank beat."""
+        cfg, tm = self.cfg, self.timing
+        mac, bank = self.i_mac, self.i_bank
+        k = Signal(range(cfg.gb_beats), name="mac_step")
+        last = Signal(range(cfg.gb_beats), name="mac_last")
+        rel, drn = Signal(name="mac_release"), Signal(name="mac_drain")
+        issue = Signal(name="issue")
+        c["issue"], c["step"] = issue, k
+        rd = c["gb"].read_port(domain="comb")
+        c["gb_word"] = rd.data
+        m.d.comb += rd.addr.eq(c["mptr"] * cfg.gb_beats + k)
+        with m.FSM(name="mac"):
+            with m.State("IDLE"):
+                if "mac_idle" in c:
+                    m.d.comb += c["mac_idle"].eq(1)
+                ok = _bit(c["full"], c["mptr"]) & (c["open"] | _bit(c["free"], c["aptr"]))
+                m.d.comb += mac.ready.eq(ok)
+                with m.If(mac.valid & ok):
+                    p = mac.payload
+                    m.d.sync += [k.eq(0), last.eq(p.last_step), rel.eq(p.release),
+                                 drn.eq(p.drain)]
+                    with m.If(~c["open"]):
+                        m.d.sync += [c["open"].eq(1), c["par"].eq(0), c["cur"].eq(c["aptr"]),
+                                     c["aptr"].eq(self._flip(c["aptr"])),
+                                     _bit(c["free"], c["aptr"]).eq(0)]
+                    m.next = "RUN"
+            with m.State("RUN"):
+                m.d.comb += [bank.ready.eq(1), issue.eq(bank.valid)]
+                with m.If(bank.valid):
+                    m.d.sync += [k.eq(k + 1), c["par"].eq(~c["par"])]
+                    with m.If(k == last):
+                        with m.If(rel):
+                            m.d.sync += [_bit(c["full"], c["mptr"]).eq(0),
+                                         c["mptr"].eq(self._flip(c["mptr"]))]
+                        with m.If(drn):
+                            m.d.sync += c["open"].eq(0)
+                        m.next = "IDLE"
+        c["tag_last"] = (k == last) & drn
+        flight = c["flight"]
+        with m.If(issue):
+            m.d.sync += flight.eq(tm["flight"])
+        with m.Elif(flight != 0):
+            m.d.sync += flight.eq(flight - 1)
+
+    # ------------------------------------------------------------------ datapath
+    def _datapath(self, m, c) -> dict:
+        """Issue register, bf16 multipliers, per-PU trees, the two partial sums per set, the
+        drain's combine and bf16 conversion.  Returns the result per bank and its set/valid."""
+        cfg = self.cfg
+        B, L, S, od = cfg.banks, cfg.lanes, cfg.sets, cfg.op_depth
+        iss = {"bank": Signal(16 * B * L, name="issue_bank"),
+               "gbw": Signal(16 * L, name="issue_gb"),
+               "set": Signal(len(c["cur"]), name="issue_set"), "par": Signal(name="issue_par"),
+               "last": Signal(name="issue_last"), "valid": Signal(name="issue_valid")}
+        m.d.sync += iss["valid"].eq(c["issue"])
+        with m.If(c["issue"]):
+            m.d.sync += [iss["bank"].eq(self.i_bank.payload.data), iss["gbw"].eq(c["gb_word"]),
+                         iss["set"].eq(c["cur"]), iss["par"].eq(c["par"]),
+                         iss["last"].eq(c["tag_last"])]
+        tags = {"set": iss["set"], "par": iss["par"], "last": iss["last"]}
+        sums, tv, tt = [], None, None
+        for b in range(B):
+            level, first = [], b == 0
+            for e in range(L):
+                side = first and e == 0
+                r, v, t = float_op(m, "mul_wide", FP32, od,
+                                   {"a": _lane(iss["bank"], b * L + e, 16),
+                                    "b": _lane(iss["gbw"], e, 16)},
+                                   valid=iss["valid"] if side else None,
+                                   side=tags if side else None, src=BF16, name=f"mul{b}_{e}")
+                level.append(r["r"])
+                if side:
+                    tv, tt = v, t
+            depth = 0
+            while len(level) > 1:
+                nxt = []
+                for i in range(0, len(level), 2):
+                    side = first and i == 0
+                    r, v, t = float_op(m, "add", FP32, od, {"a": level[i], "b": level[i + 1]},
+                                       valid=tv if side else None, side=tt if side else None,
+                                       name=f"tree{b}_{depth}_{i // 2}")
+                    nxt.append(r["r"])
+                    if side:
+                        tv, tt = v, t
+                level, depth = nxt, depth + 1
+            sums.append(level[0])
+        return self._accumulate(m, sums, tv, tt)
+
+    def _accumulate(self, m, sums, tv, tt) -> dict:
+        """Column step k adds into partial ``k mod 2`` of its set (cleared when the set opens an
+        accumulation); a drained accumulation becomes ``p0 + p1`` in bf16."""
+        cfg = self.cfg
+        B, S = cfg.banks, cfg.sets
+        parts = [[[Signal(32, name=f"partial{s}_{j}_{b}") for b in range(B)] for j in range(2)]
+                 for s in range(S)]
+        acc, av, at = [], None, None
+        wsel = Signal(len(tt["set"]) + 1, name="acc_wsel")
+        wen = Signal(name="acc_wen")
+        rsel = Cat(tt["par"], tt["set"])
+        outs = []
+        for b in range(B):
+            regs = Signal(32, name=f"acc_old{b}")
+            m.d.comb += regs.eq(_pick(tt["set"], [_pick(tt["par"], [parts[s][j][b] for j in range(2)])
+                                                  for s in range(S)]))
+            fwd = Signal(32, name=f"acc_fwd{b}")
+            outs.append(fwd)
+            old = Mux(wen & (wsel == rsel), fwd, regs)
+            r, v, t = float_op(m, "add", FP32, cfg.op_depth, {"a": old, "b": sums[b]},
+                               valid=tv if b == 0 else None, side=tt if b == 0 else None,
+                               name=f"acc{b}")
+            m.d.comb += fwd.eq(r["r"])
+            if b == 0:
+                av, at = v, t
+            acc.append(r["r"])
+        m.d.comb += [wen.eq(av), wsel.eq(Cat(at["par"], at["set"]))]
+        for s in range(S):
+            for j in range(2):
+                with m.If(wen & (wsel == s * 2 + j)):
+                    m.d.sync += [parts[s][j][b].eq(acc[b]) for b in range(B)]
+        self._clear_parts(m, parts)
+        return self._combine(m, parts, acc, av, at)
+
+    def _clear_parts(self, m, parts):
+        """An accumulation opens with both partial sums of its set at +0."""
+        mac = self.i_mac
+        opening = mac.valid & mac.ready & ~self._c["open"]
+        for s, set_parts in enumerate(parts):
+            with m.If(opening & (self._c["aptr"] == s)):
+                m.d.sync += [p.eq(0) for row in set_parts for p in row]
+
+    def _combine(self, m, parts, acc, av, at) -> dict:
+        cfg = self.cfg
+        B, S, od = cfg.banks, cfg.sets, cfg.op_depth
+        res, rv, rt = [], None, None
+        for b in range(B):
+            p = []
+            for j in range(2):
+                reg = Signal(32, name=f"comb_in{j}_{b}")
+                m.d.comb += reg.eq(_pick(at["set"], [parts[s][j][b] for s in range(S)]))
+                p.append(Mux(at["par"] == j, acc[b], reg))
+            first = b == 0
+            r, v, t = float_op(m, "add", FP32, od, {"a": p[0], "b": p[1]},
+                               valid=(av & at["last"]) if first else None,
+                               side={"set": at["set"]} if first else None, name=f"combine{b}")
+            r2, v2, t2 = float_op(m, "convert", BF16, od, {"a": r["r"]}, src=FP32,
+                                  valid=v if first else None, side=t if first else None,
+                                  name=f"to_bf16_{b}")
+            res.append(r2["r"])
+            if first:
+                rv, rt = v2, t2
+        return {"vals": res, "valid": rv, "set": rt["set"]}
+
+    def _outputs(self, m, c, res):
+        """The output-register sets: written by the combine, read out by the bus engine."""
+        cfg = self.cfg
+        B, S = cfg.banks, cfg.sets
+        oregs = [Signal(16 * B, name=f"oreg{s}") for s in range(S)]
+        for s in range(S):
+            with m.If(res["valid"] & (res["set"] == s)):
+                m.d.sync += [oregs[s].eq(Cat(*res["vals"])), c["done"][s].eq(1)]
+        m.d.comb += self.o.payload.data.eq(_pick(c["dptr"], oregs))
+
+
+def pingpong_cycles(cfg: PingpongConfig, n_tiles: int) -> int:
+    """The unit's cycle model for ``pimforge``: one WR-GB of a full set, then ``n_tiles``
+    drained tiles over it (each opening a row, the last releasing the set); cycles from reset
+    to the last output beat, inclusive (:func:`~.pingpong_timing.schedule`, GDDR6 banks)."""
+    if n_tiles < 1:
+        return 0
+    tiles = [Tile(cfg.gb_beats, release=i == n_tiles - 1) for i in range(n_tiles)]
+    return schedule(cfg, [cfg.gb_beats], tiles, GDDR6)["cycles"]
+
+
+UNITS = (HwUnit("lolpim_pingpong", "LoL-PIM I/O-aware ping-pong buffering: one AiM channel's "
+                "bf16 PUs with two GB and output-register sets (i_ld, i_gb, i_mac, i_bank -> o)",
+                PingpongConfig, LolpimPingpong, PINGPONG_PRESETS, pingpong_cycles),)
