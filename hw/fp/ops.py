@@ -27,7 +27,7 @@ from pimforge.hw.fp.log import log_stages
 from pimforge.hw.fp.mul import mul_stages, mul_wide_stages
 from pimforge.hw.fp.recip import recip_stages
 
-__all__ = ["OPS", "float_op", "comb_op", "op_latency", "delay", "delay_valid", "beat_tree",
+__all__ = ["OPS", "float_op", "comb_op", "op_latency", "delay", "delay_valid", "beat_tree", "add_tree",
            "operator_verilog", "operator_ports", "instantiate"]
 
 
@@ -158,6 +158,26 @@ def beat_tree(m, x, valid, levels: int, width: int, combine, name: str):
                 m.d.sync += held.eq(x)
         x, valid = combine(held, x, valid & have, lvl)
     return x, valid
+
+
+def add_tree(m, fmt, op_depth: int, level: list, valid=None, side=None, name: str = "tree"):
+    """A pipelined pairwise adder tree over ``level`` (a power-of-two list of ``fmt`` values):
+    ``log2(len)`` levels of :func:`float_op` adds, ``(level[0] + level[1]) + (level[2] + ...)``.
+    ``valid`` and ``side`` travel with the first adder of each level (pass ``None`` for a tree
+    whose timing another tree of the same shape carries).  Adders are named
+    ``{name}_{depth}_{index}``.  Returns ``(sum, valid, side)``."""
+    depth = 0
+    while len(level) > 1:
+        nxt = []
+        for i in range(0, len(level), 2):
+            r, v, t = float_op(m, "add", fmt, op_depth, {"a": level[i], "b": level[i + 1]},
+                               valid=valid if i == 0 else None, side=side if i == 0 else None,
+                               name=f"{name}_{depth}_{i // 2}")
+            nxt.append(r["r"])
+            if i == 0:
+                valid, side = v, t
+        level, depth = nxt, depth + 1
+    return level[0], valid, side
 
 
 # ---------------------------------------------------------------- operator macros

@@ -44,7 +44,7 @@ from pimforge.base.formats import FP16
 from pimforge.base.numerics import log2_exact
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.fp.ops import delay, float_op
+from pimforge.hw.fp.ops import add_tree, delay, float_op
 from pimforge.hw.hermes.config import GEMV_PRESETS, PARTIALS, HermesGemvConfig
 from pimforge.hw.hermes.gemv_timing import GemvJob, gemv_schedule, gemv_timing
 from pimforge.hw.hermes.streams import N_BITS, addr_signal, beat_signature, cmd_signature, lane
@@ -325,19 +325,12 @@ class HermesGemv(PimComponent):
         tv = tags["valid"] & ~tags["cols"]
         tt = {"g": tags["g"], "k": tags["k"][:2], "first_r": tags["first_r"], "last": tags["last"]}
         for u in range(V):
-            level, depth = prods[u], 0
-            while len(level) > 1:
-                nxt = []
-                for i in range(0, len(level), 2):
-                    tagged = u == 0 and i == 0   # the tags travel with one adder of the level
-                    r, v, t = float_op(m, "add", cfg.acc, od, {"a": level[i], "b": level[i + 1]},
-                                       valid=tv if tagged else None, side=tt if tagged else None,
-                                       name=f"tree{u}_{depth}_{i // 2}")
-                    nxt.append(r["r"])
-                    if tagged:
-                        tv, tt = v, t
-                level, depth = nxt, depth + 1
-            sums.append(level[0])
+            # the tags travel with lane 0's tree
+            total, v, t = add_tree(m, cfg.acc, od, prods[u], valid=tv if u == 0 else None,
+                                   side=tt if u == 0 else None, name=f"tree{u}")
+            if u == 0:
+                tv, tt = v, t
+            sums.append(total)
         # partial banks: one memory, address (k mod 4) x GM + g, V acc lanes a word
         pmem = Memory(shape=V * A, depth=PARTIALS * GM, init=[])
         m.submodules.partials = pmem

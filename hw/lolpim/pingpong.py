@@ -46,7 +46,7 @@ from pimforge.base.formats import BF16, FP32
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.payload import flag, payload_layout, uint, vec
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.fp.ops import float_op
+from pimforge.hw.fp.ops import add_tree, float_op
 from pimforge.hw.lolpim.aim import GDDR6
 from pimforge.hw.lolpim.config import PINGPONG_PRESETS, PingpongConfig
 from pimforge.hw.lolpim.pingpong_timing import Tile, pingpong_timing, schedule
@@ -275,19 +275,12 @@ class LolpimPingpong(PimComponent):
                 level.append(r["r"])
                 if side:
                     tv, tt = v, t
-            depth = 0
-            while len(level) > 1:
-                nxt = []
-                for i in range(0, len(level), 2):
-                    side = first and i == 0
-                    r, v, t = float_op(m, "add", FP32, od, {"a": level[i], "b": level[i + 1]},
-                                       valid=tv if side else None, side=tt if side else None,
-                                       name=f"tree{b}_{depth}_{i // 2}")
-                    nxt.append(r["r"])
-                    if side:
-                        tv, tt = v, t
-                level, depth = nxt, depth + 1
-            sums.append(level[0])
+            # the tags travel with bank 0's tree
+            total, v, t = add_tree(m, FP32, od, level, valid=tv if first else None,
+                                   side=tt if first else None, name=f"tree{b}")
+            if first:
+                tv, tt = v, t
+            sums.append(total)
         return self._accumulate(m, sums, tv, tt)
 
     def _accumulate(self, m, sums, tv, tt) -> dict:
