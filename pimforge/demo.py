@@ -232,7 +232,7 @@ def _lolpim_demo(out: Path) -> bool:
     """LoL-PIM: Table 4's DPA example expanded by the dispatcher's golden model, the
     ``lolpim_dispatcher`` Verilog against it command for command (with random stalls), and the
     system model's headline rows against the paper."""
-    cfg = api.config("lolpim_dispatcher")
+    cfg = api.config("lolpim_dispatcher", preset="small")
     req2, req1 = Session(cfg).replay(table4_beats(cfg)).runs
     rows, row1 = ([c["row"] for c in r.commands if c["op"] == OPS["dot_prod"]] for r in (req2, req1))
     lb, le = req2.loops[0][1], req2.loops[0][2]

@@ -16,7 +16,8 @@ from pimforge.registry import units
 # The compositions take minutes to elaborate at their default size: long sweep only.
 # The compositions' default configs (several full-width PUs) take minutes to elaborate: the
 # default run checks their manifests on the `small` preset, the long sweep on the default config.
-HEAVY = {"pam_device", "pam_system"}
+# lolpim_dispatcher's default (Table 5's 96 KB buffers) is 2.6 MB of Verilog: `small` by default.
+HEAVY = {"pam_device", "pam_system", "lolpim_dispatcher"}
 # pam_system even on `small` takes about 30 s to elaborate flat: long run.  Its streams are its
 # devices' streams plus the final output, the ports of pam_device (small) are checked here by
 # default, and tests/pam/test_system.py checks pam_system's manifest streams and fields.

@@ -21,7 +21,7 @@ SMOKE_OVERRIDES = {"pam_pu": {"lanes": 4, "head_dim": 64, "op_depth": 1},
                    "hermes_gemv": {"multipliers": 8, "serial_cycles": 8, "beat_words": 1,
                                    "max_batch": 2, "buffer_bytes": 512, "op_depth": 1},
                    "hermes_act": {"lanes": 4, "max_len": 64, "op_depth": 1}}
-SMOKE_PRESETS = {"pam_device": "small", "pam_system": "small"}
+SMOKE_PRESETS = {"pam_device": "small", "pam_system": "small", "lolpim_dispatcher": "small"}
 
 
 @pytest.fixture(scope="module")

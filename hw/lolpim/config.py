@@ -4,14 +4,15 @@ Fig. 7b).
 """
 from __future__ import annotations
 
-# ==== lolpim_dispatcher (DPA dispatcher) =========================================================
-from dataclasses import dataclass as _dataclass  # noqa: E402 (kept inside this unit's region)
+from dataclasses import dataclass
 
-from pimforge.base.config import UnitConfig as _UnitConfig, param as _param  # noqa: E402
-from pimforge.base.errors import ConfigError as _ConfigError  # noqa: E402
+from pimforge.base.config import UnitConfig, param
+from pimforge.base.errors import ConfigError
 
-_DISPATCHER_ALL: list = ["DispatcherConfig", "DISPATCHER_PRESETS", "dispatcher_bits"]
+__all__ = ["DispatcherConfig", "DISPATCHER_PRESETS", "dispatcher_bits", "PingpongConfig",
+           "PAPER_PINGPONG", "PINGPONG_PRESETS", "pingpong_preset"]
 
+# ---- lolpim_dispatcher (the DPA dispatcher) -----------------------------------------------------
 
 def dispatcher_bits(n: int) -> int:
     """Bits for the values 0 .. n - 1 (at least 1)."""
@@ -22,36 +23,37 @@ def _disp_pow2(v, cfg):
     return None if v >= 1 and not v & (v - 1) else "a power of two"
 
 
-@_dataclass(frozen=True)
-class DispatcherConfig(_UnitConfig):
+@dataclass(frozen=True)
+class DispatcherConfig(UnitConfig):
     """The on-module DPA dispatcher (LoL-PIM §5.3, Fig. 6c): buffer sizes and field widths.
 
     The paper fixes only the buffer sizes (Table 5: a 96 KB DPA command buffer and a 96 KB
     address-map buffer); the widths are this generator's (README section of the unit).  The
-    default is a small simulation config (64-word program, 4 requests x 16 virtual rows); the
-    ``paper`` preset has Table 5's sizes: 32,768 program words of 24 bits (96 KB) and 48
-    requests x 1,024 virtual rows of 16-bit Va2Pa entries (96 KB).
+    defaults are Table 5's sizes: 32,768 program words of 24 bits (96 KB) and 48 requests x
+    1,024 virtual rows of 16-bit Va2Pa entries (96 KB); ``paper`` names them.  The ``small``
+    preset (64-word program, 4 requests x 16 virtual rows) is the simulation config of the
+    tests, the demo and ``pimforge test``.
     """
 
     UNIT = "lolpim_dispatcher"
-    cmd_depth: int = _param(64, "command buffer size in DPA words (the longest program)", lo=2,
+    cmd_depth: int = param(32768, "command buffer size in DPA words (the longest program)", lo=2,
                             hi=1 << 16)
-    requests: int = _param(4, "request ids the Va2Pa table maps", lo=1, hi=1 << 10)
-    vrows: int = _param(16, "virtual rows per request in the Va2Pa table", lo=1, hi=1 << 16,
+    requests: int = param(48, "request ids the Va2Pa table maps", lo=1, hi=1 << 10)
+    vrows: int = param(1024, "virtual rows per request in the Va2Pa table", lo=1, hi=1 << 16,
                         check=_disp_pow2)
-    row_bits: int = _param(8, "width of a DRAM row address (the row operand)", lo=2, hi=20)
-    col_bits: int = _param(6, "width of a column address (the col operand)", lo=1, hi=16)
-    t_bits: int = _param(10, "width of the token index T_cur", lo=1, hi=24)
-    max_lb: int = _param(15, "largest Loop-Bound a Dyn-Loop may take (more is an error)", lo=1,
+    row_bits: int = param(15, "width of a DRAM row address (the row operand)", lo=2, hi=20)
+    col_bits: int = param(6, "width of a column address (the col operand)", lo=1, hi=16)
+    t_bits: int = param(18, "width of the token index T_cur", lo=1, hi=24)
+    max_lb: int = param(1024, "largest Loop-Bound a Dyn-Loop may take (more is an error)", lo=1,
                          hi=1 << 16)
-    max_layers: int = _param(4, "largest number of layers of a run", lo=1, hi=1 << 10)
+    max_layers: int = param(80, "largest number of layers of a run", lo=1, hi=1 << 10)
 
     def validate(self):
         if self.vrows > 1 << self.row_bits:
-            raise _ConfigError(self.UNIT, "vrows", self.vrows,
+            raise ConfigError(self.UNIT, "vrows", self.vrows,
                                f"at most 2**row_bits = {1 << self.row_bits}")
         if self.loop_arg_bits > self.row_bits + self.col_bits:
-            raise _ConfigError(self.UNIT, "cmd_depth", self.cmd_depth,
+            raise ConfigError(self.UNIT, "cmd_depth", self.cmd_depth,
                                f"a depth whose Dyn-Loop LE ({self.pc_bits} bits) and shift "
                                f"({self.shift_bits} bits) fit the operand field "
                                f"(row_bits + col_bits = {self.row_bits + self.col_bits} bits)")
@@ -110,24 +112,16 @@ class DispatcherConfig(_UnitConfig):
 # Table 5: 96 KB of 24-bit DPA words; 96 KB of 16-bit Va2Pa entries (48 x 1,024: 1,024 rows of
 # 256 tokens cover a 256K-token context); GDDR6 AiM: 2 KB pages of 32-byte columns (64), 16 Gb
 # over 2 channels x 16 banks: 32K rows (15 bits); 80 layers (the largest model of Table 1).
-DISPATCHER_PRESETS = {"paper": {"cmd_depth": 32768, "requests": 48, "vrows": 1024,
-                                "row_bits": 15, "col_bits": 6, "t_bits": 18, "max_lb": 1024,
-                                "max_layers": 80}}
-
-# ==== end of lolpim_dispatcher ===================================================================
+DISPATCHER_PRESETS = {"paper": {},
+                      "small": {"cmd_depth": 64, "requests": 4, "vrows": 16, "row_bits": 8,
+                                "col_bits": 6, "t_bits": 10, "max_lb": 15, "max_layers": 4}}
 
 
-# ==== lolpim_pingpong (I/O-aware ping-pong buffering) ============================================
-
-# Imports of this region (kept inside it so the two halves of the file merge cleanly).
-from dataclasses import dataclass as _pp_dataclass  # noqa: E402
-
-from pimforge.base.config import UnitConfig as _PpUnitConfig, param as _pp_param  # noqa: E402
-from pimforge.base.errors import ConfigError as _PpConfigError  # noqa: E402
+# ---- lolpim_pingpong (I/O-aware ping-pong buffering) --------------------------------------------
 
 
-@_pp_dataclass(frozen=True)
-class PingpongConfig(_PpUnitConfig):
+@dataclass(frozen=True)
+class PingpongConfig(UnitConfig):
     """``lolpim_pingpong``: one AiM channel's PU datapath with I/O-aware ping-pong buffering
     (LoL-PIM §6, Fig. 7b; AiM §2.2, Table 5).
 
@@ -144,27 +138,27 @@ class PingpongConfig(_PpUnitConfig):
     """
 
     UNIT = "lolpim_pingpong"
-    banks: int = _pp_param(2, "banks (PUs) of the channel, one MAC unit each (AiM: 16)",
+    banks: int = param(2, "banks (PUs) of the channel, one MAC unit each (AiM: 16)",
                            choices=(1, 2, 4, 8, 16))
-    lanes: int = _pp_param(2, "bf16 multipliers per PU: elements of one column access "
+    lanes: int = param(2, "bf16 multipliers per PU: elements of one column access "
                            "(AiM: 16, a 32-byte column)", choices=(2, 4, 8, 16))
-    gb_elems: int = _pp_param(16, "bf16 elements of one global-buffer set (AiM: 1024 = 2 KB)",
+    gb_elems: int = param(16, "bf16 elements of one global-buffer set (AiM: 1024 = 2 KB)",
                               lo=2, hi=4096)
-    pingpong: bool = _pp_param(True, "two GB sets and two output-register sets with a ping-pong "
+    pingpong: bool = param(True, "two GB sets and two output-register sets with a ping-pong "
                                "bit (LoL-PIM §6); false: one of each, serial (AiMX baseline)")
-    op_depth: int = _pp_param(1, "pipeline registers inside each float operation (the "
+    op_depth: int = param(1, "pipeline registers inside each float operation (the "
                               "accumulator keeps 2 partial sums, so at most 2)", lo=1, hi=2)
-    rd_latency: int = _pp_param(20, "RD-MAC read latency on the channel bus, PU clocks "
+    rd_latency: int = param(20, "RD-MAC read latency on the channel bus, PU clocks "
                                 "(GDDR6 RL, see hw/lolpim/aim.py)", lo=0, hi=255)
-    wr_latency: int = _pp_param(8, "WR-GB write latency on the channel bus, PU clocks "
+    wr_latency: int = param(8, "WR-GB write latency on the channel bus, PU clocks "
                                 "(GDDR6 WL, see hw/lolpim/aim.py)", lo=0, hi=255)
 
     def validate(self):
         if self.gb_elems % self.lanes or self.gb_elems // self.lanes < 2:
-            raise _PpConfigError(self.UNIT, "gb_elems", self.gb_elems,
+            raise ConfigError(self.UNIT, "gb_elems", self.gb_elems,
                                  f"a multiple of lanes = {self.lanes}, at least {2 * self.lanes}")
         if self.gb_elems & (self.gb_elems - 1):
-            raise _PpConfigError(self.UNIT, "gb_elems", self.gb_elems, "a power of two")
+            raise ConfigError(self.UNIT, "gb_elems", self.gb_elems, "a power of two")
 
     @property
     def sets(self) -> int:
@@ -186,19 +180,10 @@ class PingpongConfig(_PpUnitConfig):
 PAPER_PINGPONG = {"banks": 16, "lanes": 16, "gb_elems": 1024, "op_depth": 2}
 PINGPONG_PRESETS = {"aim": dict(PAPER_PINGPONG),
                     "aim_serial": dict(PAPER_PINGPONG, pingpong=False),
-                    "serial": {"pingpong": False},
-                    # a quarter of the paper's lanes: the area comparison when 256 MACs are slow
-                    "aim_l4": dict(PAPER_PINGPONG, lanes=4, gb_elems=256),
-                    "aim_l4_serial": dict(PAPER_PINGPONG, lanes=4, gb_elems=256, pingpong=False)}
+                    "serial": {"pingpong": False}}
 
 
 def pingpong_preset(name: str = "aim") -> PingpongConfig:
     """The config of a ``PINGPONG_PRESETS`` entry (``aim``: the paper's channel)."""
     return PingpongConfig(**PINGPONG_PRESETS[name])
 
-
-_PINGPONG_ALL: list = ["PingpongConfig", "PAPER_PINGPONG", "PINGPONG_PRESETS", "pingpong_preset"]
-
-# ==== end of lolpim_pingpong =====================================================================
-
-__all__ = _DISPATCHER_ALL + _PINGPONG_ALL

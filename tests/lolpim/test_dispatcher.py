@@ -17,7 +17,7 @@ from pimforge.sim.benches.lolpim.dispatcher import (
 )
 from pimforge.sim.golden.lolpim.dispatcher import Session
 
-DEFAULT = DispatcherConfig()
+DEFAULT = DispatcherConfig(**DISPATCHER_PRESETS["small"])   # the simulation config
 OPS = {"dot_prod": 0, "rd_out": 1, "wr_inp": 2}        # Table 3's commands, as the output op
 
 
@@ -127,9 +127,11 @@ def test_unit_cycle_model():
 
 # --- config --------------------------------------------------------------------------------------
 
-def test_paper_preset_sizes():
-    """Table 5: a 96 KB DPA command buffer and a 96 KB address-map (Va2Pa) buffer."""
+def test_default_is_table5():
+    """Table 5: a 96 KB DPA command buffer and a 96 KB address-map (Va2Pa) buffer, the default
+    and the ``paper`` preset."""
     p = DispatcherConfig(**DISPATCHER_PRESETS["paper"])
+    assert p == DispatcherConfig()
     assert p.cmd_bytes == p.map_bytes == 96 * 1024
     assert DEFAULT.cmd_depth == DEFAULT.map_depth == 64
 
@@ -146,6 +148,7 @@ def test_manifest_has_the_encoding():
     ({"cmd_depth": 1 << 16, "row_bits": 4, "col_bits": 4}, "cmd_depth"),
     ({"row_bits": 30}, "row_bits"), ({"max_lb": 0}, "max_lb")])
 def test_config_errors(sets, field):
+    """On the small config (vrows 512 > 2**row_bits = 256)."""
     with pytest.raises(ConfigError, match=f"field '{field}'") as e:
-        DispatcherConfig(**sets)
+        DispatcherConfig(**{**DISPATCHER_PRESETS["small"], **sets})
     assert "\n" not in str(e.value)
