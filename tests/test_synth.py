@@ -120,6 +120,21 @@ def test_parse_memories_and_stat():
     assert flows.parse_transistors(stat) == 122
 
 
+def test_zero_memory_init_dropped_only_when_all_zero():
+    """Amaranth's zero init of a memory goes (Yosys reads 80,000 such words for minutes); a
+    table with one non-zero word stays whole, and so does everything around the blocks."""
+    zero = "  initial begin\n    mem[0] = 24'h000000;\n    mem[1] = 24'h000000;\n  end\n"
+    table = "  initial begin\n    rom[0] = 8'h00;\n    rom[1] = 8'h3c;\n  end\n"
+    reg = "  reg [3:0] r = 4'h0;\n"
+    text = "module m;\n" + reg + zero + table + "  initial begin\n    \\a.b [0] = 4'h0;\n  end\n" \
+        + "endmodule\n"
+    out = run.drop_zero_memory_init(text)
+    assert out == "module m;\n" + reg + table + "endmodule\n"
+    small = api.config("lolpim_dispatcher", preset="small")
+    v = run.SynthJob(get_unit("lolpim_dispatcher"), small, "small").elaborate(flat=True)[0]
+    assert "initial begin" not in v and "reg [16:0] cmd_buffer [63:0]" in v
+
+
 def test_breakdown_arithmetic():
     b = area.breakdown(1000.0, 500, [{"count": 2, "nand2_each": 300.0}])
     assert (b["datapath_nand2"], b["storage_nand2"], b["control_nand2"]) == (600.0, 500.0, 400.0)
