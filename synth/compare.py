@@ -19,12 +19,13 @@ from pimforge.synth import flows
 from pimforge.synth.run import SynthJob, synthesize_many
 
 __all__ = ["PaperRow", "ROWS", "needed_jobs", "build_table", "run_compare", "LOGIC_14NM",
-           "DRAM_PENALTY", "HILOS_TABLE3"]
+           "DRAM_PENALTY", "HILOS_TABLE3", "LOGIC_32NM"]
 
 # Scaling assumptions, stated once and printed under the table.
 LOGIC_14NM = (14 / 7) ** 2   # ASAP7 (7 nm) -> a 14 nm logic process: ideal (node ratio)^2 = 4x
 DRAM_PENALTY = 10.0          # PAM 7.5: the DRAM processes are ~10x less dense than logic
 KU15P = flows.XCUP_DEVICES["ku15p"]
+LOGIC_32NM = (32 / 7) ** 2  # ASAP7 -> LoL-PIM's SAED 32 nm, ideal (node ratio)^2 = 20.9x
 PAMIF_AREA_PRESET = "ssd_to_ddr4"   # the PAM interface row: the largest buffer of the six pairs
 
 # HILOS Table 3 (percent of a KU15P), per d_group: LUT, FF, BRAM, URAM, DSP.
@@ -148,7 +149,36 @@ def _later_rows() -> list:
                      "our ASAP7 area scaled to PAPI's node", pending="the PAPI FPU is not in pimforge yet")]
 
 
-ROWS = _pam_rows() + [_attacc_row()] + _hilos_rows() + _later_rows()
+def _lolpim_rows() -> list:
+    """LoL-PIM §6-§7.2: the extra global buffer, the on-module dispatcher and ping-pong's area
+    share on a 256-MAC channel (presets ``aim`` and ``aim_serial`` differ only in ping-pong)."""
+    on, off = _gen("lolpim_pingpong", "aim"), _gen("lolpim_pingpong", "aim_serial")
+    disp = _gen("lolpim_dispatcher", "paper")
+    mem = lambda r: r["areas"]["asap7"]["memory_um2"] / 1e6    # noqa: E731
+    return [
+        PaperRow("LoL-PIM §7.2", "extra 2 KB global buffer of I/O-aware buffering (CACTI)", 0.053,
+                 "mm^2", (on, off), lambda res: (mem(res[on]) - mem(res[off])) * LOGIC_32NM,
+                 f"the SRAM bits `aim` adds over `aim_serial` at one ASAP7 NAND2 per bit, x "
+                 f"{LOGIC_32NM:.3g} (7 -> 32 nm)",
+                 note="the paper's CACTI node is not stated (its dispatcher is at SAED 32 nm); "
+                      "CACTI charges a small 2 KB array more periphery than our per-bit model"),
+        PaperRow("LoL-PIM §7.2", "on-module dispatcher (decoding unit, 96 KB command buffer, 96 KB "
+                 "Va2Pa table, config buffer), one per 8 AiMs, 32 nm", 0.48, "mm^2", (disp,),
+                 lambda res: _asap7_mm2(res[disp]) * LOGIC_32NM,
+                 f"lolpim_dispatcher preset paper, ASAP7 area (logic + SRAM) x {LOGIC_32NM:.3g} "
+                 "(7 -> 32 nm)",
+                 note="the buffers are charged one NAND2 per bit (6T cell plus periphery), "
+                      "where CACTI's 32 nm SRAM is denser"),
+        PaperRow("LoL-PIM §6", "ping-pong buffering's area on a 256-MAC channel, 32 nm", 1.7, "%",
+                 (on, off), lambda res: 100 * (_asap7_mm2(res[on]) / _asap7_mm2(res[off]) - 1),
+                 "our `aim` (ping-pong) over `aim_serial` (16 banks x 16 bf16 lanes), logic + "
+                 "SRAM; a ratio, so no node scaling",
+                 note="our lanes multiply bf16 and add in fp32 trees; the paper's MAC datapath "
+                      "is not given"),
+    ]
+
+
+ROWS = _pam_rows() + [_attacc_row()] + _hilos_rows() + _lolpim_rows() + _later_rows()
 
 
 def needed_jobs(rows=ROWS) -> list:

@@ -88,7 +88,8 @@ def random_beats(cfg, rng, runs: int = 4, length: int | None = None) -> list:
     """A program, every request's Va2Pa rows (random physical rows), ``runs`` runs of random
     request, T_cur (LB <= 4 at shift 7, 0 included), layers; between runs one request's table
     is remapped (a new chunk, Fig. 6d)."""
-    prog = random_program(cfg, rng, cfg.cmd_depth if length is None else length)
+    # the whole buffer up to 256 words (Table 5's 32,768-word buffer would only lengthen the run)
+    prog = random_program(cfg, rng, min(cfg.cmd_depth, 256) if length is None else length)
     beats = cmd_beats(prog)
     beats += [map_beat(cfg, r, v, int(rng.integers(1 << cfg.row_bits)))
               for r in range(cfg.requests) for v in range(cfg.vrows)]
