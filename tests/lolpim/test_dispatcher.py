@@ -125,6 +125,18 @@ def test_unit_cycle_model():
     assert api.elaborate("lolpim_dispatcher", DEFAULT)[1]["latency"] == 6
 
 
+@pytest.mark.slow
+def test_rtl_table5_default_matches_golden():
+    """The default config (Table 5's 96 KB buffers, 15-bit rows, 80 layers) against the golden
+    model: every Va2Pa entry of 48 requests written, random 256-word programs, stalls and error
+    runs (about 15 s with its Verilator build: long run)."""
+    require_sim("verilator")
+    cfg = DispatcherConfig()
+    res = api.run_bench("lolpim_dispatcher", cfg, job=dispatcher_job(cfg, np.random.default_rng(3)))
+    assert res.passed, res.summary()
+    assert sum(len(p.received["o"]) for p in res.phases) > 1000
+
+
 # --- config --------------------------------------------------------------------------------------
 
 def test_default_is_table5():
