@@ -1,0 +1,1 @@
+"""cocotb benches of the PAPI units (mirrors hw/papi)."""

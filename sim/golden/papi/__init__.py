@@ -1,0 +1,1 @@
+"""Golden models of the PAPI units (mirrors hw/papi)."""
