@@ -72,8 +72,7 @@ class SchedulerConfig(UnitConfig):
 
 # PAPI §3.2/§7: batch 4-128, speculation length 1-8; OPT's vocabulary (50,272) needs 16 bits.
 SCHEDULER_PRESETS = {"paper": {"tokens_per_beat": 16, "token_bits": 16, "max_batch": 128,
-                               "max_tlp": 8, "iter_bits": 16},
-                     "small": {}}
+                               "max_tlp": 8, "iter_bits": 16}}
 
 # ==== end of papi_scheduler ======================================================================
 

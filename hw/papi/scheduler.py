@@ -120,17 +120,17 @@ class PapiScheduler(PimComponent):
         m.d.comb += self.i_host.ready.eq(~is_start | (adv & ~busy))
         take = self.i_host.valid & self.i_host.ready
         value = self.i_host.payload.value
-        with m.If(take):
-            with m.Switch(self.i_host.payload.kind):
-                with m.Case(HOST_KINDS["tlp"]):
-                    m.d.sync += r["tlp"].eq(value[:cfg.tlp_bits])
-                with m.Case(HOST_KINDS["alpha"]):
-                    m.d.sync += r["alpha"].eq(value[:cfg.ai_bits])
-                with m.Case(HOST_KINDS["eos"]):
-                    m.d.sync += r["eos"].eq(value[:cfg.token_bits])
-                with m.Case(HOST_KINDS["start"]):
-                    m.d.sync += [r["rlp"].eq(value[:cfg.rlp_bits]), r["acc"].eq(0),
-                                 r["active"].eq(value[:cfg.rlp_bits] != 0)]
+        kind = self.i_host.payload.kind
+        # one enable per register (no case statement: every kind of the 2-bit field is named)
+        with m.If(take & (kind == HOST_KINDS["tlp"])):
+            m.d.sync += r["tlp"].eq(value[:cfg.tlp_bits])
+        with m.If(take & (kind == HOST_KINDS["alpha"])):
+            m.d.sync += r["alpha"].eq(value[:cfg.ai_bits])
+        with m.If(take & (kind == HOST_KINDS["eos"])):
+            m.d.sync += r["eos"].eq(value[:cfg.token_bits])
+        with m.If(take & is_start):
+            m.d.sync += [r["rlp"].eq(value[:cfg.rlp_bits]), r["acc"].eq(0),
+                         r["active"].eq(value[:cfg.rlp_bits] != 0)]
         m.d.comb += d1["start"].eq(take & is_start)
         return m
 
