@@ -51,6 +51,11 @@ HILOS_SMALL = {"block": 32, "beat_elems": 32, "head_dim": 64, "op_depth": 1}
 # Dyn-Loop's redirect and a run's status (cover).  bmc 24: 3.5-4.5 s, cover 24: 1.5-3 s.
 DISP_SMALL = {"cmd_depth": 8, "requests": 2, "vrows": 4, "row_bits": 4, "col_bits": 3,
               "t_bits": 6, "max_lb": 3, "max_layers": 2}
+# papi_scheduler: 2 tokens of 2 bits a beat, batch <= 3, TLP <= 2: a start's decision at step 5,
+# a one-beat iteration's (start, beat, then 6 cycles) at step 8; depth 16 reaches a batch's
+# end and the next start (cover).
+SCHED_SMALL = {"tokens_per_beat": 2, "token_bits": 2, "max_batch": 3, "max_tlp": 2,
+               "iter_bits": 2}
 # bmc with memory_map (memories as registers): sv_gemv 3 min of CPU with it, over 9.5 min (not
 # finished) without; pam_pu about 7 min with it, over 12 min (not finished) without.
 MEMORY_MAP = {"sv_gemv", "pam_pu"}
@@ -83,6 +88,7 @@ UNIT_PROOFS = [
     ("pamif_buffer", {}, None, True, False),
     ("lolpim_dispatcher", DISP_SMALL, 24, True, True),
     ("lolpim_pingpong", PINGPONG_SMALL, 24, True, True),
+    ("papi_scheduler", SCHED_SMALL, 16, True, True),
 ]
 
 
@@ -214,7 +220,8 @@ def test_fifos_found_in_units(name, sets, want):
 
 
 @pytest.mark.parametrize("name", ["online_softmax", "hermes_act", "pamif_sender",
-                                  "pamif_receiver", "pam_interface", "lolpim_dispatcher"])
+                                  "pamif_receiver", "pam_interface", "lolpim_dispatcher",
+                                  "papi_scheduler"])
 def test_unit_output_reachable(name, tmp_path):
     """The sweep's depth reaches a transfer on every port (so its pass is not vacuous)."""
     sets = next(s for n, s, *_ in UNIT_PROOFS if n == name)
@@ -238,6 +245,7 @@ def test_sweep_covers_every_unit():
     ("online_softmax", {}, "ignore_ready"),
     ("hermes_act", ACT_SMALL, "ignore_ready"),
     ("lolpim_dispatcher", DISP_SMALL, "ignore_ready"),
+    ("papi_scheduler", SCHED_SMALL, "ignore_ready"),
 ])
 def test_mutated_unit_fails(name, sets, bug, tmp_path):
     dut = _unit(name, sets)
