@@ -110,7 +110,7 @@ class PapiScheduler(PimComponent):
         d3 = _regs("d3_", v=1, prod=cfg.ai_bits, rlp=cfg.rlp_bits, freed=cfg.rlp_bits,
                    iter=cfg.iter_bits, alpha=cfg.ai_bits, done=1)
         with m.If(adv):        # D3: RLP x TLP (eq. 2), registered
-            m.d.sync += [d3["prod"].eq(d2["rlp"] * d2["tlp"])]
+            m.d.sync += [d3["prod"].eq(_shift_add(d2["rlp"], d2["tlp"]))]
             m.d.sync += [d3[k].eq(d2[k]) for k in ("v", "rlp", "freed", "iter", "alpha", "done")]
         self._decide(m, r, d3, adv)
         # start waits for an empty pipeline (the last batch's decisions past D3)
@@ -248,6 +248,17 @@ class PapiScheduler(PimComponent):
 def _regs(prefix: str, **widths) -> dict:
     """A stage's registers by name: ``name -> Signal(width, name=prefix + name)``."""
     return {k: Signal(w, name=f"{prefix}{k}") for k, w in widths.items()}
+
+
+def _shift_add(a, b):
+    """``a * b`` for a narrow ``b`` (TLP: 1-8 bits) as a balanced tree of ``len(b)`` partial
+    products: on ECP5 a DSP block for a 4 x 3 product costs more in routing to and from it
+    than the adders (127 MHz with ``*``, mapped to a MULT18X18D)."""
+    terms = [Mux(b[j], a << j, 0) for j in range(len(b))]
+    while len(terms) > 1:
+        terms = [terms[k] + terms[k + 1] if k + 1 < len(terms) else terms[k]
+                 for k in range(0, len(terms), 2)]
+    return terms[0]
 
 
 def _or(values):
