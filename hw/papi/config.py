@@ -49,6 +49,8 @@ class PapiPuConfig(UnitConfig):
                            "weight column read, at most", lo=1, hi=1024)
     max_beats: int = param(4, "column reads (beats) per matrix row, at most: cols / lanes",
                            lo=1, hi=1024)
+    wbuf: int = param(8, "column buffer: weight beats the PU holds ahead of its FPUs, so a "
+                      "bank can cross its PRE/ACT gap while the FPUs compute", choices=(2, 4, 8, 16, 32, 64))
     acc: object = param(FP16, "format of products, sums and partial sums (fp16 as AttAcc's "
                         "FPU, or fp32); weights, inputs and outputs are fp16", kind="format",
                         check=_pu_acc_check)
@@ -80,7 +82,7 @@ class PapiPuConfig(UnitConfig):
         return self.groups(self.max_reuse)
 
 
-PAPER_PU = {"lanes": 16, "max_reuse": 64, "max_beats": 64}
+PAPER_PU = {"lanes": 16, "max_reuse": 64, "max_beats": 64, "wbuf": 32}
 PU_PRESETS = {
     "fc_pim": dict(PAPER_PU, fpus=4, banks=1),      # PAPI §6.1: FC-PIM, 4 FPUs per bank
     "attn_pim": dict(PAPER_PU, fpus=1, banks=2),    # PAPI §6.2: Attn-PIM, 1 FPU per 2 banks

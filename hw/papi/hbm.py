@@ -14,10 +14,9 @@ ns convert to FPU clocks rounding up: tRCD 10, tRP 10, tRAS 19, tRTP 4.
 
 **The bank model** (:class:`BankModel`; used by the bench to drive ``i_w`` and by the cycle
 model): the bank activates page 0 at its start time; column c of an open page activated at A
-is due at ``A + tRCD + ceil(c x TCCD)``, and its data sit in the bank's one-beat I/O latch
-until the PU takes them, so a column is read no earlier than the cycle after the PU took the
-previous one.  After the page's last column is read, PRE goes out at
-``max(read + tRTP, A + tRAS)`` and the next ACT tRP later.  Matrix rows lie one after another
+is due at ``A + tRCD + ceil(c x TCCD)``; the caller reads it then or later (when the PU's
+column buffer has room: :mod:`pimforge.hw.papi.pu_timing`).  After the page's last column is
+read, PRE goes out at ``max(read + tRTP, A + tRAS)`` and the next ACT tRP later.  Matrix rows lie one after another
 in a bank's pages (a row may straddle two pages).
 """
 from __future__ import annotations
@@ -65,8 +64,8 @@ HBM3 = Hbm3Timing()
 class BankModel:
     """One bank streaming its columns 0, 1, 2, ... (module docstring).
 
-    Call :meth:`ready` for the cycle the next column's data are in the latch, then
-    :meth:`taken` with the cycle the PU took them; the times are absolute clocks.
+    :meth:`due` is the earliest clock of the next column read; :meth:`read` records the clock
+    the caller read it (>= due); times are absolute clocks.
 
     Parameters
     ----------
@@ -78,38 +77,23 @@ class BankModel:
         self.t = timing
         self.act = start          # ACT of the open page
         self.col = 0              # next column index within the open page
-        self.last_taken = None    # when the PU took the previous column
-        self._ready = None
 
-    def ready(self) -> int:
-        """The clock the next column is in the latch (read no earlier than after the previous
-        one was taken)."""
-        if self._ready is None:
-            due = self.act + self.t.tRCD + self.t.column_offset(self.col)
-            if self.last_taken is not None:
-                due = max(due, self.last_taken + 1)
-            self._ready = due
-        return self._ready
+    def due(self) -> int:
+        """The earliest clock the next column can be read."""
+        return self.act + self.t.tRCD + self.t.column_offset(self.col)
 
-    def taken(self, cycle: int):
-        """The PU took the latched column at ``cycle``; the bank moves to the next one."""
-        read = self.ready()
-        self.last_taken = cycle
-        self._ready = None
+    def read(self, cycle: int):
+        """The next column was read at ``cycle``; after a page's last column, PRE and ACT."""
         self.col += 1
         if self.col == self.t.page_columns:
-            pre = max(read + self.t.tRTP, self.act + self.t.tRAS)
+            pre = max(cycle + self.t.tRTP, self.act + self.t.tRAS)
             self.act = pre + self.t.tRP
             self.col = 0
 
     def key(self, base: int) -> tuple:
         """The state relative to clock ``base`` (for detecting periodic steady states)."""
-        last = None if self.last_taken is None else self.last_taken - base
-        return (self.act - base, self.col, last)
+        return (self.act - base, self.col)
 
     def shift(self, delta: int):
         """Move every stored time by ``delta`` clocks (skipping whole periods)."""
         self.act += delta
-        if self.last_taken is not None:
-            self.last_taken += delta
-        self._ready = None
