@@ -132,11 +132,15 @@ class PapiPu(PimComponent):
         j = {"reuse": Signal(mr, name="job_reuse"), "beats": Signal(mb, name="job_beats"),
              "rows": Signal(ROW_BITS, name="job_rows"),
              "g_m1": Signal(range(max(2, cfg.max_groups)), name="job_groups_m1"),
+             "beats_m1": Signal(range(max(2, cfg.max_beats)), name="job_beats_m1"),
+             "reuse_m1": Signal(range(max(2, cfg.max_reuse)), name="job_reuse_m1"),
+             "rows_m1": Signal(ROW_BITS, name="job_rows_m1"),
+             "vec_mask": Signal(cfg.max_groups * cfg.fpus, name="job_vectors"),
              "expected": Signal(ROW_BITS + 1 + cfg.max_groups.bit_length(), name="job_outputs"),
              "written": Signal(ROW_BITS + 1 + cfg.max_groups.bit_length(), name="outputs_written"),
              "credits": Signal(range(self.out_fifo + 1), init=self.out_fifo, name="out_credits"),
              "load_done": Signal(name="load_done"), "run_done": Signal(name="run_done")}
-        groups = (cmd.payload.reuse + cfg.fpus - 1) // cfg.fpus
+        groups = (cmd.payload.reuse + cfg.fpus - 1) >> (cfg.fpus.bit_length() - 1)
         with m.FSM(name="pu_state") as fsm:
             with m.State("IDLE"):
                 m.d.comb += cmd.ready.eq(1)
@@ -144,7 +148,10 @@ class PapiPu(PimComponent):
                     p = cmd.payload
                     m.d.sync += [j["reuse"].eq(p.reuse), j["beats"].eq(p.beats),
                                  j["rows"].eq(p.rows), j["g_m1"].eq(groups - 1),
-                                 j["written"].eq(0),
+                                 j["written"].eq(0), j["beats_m1"].eq(p.beats - 1),
+                                 j["reuse_m1"].eq(p.reuse - 1), j["rows_m1"].eq(p.rows - 1),
+                                 j["vec_mask"].eq((Const(1, len(j["vec_mask"]) + 1)
+                                                   << p.reuse) - 1),
                                  j["expected"].eq(p.rows * cfg.banks * groups)]
                     m.next = "LOAD"
             with m.State("LOAD"):
@@ -168,8 +175,8 @@ class PapiPu(PimComponent):
         lk = Signal(range(max(2, MB)), name="load_beat")
         fire = _sig(m, j["fsm"].ongoing("LOAD") & ix.valid, 1, "load_fire")
         m.d.comb += ix.ready.eq(j["fsm"].ongoing("LOAD"))
-        lk_last = lk == j["beats"] - 1
-        lv_last = lv == j["reuse"] - 1
+        lk_last = lk == j["beats_m1"]
+        lv_last = lv == j["reuse_m1"]
         with m.If(fire):
             m.d.sync += lk.eq(Mux(lk_last, 0, lk + 1))
             with m.If(lk_last):
@@ -201,7 +208,7 @@ class PapiPu(PimComponent):
         k = Signal(range(max(2, MB)), name="issue_beat")
         q = Signal(ROW_BITS, name="issue_row")
         g_last, b_last = g == j["g_m1"], b == B - 1
-        k_last, q_last = k == j["beats"] - 1, q == j["rows"] - 1
+        k_last, q_last = k == j["beats_m1"], q == j["rows_m1"]
         can = _sig(m, j["fsm"].ongoing("RUN") & wf.r_rdy & (j["rows"] != 0)
                    & (~k_last | (j["credits"] != 0)), 1, "issue_ok")
         with m.If(can):
@@ -219,7 +226,8 @@ class PapiPu(PimComponent):
         x_addr = _sig(m, g * MB + k, range(cfg.max_groups * MB), "x_addr")
         w_b = Signal(16 * cfg.lanes, name="issue_w")
         m.d.comb += w_b.eq(wf.r_data.word_select(b, 16 * cfg.lanes) if B > 1 else wf.r_data)
-        issue = {"w": w_b, "b": b, "g": g, "k": k[:2], "first": k < PU_PARTIALS,
+        first = (k >> 2) == 0 if len(k) > 2 else Const(1, 1)   # k < PU_PARTIALS
+        issue = {"w": w_b, "b": b, "g": g, "k": k[:2], "first": first,
                  "last": k_last, "_valid": can}
         for p, rd in enumerate(xbuf):
             m.d.comb += rd.addr.eq(x_addr)
@@ -323,7 +331,7 @@ class PapiPu(PimComponent):
                 if p == 0:
                     valid, g = v, t["g"]
             vals = outs
-        keep = [(g * cfg.fpus + p) < j["reuse"] for p in range(cfg.fpus)]
+        keep = [j["vec_mask"].bit_select(g * cfg.fpus + p, 1) for p in range(cfg.fpus)]
         out = fifo.SyncFIFO(width=16 * cfg.fpus, depth=self.out_fifo)
         m.submodules.out_fifo = out
         m.d.comb += [out.w_data.eq(Cat(*[Mux(keep[p], x, 0) for p, x in enumerate(vals)])),
