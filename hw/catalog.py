@@ -13,7 +13,7 @@ from pimforge.hw.hilos import attention, qk_gemv, sv_gemv, two_pass_softmax
 from pimforge.hw.lolpim import dispatcher, pingpong
 from pimforge.hw.pam import device, pu, pu_formal, ru, softmax, system
 from pimforge.hw.pamif import buffer, buffer_formal, interface, receiver, sender, sender_formal
-from pimforge.hw.papi import scheduler
+from pimforge.hw.papi import pu as papi_pu, scheduler
 
 __all__ = ["GENERATORS", "HW_UNITS", "UNIT_MODULES", "FORMAL_EXTRAS"]
 
@@ -23,7 +23,7 @@ GENERATORS = (add, cmp, convert, exp, fma, log, mul, recip,
               act, gemv,
               buffer, sender, receiver, interface,
               dispatcher, pingpong,
-              scheduler)
+              scheduler, papi_pu)
 
 HW_UNITS = {u.name: u for mod in GENERATORS for u in mod.UNITS}
 """name -> :class:`~pimforge.hw.core.unit.HwUnit`"""

@@ -11,7 +11,7 @@ from pimforge.sim.benches.hilos import attention, qk_gemv, sv_gemv, two_pass_sof
 from pimforge.sim.benches.lolpim import dispatcher, pingpong
 from pimforge.sim.benches.pam import device, pu, ru, softmax, system
 from pimforge.sim.benches.pamif import buffer, interface, receiver, sender
-from pimforge.sim.benches.papi import scheduler
+from pimforge.sim.benches.papi import pu as papi_pu, scheduler
 
 __all__ = ["BENCH_MODULES", "BENCHES"]
 
@@ -21,7 +21,7 @@ BENCH_MODULES = (add, cmp, convert, exp, fma, log, mul, recip,
                  act, gemv,
                  buffer, sender, receiver, interface,
                  dispatcher, pingpong,
-                 scheduler)
+                 scheduler, papi_pu)
 
 BENCHES = {name: bench for mod in BENCH_MODULES for name, bench in mod.BENCHES.items()}
 """name -> ``bench(cfg, rng, seed=1, **kw) -> Job``"""

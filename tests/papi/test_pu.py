@@ -1,0 +1,141 @@
+"""papi_pu (PAPI §6): the golden model against float64, RTL against golden (bit-exact, with the
+HBM3 bank model, with and without random stalls) for 4P1B and 1P2B, the cycle model against
+the RTL's cycle counts, the contract ``pu_gemv_cycles`` (speed, bandwidth- and compute-bound
+regimes, the crossover against an analytic one computed here from the paper's numbers), and
+config errors.
+"""
+import math
+import time
+
+import numpy as np
+import pytest
+from conftest import require_sim
+
+from pimforge import api
+from pimforge.base.errors import ConfigError
+from pimforge.base.formats import FP16
+from pimforge.base.numerics import bits_float
+from pimforge.hw.papi.config import PapiPuConfig, pu_preset
+from pimforge.hw.papi.perf import PU_CLOCK_HZ, pu_gemv_cycles
+from pimforge.hw.papi.pu import pu_cycles
+from pimforge.hw.papi.pu_timing import pu_run
+from pimforge.sim.benches.papi.pu import make_data, pu_job
+from pimforge.sim.golden.papi.pu import pu_gemv
+
+CFGS = {"4P1B": PapiPuConfig(), "1P2B": pu_preset("small_1p2b")}
+
+
+@pytest.fixture(scope="module", params=list(CFGS))
+def rtl_run(request):
+    require_sim("verilator")
+    cfg = CFGS[request.param]
+    res = api.run_bench("papi_pu", cfg, job=pu_job(cfg, np.random.default_rng(3)))
+    assert res.passed, f"papi_pu {request.param} RTL does not match the golden model:\n" \
+                       f"{res.summary()}"
+    return cfg, res
+
+
+# ------------------------------------------------------------------ golden against float64
+@pytest.mark.parametrize("acc", ["fp16", "fp32"])
+def test_golden_against_float64(acc):
+    """Relative to sum |w x|: fp16 accumulation over 1024 terms loses a few units of 2^-11 per
+    level of the tree and the partial chains; 2^-5 bounds it (fp32: 2^-10, the final rounding)."""
+    cfg = PapiPuConfig(lanes=16, acc=acc)
+    rng = np.random.default_rng(7)
+    w, x = make_data(rng, cfg, rows=16, reuse=5, beats=64)
+    y = bits_float(FP16, pu_gemv(cfg, w, x)).astype(np.float64)
+    wf, xf = bits_float(FP16, w).astype(np.float64), bits_float(FP16, x).astype(np.float64)
+    ref, scale = wf @ xf.T, np.abs(wf) @ np.abs(xf).T
+    tol = 2.0 ** -5 if acc == "fp16" else 2.0 ** -10
+    assert np.all(np.abs(y - ref) <= tol * scale)
+
+
+def test_golden_specials():
+    cfg = PapiPuConfig()
+    w = np.zeros((1, 4), np.int64)
+    x = np.zeros((2, 4), np.int64)
+    w[0, 0], x[0, 0], x[1, 0] = 0x7C00, 0x3C00, 0x0000       # Inf * 1, Inf * 0
+    y = pu_gemv(cfg, w, x)
+    assert y[0, 0] == 0x7C00 and y[0, 1] == 0x7E00
+
+
+# ------------------------------------------------------------------ RTL
+def test_rtl_bit_exact(rtl_run):
+    cfg, res = rtl_run
+    assert [p.name for p in res.phases] == ["no stalls", "random stalls p=0.3"]
+    n = 3 * cfg.banks * cfg.max_groups
+    assert all(len(p.received["o"]) == n for p in res.phases)
+
+
+def test_cycle_model_against_rtl(rtl_run):
+    cfg, res = rtl_run
+    ph = res.phases[0]
+    start = ph.in_stamps["i_x"][-1] + 1
+    assert ph.out_stamps["o"][-1] - start + 1 == pu_cycles(cfg, 3, cfg.max_reuse)
+
+
+# ------------------------------------------------------------------ the contract
+def test_contract_fast_and_exact():
+    for fpus, banks in ((4, 1), (1, 1), (1, 2)):
+        t = time.perf_counter()
+        pu_gemv_cycles(16384, 16384, 1024, fpus=fpus, banks=banks)
+        pu_gemv_cycles(16384, 16384, 1, fpus=fpus, banks=banks)
+        assert (time.perf_counter() - t) / 2 < 1e-3 * 5    # < 1 ms typical; 5x for a busy CI
+    for beats, groups, wbuf in ((333, 1, 32), (500, 3, 8), (97, 2, 2), (1000, 1, 4)):
+        for banks in (1, 2):
+            assert pu_run(beats, banks, groups, wbuf, skip=True) == \
+                pu_run(beats, banks, groups, wbuf, skip=False)
+
+
+def test_contract_is_the_unit_cycle_model():
+    cfg = PapiPuConfig()
+    assert pu_gemv_cycles(12, 16, 7, fpus=4, banks=1, cfg=cfg) == pu_cycles(cfg, 12, 7, 4)
+
+
+# Analytic crossover, from the paper's numbers only: a bank moves 32 B per 32 B / 20.8 GB/s
+# (5.2 Gb/s x 32 pins), a 1 KB page of 32 columns then pays tRTP + tRP + tRCD (5 + 14 + 14 ns).
+# An FPU takes 16 fp16 (32 B) x fpus vectors per 1 / 666 MHz.  Compute-bound once
+# ceil(reuse / fpus) x banks FPU cycles per column >= the bank's time per column.
+def _analytic_crossover(fpus, banks):
+    col_ns = 32 / 20.8
+    per_col_ns = (32 * col_ns + 5 + 14 + 14) / 32
+    fpu_ns = 1e9 / 666e6
+    r = fpus * per_col_ns / (banks * fpu_ns)
+    return fpus * math.ceil(r / fpus)      # G is whole: the first reuse at a whole G >= r / fpus
+
+
+@pytest.mark.parametrize("fpus,banks", [(4, 1), (1, 1), (1, 2)])
+def test_crossover(fpus, banks):
+    """Cycles per MAC fall with reuse while bandwidth-bound and reach their floor (1 / (fpus x
+    16 lanes) per FPU cycle) when compute-bound; the first reuse at the floor is the crossover."""
+    rows, cols = 1024, 8192
+    per_mac = {r: pu_gemv_cycles(rows, cols, r, fpus=fpus, banks=banks) / (rows * cols * r)
+               for r in range(1, 33)}
+    floor = 1 / (fpus * 16)
+    measured = min(r for r, c in per_mac.items() if c <= floor * 1.01)
+    assert measured == max(1, _analytic_crossover(fpus, banks))
+    assert all(c >= floor * 0.999 for c in per_mac.values())
+    if measured > 1:   # bandwidth-bound at reuse 1: time flat in reuse
+        c1 = pu_gemv_cycles(rows, cols, 1, fpus=fpus, banks=banks)
+        assert pu_gemv_cycles(rows, cols, fpus, fpus=fpus, banks=banks) == c1
+    assert PU_CLOCK_HZ == 666_000_000
+
+
+# ------------------------------------------------------------------ configs
+@pytest.mark.parametrize("field,value,allowed", [
+    ("fpus", 3, "1, 2, 4, 8"), ("banks", 4, "1, 2"), ("lanes", 12, "2, 4, 8, 16, 32"),
+    ("acc", "bf16", "fp16, fp32"), ("max_reuse", 0, "1..1024"), ("wbuf", 3, "2, 4")])
+def test_config_errors(field, value, allowed):
+    with pytest.raises(ConfigError, match=f"field '{field}'.*{allowed}"):
+        PapiPuConfig(**{field: value})
+
+
+def test_config_buffer_limit():
+    with pytest.raises(ConfigError, match="field 'max_beats'.*65536"):
+        PapiPuConfig(fpus=1, max_reuse=1024, max_beats=1024)
+
+
+def test_presets_exact_ratio():
+    assert [pu_preset(n).pus_per_bank for n in ("fc_pim", "attn_pim", "attacc")] == \
+        [4, 0.5, 1]
+    assert pu_preset("attn_pim").layout == "1P2B"
