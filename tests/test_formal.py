@@ -51,6 +51,12 @@ HILOS_SMALL = {"block": 32, "beat_elems": 32, "head_dim": 64, "op_depth": 1}
 # Dyn-Loop's redirect and a run's status (cover).  bmc 24: 3.5-4.5 s, cover 24: 1.5-3 s.
 DISP_SMALL = {"cmd_depth": 8, "requests": 2, "vrows": 4, "row_bits": 4, "col_bits": 3,
               "t_bits": 6, "max_lb": 3, "max_layers": 2}
+# papi_pu: a 1P1B slice of 2 lanes, one beat per row, reuse <= 1, a 2-beat column buffer; every
+# port transfers by step 16 (cover).  bmc 16: 3 s, cover 3 s.  The proof's FIFO check found the
+# column buffer's w_en driven by i_w.valid alone (a write asserted while full; SyncFIFO drops it,
+# so no data was lost, but the unit now writes only on a transfer).
+PU_SMALL = {"fpus": 1, "banks": 1, "lanes": 2, "max_reuse": 1, "max_beats": 1, "wbuf": 2,
+            "op_depth": 1}
 # papi_scheduler: 2 tokens of 2 bits a beat, batch <= 3, TLP <= 2: a start's decision at step 5,
 # a one-beat iteration's (start, beat, then 6 cycles) at step 8; depth 16 reaches a batch's
 # end and the next start (cover).
@@ -60,7 +66,7 @@ SCHED_SMALL = {"tokens_per_beat": 2, "token_bits": 2, "max_batch": 3, "max_tlp":
 # finished) without; pam_pu about 7 min with it, over 12 min (not finished) without.
 MEMORY_MAP = {"sv_gemv", "pam_pu"}
 JOB_UNITS = {"sv_gemv", "pam_ru", "pam_pu", "hermes_gemv", "qk_gemv", "two_pass_softmax",
-             "lolpim_pingpong"}
+             "lolpim_pingpong", "papi_pu"}
 UNIT_PROOFS = [
     ("fp_add", {}, None, True, True),
     ("fp_sub", {}, None, True, False),
@@ -89,6 +95,7 @@ UNIT_PROOFS = [
     ("lolpim_dispatcher", DISP_SMALL, 24, True, True),
     ("lolpim_pingpong", PINGPONG_SMALL, 24, True, True),
     ("papi_scheduler", SCHED_SMALL, 16, True, True),
+    ("papi_pu", PU_SMALL, 16, True, True),
 ]
 
 

@@ -201,8 +201,9 @@ class PapiPu(PimComponent):
         B, MB = cfg.banks, cfg.max_beats
         wf = fifo.SyncFIFO(width=16 * B * cfg.lanes, depth=cfg.wbuf)
         m.submodules.column_buffer = wf
-        m.d.comb += [wf.w_data.eq(self.i_w.payload.data), wf.w_en.eq(self.i_w.valid),
-                     self.i_w.ready.eq(wf.w_rdy)]
+        # write only on a transfer (the FIFO no-loss proof asserts no w_en while full)
+        m.d.comb += [wf.w_data.eq(self.i_w.payload.data),
+                     wf.w_en.eq(self.i_w.valid & wf.w_rdy), self.i_w.ready.eq(wf.w_rdy)]
         g = Signal(range(max(2, cfg.max_groups)), name="issue_group")
         b = Signal(range(max(2, B)), name="issue_bank")
         k = Signal(range(max(2, MB)), name="issue_beat")
