@@ -1,26 +1,19 @@
-"""The one coupling of the PAPI system model to the scheduler's golden model (§5.2): where FC
-runs in every decoding iteration of a static batch, from the batch size, TLP, alpha and the
-per-iteration <eos> counts.
-
-TEMPORARY: until ``pimforge.sim.golden.papi.scheduler`` lands (branch ``papi-sched``) the
-decisions come from a local stand-in of §5.2: RLP starts at the batch size, falls by each
-iteration's <eos> count, and FC goes to the GPUs when RLP x TLP > alpha, else to FC-PIM.
-"""
+"""The one coupling of the PAPI system model to the scheduler's golden model (§5.2,
+``pimforge.sim.golden.papi.scheduler.schedule``): where FC runs in every decoding iteration of
+a static batch, from the batch size, TLP, alpha and the per-iteration <eos> counts."""
 from __future__ import annotations
+
+import math
+
+from pimforge.sim.golden.papi.scheduler import schedule
 
 __all__ = ["placements"]
 
 
-def _dynamic(batch: int, tlp: int, alpha: float, eos) -> list:
-    out, rlp = [], batch
-    for k in range(len(eos)):
-        out.append("gpu" if rlp * tlp > alpha else "pim")
-        rlp -= int(eos[k])
-    return out
-
-
 def placements(batch: int, tlp: int, alpha: float, eos, mode: str) -> list:
-    """'gpu' or 'pim' per iteration: ``mode`` gpu / pim (static systems) or dynamic (§5)."""
+    """'gpu' or 'pim' per decoding iteration: ``mode`` gpu / pim (the static systems) or
+    dynamic (§5: the golden model's decisions; decision k places iteration k + 1's FC)."""
     if mode in ("gpu", "pim"):
         return [mode] * len(eos)
-    return _dynamic(batch, tlp, alpha, eos)
+    ds = schedule(int(batch), int(tlp), int(math.floor(alpha)), [int(e) for e in eos])
+    return [d.placement for d in ds[:len(eos)]]
