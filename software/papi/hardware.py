@@ -152,8 +152,13 @@ def allreduce(n: int, hidden: int) -> Cost:
 
 
 def fc_transfer(n: int, rows: int, cols: int, stacks: int) -> Cost:
-    """X out to every FC-PIM stack and Y back, over the NVLink of the stacks' GPUs (§6.3)."""
-    per_link = stacks / GPUS * n * cols * BYTES + n * rows * BYTES / GPUS
+    """X out to the FC-PIM stacks and Y (or its partial sums) back over the NVLink of their
+    GPUs (§6.3).  §6.4's 2D blocks: the ``stacks / GPUs`` stacks behind one link split the
+    columns ``c`` ways (c = 1: whole X to each, whole rows back; c = all: X once, partial sums
+    of every row back); the mapping takes the ``c`` that moves the fewest bytes."""
+    per_gpu = stacks // GPUS
+    per_link = min(n * BYTES * (per_gpu * cols / c + rows * c / GPUS)
+                   for c in range(1, per_gpu + 1) if per_gpu % c == 0)
     return _link(per_link, NVLINK, ENERGY.nvlink_pj_per_bit, GPUS)
 
 
