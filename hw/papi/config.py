@@ -79,8 +79,89 @@ SCHEDULER_PRESETS = {"paper": {"tokens_per_beat": 16, "token_bits": 16, "max_bat
 
 
 # ==== papi_pu ====================================================================================
+# The PU's FPU: the paper does not describe it; AttAcc's (PAPI ref. [23]) is the reference, as
+# the area PAPI quotes for it (0.1025 mm2) is AttAcc's: ``lanes`` fp16 multipliers, a pairwise
+# adder tree and an accumulator.  A weight beat is one bank column read (HBM3: 32 B = 16 fp16).
+# (This region's imports stay inside it: the file is shared with papi_scheduler.)
+from fractions import Fraction  # noqa: E402
 
-_PU_ALL: list = []
+from pimforge.base.formats import FP16  # noqa: E402
+
+PU_PARTIALS = 4                       # partial sums per (row, vector): beat k adds into k mod 4
+PU_ACC_FORMATS = ("fp16", "fp32")
+
+
+def _pu_acc_check(v, cfg):
+    return None if v.name in PU_ACC_FORMATS else ", ".join(PU_ACC_FORMATS)
+
+
+@dataclass(frozen=True)
+class PapiPuConfig(UnitConfig):
+    """``papi_pu``: one bank-group slice of FC-PIM / Attn-PIM (PAPI §6): ``banks`` DRAM banks
+    sharing ``fpus`` FPUs (4P1B: 4 and 1; 1P2B: 1 and 2; AttAcc's 1P1B: 1 and 1), so
+    ``pus_per_bank = fpus / banks`` is exact (1/2 for 1P2B).  The default is a small 4P1B
+    (4 lanes) for simulation, formal and smoke synthesis; the presets are the paper's sizes."""
+
+    UNIT = "papi_pu"
+    fpus: int = param(4, "FPUs of the slice (PAPI §6.1 FC-PIM 4P1B: 4; §6.2 Attn-PIM 1P2B: 1)",
+                      choices=(1, 2, 4, 8))
+    banks: int = param(1, "DRAM banks sharing the FPUs (1P2B: 2)", choices=(1, 2))
+    lanes: int = param(4, "fp16 multipliers per FPU = fp16 values per bank column read "
+                       "(AttAcc / HBM3: 16)", choices=(2, 4, 8, 16, 32))
+    max_reuse: int = param(8, "input vectors (batch x speculation length) that share each "
+                           "weight column read, at most", lo=1, hi=1024)
+    max_beats: int = param(4, "column reads (beats) per matrix row, at most: cols / lanes",
+                           lo=1, hi=1024)
+    acc: object = param(FP16, "format of products, sums and partial sums (fp16 as AttAcc's "
+                        "FPU, or fp32); weights, inputs and outputs are fp16", kind="format",
+                        check=_pu_acc_check)
+    op_depth: int = param(2, "pipeline registers inside each float operation", lo=1, hi=3)
+
+    def validate(self):
+        if self.max_groups * self.max_beats > 1 << 16:
+            raise ConfigError(self.UNIT, "max_beats", self.max_beats,
+                              f"<= {(1 << 16) // self.max_groups} (each FPU's input buffer "
+                              f"holds at most 65536 beats)")
+
+    @property
+    def pus_per_bank(self) -> Fraction:
+        """FPUs per bank, exact: 4, 1 or 1/2."""
+        return Fraction(self.fpus, self.banks)
+
+    @property
+    def layout(self) -> str:
+        """The paper's name, ``xPyB``: x FPUs per y banks."""
+        return f"{self.fpus}P{self.banks}B"
+
+    def groups(self, reuse: int) -> int:
+        """G: cycles a weight beat is held for ``reuse`` input vectors, ceil(reuse / fpus)."""
+        return -(-reuse // self.fpus)
+
+    @property
+    def max_groups(self) -> int:
+        """G at ``max_reuse``."""
+        return self.groups(self.max_reuse)
+
+
+PAPER_PU = {"lanes": 16, "max_reuse": 64, "max_beats": 64}
+PU_PRESETS = {
+    "fc_pim": dict(PAPER_PU, fpus=4, banks=1),      # PAPI §6.1: FC-PIM, 4 FPUs per bank
+    "attn_pim": dict(PAPER_PU, fpus=1, banks=2),    # PAPI §6.2: Attn-PIM, 1 FPU per 2 banks
+    "attacc": dict(PAPER_PU, fpus=1, banks=1),      # AttAcc: 1 FPU per bank
+    "fpu": {"lanes": 16, "fpus": 1, "banks": 1, "max_reuse": 1, "max_beats": 4},
+    "small_1p2b": {"fpus": 1, "banks": 2},
+    "small_1p1b": {"fpus": 1, "banks": 1},
+}
+"""Presets of ``papi_pu``: the paper's slices at 16 lanes; ``fpu`` is one 16-lane FPU with
+minimal buffers (its area stands for the paper's A_FPU); ``small_*`` the default's small size."""
+
+
+def pu_preset(name: str) -> PapiPuConfig:
+    """The config of a :data:`PU_PRESETS` entry."""
+    return PapiPuConfig(**PU_PRESETS[name])
+
+
+_PU_ALL: list = ["PapiPuConfig", "PU_PRESETS", "PU_PARTIALS", "PU_ACC_FORMATS", "pu_preset"]
 
 # ==== end of papi_pu =============================================================================
 
