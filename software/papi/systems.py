@@ -38,13 +38,14 @@ class Hw:
 
 
 def hw_for(system: str, fpu_area: float = FPU_AREA_PAPER, fc_fpus: int = 4,
-           cap: bool = True) -> Hw:
-    """The hardware of one of §7's systems (FC-PIM as ``fc_fpus``P1B)."""
+           cap: bool = True, fc: str = "") -> Hw:
+    """The hardware of one of §7's systems (FC-PIM as ``fc_fpus``P1B; ``fc`` overrides where
+    its FC runs: dynamic, gpu or pim)."""
     s = SYSTEM_SETUP[system]
     f, b = s["fc_pu"]
     if f == 4:
         f = fc_fpus
-    return Hw(system, s["fc"], pim_kind(f, b, fpu_area), pim_kind(*s["attn_pu"], fpu_area), cap)
+    return Hw(system, fc or s["fc"], pim_kind(f, b, fpu_area), pim_kind(*s["attn_pu"], fpu_area), cap)
 
 
 def fc_matrices(m) -> list:
@@ -185,9 +186,9 @@ def sample_batch(task: str, batch: int, seed: int) -> tuple:
 
 def run_system(system: str, m, task: str, batch: int, tlp: int, *, alpha: float, batches: int = 2,
                seed: int = 0, decode_only: bool = False, fpu_area: float = FPU_AREA_PAPER,
-               fc_fpus: int = 4, cap: bool = True) -> RunResult:
+               fc_fpus: int = 4, cap: bool = True, fc: str = "") -> RunResult:
     """The mean of ``batches`` seeded static batches on one system."""
-    hw = hw_for(system, fpu_area, fc_fpus, cap)
+    hw = hw_for(system, fpu_area, fc_fpus, cap, fc)
     rs = [run_batch(hw, m, *sample_batch(task, batch, seed * 1000 + b), tlp, alpha, decode_only)
           for b in range(batches)]
     parts = {p: float(np.mean([r.parts[p] for r in rs])) for p in PARTS}
