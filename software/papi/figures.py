@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from pimforge.software import workloads as wl
-from pimforge.software.papi.config import FPU_AREA_PAPER, MODELS, SYSTEMS
+from pimforge.software.papi.config import FC_STACKS, FPU_AREA_PAPER, MODELS, SYSTEMS
 from pimforge.software.papi.hardware import bank_bound, banks_per_die, pim_kind, power_w
 from pimforge.software.papi.systems import calibrate_alpha, run_system
 from pimforge.software.papi.workload import attention_intensity, fc_intensity
@@ -37,13 +37,13 @@ def point(mname: str, task: str, batch: int, spec: int, alpha: float, systems, s
                           decode_only=decode_only, **kw) for s in systems}
 
 
-def _grid(mnames, task, systems, alphas, seed, batches, pg, decode_only=False) -> dict:
+def _grid(mnames, task, systems, alphas, seed, batches, pg, decode_only=False, **kw) -> dict:
     out = {}
     for mn in mnames:
         for b in GRID_BATCH:
             for s in GRID_SPEC:
                 out[(mn, b, s)] = point(mn, task, b, s, alphas[mn], systems, seed, batches,
-                                        decode_only)
+                                        decode_only, **kw)
         pg.step(f"{task} {mn}")
     return out
 
@@ -58,8 +58,10 @@ def _intensity() -> dict:
 def _banks(fpu_area: float) -> dict:
     out = {}
     for name, a in (("paper", FPU_AREA_PAPER), ("configured", fpu_area)):
+        cap = FC_STACKS * pim_kind(4, 1, a).capacity
         out[name] = {"fpu_area_mm2": a, "bound": bank_bound(4, a), "banks": banks_per_die(4, a),
-                     "capacity_gib": pim_kind(4, 1, a).capacity / 2 ** 30}
+                     "capacity_gib": pim_kind(4, 1, a).capacity / 2 ** 30,
+                     "gpt3_175b_fits": wl.get_model("GPT-3-175B").weight_bytes <= cap}
     return out
 
 
@@ -75,22 +77,23 @@ def figures(progress: bool = True, seed: int = 0, batches: int = 1,
     steps = 2 * len(MODELS) + 4
     with Progress(steps, "papi", enabled=progress) as pg:
         alphas = {mn: calibrate_alpha(wl.get_model(mn), fpu_area) for mn in MODELS}
+        kw = {"fpu_area": fpu_area}
         a = {mn: v["alpha"] for mn, v in alphas.items()}
         f = {"alpha": alphas,
-             "fig8": _grid(MODELS, "creative-writing", SYSTEMS, a, seed, batches, pg),
-             "fig9": _grid((FIG9_MODEL,), "general-qa", FIG9_SYSTEMS, a, seed, batches, pg)}
+             "fig8": _grid(MODELS, "creative-writing", SYSTEMS, a, seed, batches, pg, **kw),
+             "fig9": _grid((FIG9_MODEL,), "general-qa", FIG9_SYSTEMS, a, seed, batches, pg, **kw)}
         f["fig11"] = _grid(MODELS, "creative-writing", ("AttAcc-only", "PIM-only PAPI"), a, seed,
-                           batches, pg, decode_only=True)
+                           batches, pg, decode_only=True, **kw)
         f["fig10a"] = {b: point(FIG10_MODEL, "creative-writing", b, 1, a[FIG10_MODEL],
-                                ("A100+AttAcc", "AttAcc-only", "PAPI"), seed, batches)
+                                ("A100+AttAcc", "AttAcc-only", "PAPI"), seed, batches, **kw)
                        for b in FIG10_BATCH}
         pg.step("Fig. 10a")
         f["fig10b"] = {s: point(FIG10_MODEL, "creative-writing", 4, s, a[FIG10_MODEL],
-                                ("A100+AttAcc", "AttAcc-only", "PAPI"), seed, batches)
+                                ("A100+AttAcc", "AttAcc-only", "PAPI"), seed, batches, **kw)
                        for s in FIG10_SPEC}
         pg.step("Fig. 10b")
         f["fig12"] = point(FIG10_MODEL, "creative-writing", 4, 4, a[FIG10_MODEL],
-                           ("AttAcc-only", "PIM-only PAPI"), seed, batches, decode_only=True)
+                           ("AttAcc-only", "PIM-only PAPI"), seed, batches, decode_only=True, **kw)
         f["intensity"] = _intensity()
         f["banks"] = _banks(fpu_area)
         f["power"] = _power(fpu_area)

@@ -6,9 +6,10 @@ from __future__ import annotations
 import time
 
 from pimforge.base.config import config_to_dict
+from pimforge.base.errors import ConfigError
 from pimforge.software import workloads as wl
 from pimforge.software.papi.assumptions import assumptions
-from pimforge.software.papi.config import FPU_AREA_PAPER, SYSTEMS, PapiModelConfig
+from pimforge.software.papi.config import FC_STACKS, FPU_AREA_PAPER, SYSTEMS, PapiModelConfig
 from pimforge.software.papi.figures import FIG10_BATCH, FIG10_SPEC
 from pimforge.software.papi.hardware import bank_bound, banks_per_die, pim_kind
 from pimforge.software.papi.systems import PARTS, calibrate_alpha, run_system
@@ -85,6 +86,12 @@ def run_model(cfg: PapiModelConfig, progress: bool = True) -> ModelResult:
     """Evaluate one configuration and the sweeps ``cfg.sweep`` asks for."""
     t0 = time.monotonic()
     m = wl.get_model(cfg.model)
+    cap = FC_STACKS * pim_kind(cfg.fc_fpus, 1, cfg.fpu_area_mm2).capacity
+    if m.weight_bytes > cap:
+        raise ConfigError(cfg.UNIT, "fpu_area_mm2", cfg.fpu_area_mm2,
+                          f"an area whose eq. 3 banks hold {m.name}'s "
+                          f"{m.weight_bytes / 1e9:.0f} GB on {FC_STACKS} FC-PIM stacks "
+                          f"(now {cap / 1e9:.0f} GB)")
     cal = calibrate_alpha(m, cfg.fpu_area_mm2, cfg.fc_fpus, cfg.power_cap)
     alpha = cfg.alpha or cal["alpha"]
     want = {"all": ("batch", "spec"), "none": ()}.get(cfg.sweep, (cfg.sweep,))

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import time
 
+from pimforge.software import workloads as wl
 from pimforge.software.papi.assumptions import assumptions
+from pimforge.software.papi.config import FPU_AREA_PAPER
 from pimforge.software.papi.figures import FIG9_MODEL, FIG10_MODEL, figures, geomean
-from pimforge.software.papi.systems import fc_layer, hw_for
+from pimforge.software.papi.systems import calibrate_alpha, fc_layer, hw_for
 from pimforge.software.papi.tables import data, plots, tables
 from pimforge.software.report import ModelResult, Row
 
@@ -31,12 +33,14 @@ def _fc_story(mname: str) -> str:
     g = {n: _fc_ms("A100+AttAcc", mname, n, "gpu") for n in (4, 64)}
     a = {n: _fc_ms("AttAcc-only", mname, n, "pim") for n in (4, 64)}
     p = {n: _fc_ms("PAPI", mname, n, "pim") for n in (4, 64)}
+    m = wl.get_model(mname)
+    x = {s: calibrate_alpha(m, system=s)["alpha"] for s in ("AttAcc-only", "PAPI")}
     return (f"per layer of {mname}, FC on the six A100s takes {g[4]:.3f} ms at RLP x TLP = 4 "
             f"and {g[64]:.3f} ms at 64 (roofline, 85% of 1,935 GB/s); on 30 AttAcc 1P1B stacks "
             f"{a[4]:.3f} / {a[64]:.3f} ms and on 30 FC-PIM stacks {p[4]:.3f} / {p[64]:.3f} ms "
             f"(papi_pu cycle model + NVLink transfers): our PIM FC beats the GPUs up to "
-            f"RLP x TLP near 32 (1P1B) and 90 (4P1B), where the paper's Fig. 4 has AttAcc "
-            f"losing from batch 16")
+            f"RLP x TLP = {x['AttAcc-only']:.0f} (1P1B) and {x['PAPI']:.0f} (4P1B), where the "
+            f"paper's Fig. 4 has AttAcc losing to one A100 from batch 16")
 
 
 def _papi_share(grid) -> str:
@@ -183,10 +187,12 @@ def required_items() -> list:
                     "Eq. 4: banks per FC-PIM die (4P1B, 0.1025 mm^2 FPU)"]
 
 
-def reproduce(progress: bool = True, seed: int = 0) -> ModelResult:
-    """The paper's headline figures against the model."""
+def reproduce(progress: bool = True, seed: int = 0,
+              fpu_area: float = FPU_AREA_PAPER) -> ModelResult:
+    """The paper's headline figures against the model; ``fpu_area`` (mm^2, e.g. the
+    synthesized FPU's) sizes every PIM die by eq. 3 beside the paper's 0.1025."""
     t0 = time.monotonic()
-    f = figures(progress, seed)
+    f = figures(progress, seed, fpu_area=fpu_area)
     rows = (_speed_rows(f) + _energy_rows(f) + _fig10_rows(f) + _fig11_12_rows(f)
             + _static_rows(f))
     res = ModelResult("papi", "PAPI (GPU + FC-PIM + Attn-PIM, dynamic FC scheduling) "

@@ -161,22 +161,32 @@ def run_batch(hw: Hw, m, inp: np.ndarray, out: np.ndarray, tlp: int, alpha: floa
                      sum(1 for w in where if w == "gpu"), rlps)
 
 
+def _pim_wins(hw: Hw, mname: str, n: int) -> bool:
+    g = sum(c.s for c in fc_layer(hw, mname, n, "gpu"))
+    return sum(c.s for c in fc_layer(hw, mname, n, "pim")) <= g
+
+
 def calibrate_alpha(m, fpu_area: float = FPU_AREA_PAPER, fc_fpus: int = 4,
-                    cap: bool = True) -> dict:
+                    cap: bool = True, system: str = "PAPI") -> dict:
     """§5.2.1's offline evaluation on our own models: one layer's FC (with its transfers) on the
-    six GPUs and on the 30 FC-PIM stacks for every RLP x TLP in 1..1024; alpha = the largest
-    value at which FC-PIM is not slower (0 if never, 1024 if always)."""
-    hw = hw_for("PAPI", fpu_area, fc_fpus, cap)
-    pim_wins = []
-    for n in ALPHA_GRID:
-        g = sum(c.s for c in fc_layer(hw, m.name, n, "gpu"))
-        p = sum(c.s for c in fc_layer(hw, m.name, n, "pim"))
-        pim_wins.append(p <= g)
-    wins = [n for n, w in zip(ALPHA_GRID, pim_wins) if w]
-    alpha = max(wins) if wins else 0
-    cross = next((n for n, w in zip(ALPHA_GRID, pim_wins) if not w), None)
-    return {"alpha": float(alpha), "crossover": cross,
-            "consistent": all(w == (n <= alpha) for n, w in zip(ALPHA_GRID, pim_wins))}
+    six GPUs and on the 30 FC-PIM stacks over RLP x TLP in 1..1024; alpha = the largest value
+    at which FC-PIM is not slower (0 if never, 1024 if always).  A coarse scan (1, 2, 3, 4, 6,
+    8, 12, ...) brackets the crossover and bisection finds it; ``consistent``: the coarse scan
+    changes sides once.  ``system`` names whose FC stacks are compared (AttAcc-only: 1P1B)."""
+    hw = hw_for(system, fpu_area, fc_fpus, cap)
+    coarse = sorted({v for k in range(11) for v in (2 ** k, 3 * 2 ** k) if v <= ALPHA_GRID[-1]})
+    wins = [_pim_wins(hw, m.name, n) for n in coarse]
+    flips = sum(1 for a, b in zip(wins, wins[1:]) if a != b)
+    if not wins[0]:
+        return {"alpha": 0.0, "crossover": 1, "consistent": flips == 0}
+    if all(wins):
+        return {"alpha": float(ALPHA_GRID[-1]), "crossover": None, "consistent": True}
+    k = wins.index(False)
+    lo, hi = coarse[k - 1], coarse[k]          # PIM wins at lo, loses at hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if _pim_wins(hw, m.name, mid) else (lo, mid)
+    return {"alpha": float(lo), "crossover": hi, "consistent": flips == 1}
 
 
 def sample_batch(task: str, batch: int, seed: int) -> tuple:

@@ -44,8 +44,9 @@ def tables(f) -> list:
                       "stacks, RLP x TLP = 1..1024; FC runs on FC-PIM when RLP x TLP <= alpha."),
            Table("Eqs. 3-4: banks per FC-PIM die (4P1B)", ["FPU area", "mm^2", "eq. 3 bound",
                                                            "banks (whole groups of 32)",
-                                                           "stack GiB"],
-                 [[k, v["fpu_area_mm2"], v["bound"], v["banks"], v["capacity_gib"]]
+                                                           "stack GiB", "30 stacks hold GPT-3 175B"],
+                 [[k, v["fpu_area_mm2"], v["bound"], v["banks"], v["capacity_gib"],
+                   v["gpt3_175b_fits"]]
                   for k, v in f["banks"].items()]),
            Table("Fig. 7c: power of one stack with every FPU busy (W; budget 116)",
                  ["config"] + [f"reuse {r}" for r in next(iter(f["power"].values()))],
