@@ -10,9 +10,9 @@
                  [--target generic|xcup|ecp5[,...]] [--device D] [--out DIR] [--jobs N]
     pimforge prove UNIT [--preset P] [--set k=v ...] [--depth N] [--mode bmc|prove|cover] [--out DIR]
                                              stream-protocol proof (SymbiYosys); exit 1 on a counterexample
-    pimforge model pam|hilos|hermes|lolpim [--preset P] [--config F] [--set k=v ...] [--describe] [--out DIR]
+    pimforge model pam|hilos|hermes|lolpim|papi [--preset P] [--config F] [--set k=v ...] [--describe] [--out DIR]
                                              the system model: JSON, Markdown tables, PNG plots
-    pimforge reproduce pam|hilos|hermes|lolpim [--seed N] [--out DIR]
+    pimforge reproduce pam|hilos|hermes|lolpim|papi [--seed N] [--out DIR]
                                              the papers' headline results: paper, ours, ratio
     pimforge demo                            generate every unit, run one bench, print a summary
     pimforge run pam-attention --q Q.npy --k K.npy --v V.npy [--split H:D:S] [--pus H:D:S]

@@ -1,7 +1,7 @@
 """``pimforge model`` and ``pimforge reproduce``: the system model on the command line.
 
-    pimforge model pam|hilos|hermes|lolpim [--preset NAME] [--config F.yaml] [--set k=v ...] [--describe] --out DIR
-    pimforge reproduce pam|hilos|hermes|lolpim [--seed N] --out DIR
+    pimforge model pam|hilos|hermes|lolpim|papi [--preset NAME] [--config F.yaml] [--set k=v ...] [--describe] --out DIR
+    pimforge reproduce pam|hilos|hermes|lolpim|papi [--seed N] --out DIR
 
 Both write ``<stem>.json`` (everything, machine-readable), ``<stem>.md`` (tables) and one PNG
 per plot into DIR, all or nothing.  User mistakes end with one line and exit status 2.
@@ -28,7 +28,8 @@ __all__ = ["SYSTEMS", "add_model_arguments", "add_reproduce_arguments", "run_mod
 SYSTEMS = {"pam": ("pimforge.software.pam", "PamModelConfig"),
            "hilos": ("pimforge.software.hilos", "HilosModelConfig"),
            "hermes": ("pimforge.software.hermes", "HermesModelConfig"),
-           "lolpim": ("pimforge.software.lolpim", "LolpimModelConfig")}
+           "lolpim": ("pimforge.software.lolpim", "LolpimModelConfig"),
+           "papi": ("pimforge.software.papi", "PapiModelConfig")}
 
 
 def system_module(name: str, part: str = "config"):

@@ -51,6 +51,8 @@ GPUS = {g.name: g for g in (
         "bf16, 3.35 TB/s HBM3, 80 GB; PAM §7.1 (8x H100-80GB), HILOS Table 1"),
     GPU("A100", 312e12, 1.555 * TB, 40 * GB, "NVIDIA A100 40GB datasheet: 312 TFLOPS dense "
         "fp16, 1,555 GB/s; HILOS Table 1 (A100 40GB)"),
+    GPU("A100-PAPI", 312e12, 1.935 * TB, 80 * GB, "PAPI §3.1: A100 with 312 TFLOPS and "
+        "1,935 GB/s (the A100 80GB PCIe datasheet); 80 GB (§7.1)"),
     GPU("RTX4090", 165.2e12, 1.008 * TB, 24 * GB, "NVIDIA RTX 4090 (Ada) whitepaper: 165 TFLOPS "
         "dense fp16 with fp32 accumulate, 1,008 GB/s, 24 GB"),
 )}
@@ -80,6 +82,8 @@ LINKS = {lk.name: lk for lk in (
     Link("PCIe5x16", 63.0 * GB, "PCIe 5.0 x16: 63 GB/s per direction (H100 host link, DGX-H100)"),
     Link("NVLink4", 450 * GB, "NVLink 4 (H100): 900 GB/s both directions, 450 GB/s each",
          efficiency=0.9),
+    Link("NVLink3", 300 * GB, "NVLink 3 (A100): 12 links x 25 GB/s = 300 GB/s each "
+         "direction; PAPI §6.3 (GPU <-> FC-PIM)", efficiency=0.9),
     Link("DIMM-link", 25 * GB, "Hermes §IV-A and Table II: 8 lanes x 25 Gb/s = 25 GB/s per "
          "DIMM-to-DIMM link (DIMM-Link, HPCA'23)"),
     Link("PCIe4-Hermes", 64 * GB, "Hermes §V-A: 'PCIe 4.0 ... with a bandwidth of 64 GB/s' "

@@ -140,6 +140,14 @@ MODELS = {m.name: m for m in (
     ModelSpec("OPT-66B", 64, 9216, 72, 72, 36864, 50272, False, _OPT_SRC, tied_embeddings=True),
     ModelSpec("OPT-175B", 96, 12288, 96, 96, 49152, 50272, False,
               _OPT_SRC + "; PAM §7.1", tied_embeddings=True),
+    ModelSpec("LLaMA-65B", 80, 8192, 64, 64, 22016, 32000, True, "PAPI §7.1; LLaMA (Touvron "
+              "et al., 2023) Table 2: 80 layers, hidden 8,192, 64 heads; model card: FFN "
+              "22,016 (SwiGLU), vocabulary 32,000"),
+    ModelSpec("GPT-3-66B", 64, 9216, 72, 72, 36864, 50272, False, "PAPI §7.1 ('GPT-3 66B "
+              "[32]', [32] = OPT): OPT-66B's shape, " + _OPT_SRC, tied_embeddings=True),
+    ModelSpec("GPT-3-175B", 96, 12288, 96, 96, 49152, 50257, False, "PAPI §5.1 (h = 12,288) "
+              "and §7.1; GPT-3 (Brown et al., 2020) Table 2.1: 96 layers, 96 heads of 128, "
+              "FFN 4 x hidden; vocabulary 50,257", tied_embeddings=True),
     ModelSpec("Qwen2.5-32B", 64, 5120, 40, 8, 27648, 152064, True,
               "HILOS Table 2; PAM §7.1; Qwen2.5 model card: vocabulary 152,064, SwiGLU"),
     ModelSpec("LLaMA3-70B", 80, 8192, 64, 8, 28672, 128256, True,

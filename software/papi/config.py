@@ -1,0 +1,150 @@
+"""``pimforge model papi``: the PAPI system (§6-§7.1: 6 A100s, 30 FC-PIM and 60 Attn-PIM HBM3
+stacks), its baselines, the Dolly tasks, the config and its presets."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pimforge.base.config import UnitConfig, param
+from pimforge.base.errors import ConfigError
+from pimforge.software import devices as dev
+from pimforge.software.devices import GB
+
+__all__ = ["PapiModelConfig", "PRESETS", "MODELS", "TASKS", "SYSTEMS", "TaskStats", "HBM",
+           "Hbm", "ENERGY", "Energy", "GPU", "GPUS", "FC_STACKS", "ATTN_STACKS", "NVLINK",
+           "PCIE", "POWER_BUDGET_W", "FPU_AREA_PAPER", "SYSTEM_SETUP", "SCHED_MODES"]
+
+GPUS = 6                    # §7.1: six A100s hold GPT-3 175B (350 GB) in 60 GB each
+FC_STACKS = 30              # §7.1: 30 HBM devices for the FC weights (5 per GPU)
+ATTN_STACKS = 60            # §7.1: 60 for attention (the KV cache)
+POWER_BUDGET_W = 116.0      # §6.1 footnote 2: an 8-high 16 GB HBM3 cube (IDD7), from [23]
+FPU_AREA_PAPER = 0.1025     # §6.1: A_FPU in mm^2, from AttAcc [23]
+GPU = dev.GPUS["A100-PAPI"]
+NVLINK = dev.LINKS["NVLink3"]     # §6.3: GPU <-> FC-PIM
+PCIE = dev.LINKS["PCIe5x16"]      # §6.3: Attn-PIM over PCIe / CXL; one x16 link per 10 stacks
+
+
+@dataclass(frozen=True)
+class Hbm:
+    """One 8-high HBM3 stack (§6.1, §7.1); a standard die has ``banks_std`` banks of
+    ``bank_bytes``; PIM dies trade banks for FPUs by eq. 3."""
+
+    dies: int = 8                     # §6.1: 8-high stack
+    banks_std: int = 128              # 16 GB / 8 dies / 16 MB banks (assumed bank size)
+    bank_bytes: float = 16 * 2 ** 20  # 96 banks x 8 dies x 16 MiB = 12 GiB: §7.1's FC-PIM
+    bank_area: float = 0.83           # §6.1: A_bank (CACTI-3DD, 22 nm), mm^2
+    die_area: float = 121.0           # §6.1: A_Max of one HBM die [61], mm^2
+    pins: int = 1024                  # HBM3 interface width
+    pin_gbps: float = 5.2             # §7.1: 5.2 Gb/s per pin
+    fpu_hz: float = 666e6             # §6.2: FPU clock (the papi_pu cycle model's clock)
+    background_w: float = 2.0         # assumed: refresh + background power of one stack
+
+    @property
+    def io_bw(self) -> float:
+        """External bandwidth of one stack: 665.6 GB/s."""
+        return self.pins * self.pin_gbps * 1e9 / 8
+
+
+HBM = Hbm()
+
+
+@dataclass(frozen=True)
+class Energy:
+    """Per-access energies of the PIM power model (Fig. 7) and the GPU's.  The three PIM
+    figures are chosen so that Fig. 7a (1P1B, no reuse: DRAM access 96.7% of the energy), Fig. 7b
+    (reuse 64: 33.1%) and Fig. 7c (1P1B without reuse over 116 W, 4P1B at reuse >= 4 and 1P2B
+    within it) all hold; none is fitted to an end result."""
+
+    dram_pj_per_bit: float = 0.70   # ACT/PRE (row amortized) + column read inside the bank
+    mac_pj: float = 0.25            # one fp16 multiply-accumulate in an FPU (22 nm)
+    xfer_pj_per_mac: float = 0.12   # activation (X) delivery buffer die -> TSV -> bank, per MAC
+    gpu_pj_per_flop: float = 0.6    # A100 tensor-core fp16 FLOP, dynamic (assumed)
+    gpu_hbm_pj_per_bit: float = 3.9  # HBM2e access incl. I/O (O'Connor et al., MICRO'17)
+    gpu_static_w: float = 90.0      # A100 static / idle power while it runs a kernel (assumed)
+    nvlink_pj_per_bit: float = 1.3  # assumed: short-reach SerDes
+    pcie_pj_per_bit: float = 5.0    # assumed: PCIe 5.0 incl. controller
+
+    @property
+    def column_pj(self) -> float:
+        """One 32-byte column read from a bank (ACT/PRE amortized): 179 pJ."""
+        return self.dram_pj_per_bit * 256
+
+
+ENERGY = Energy()
+
+
+@dataclass(frozen=True)
+class TaskStats:
+    """Request lengths of one Dolly category (tokens): lognormal with this mean and std,
+    clipped to [lo, hi]."""
+
+    name: str
+    in_mean: float
+    in_std: float
+    out_mean: float
+    out_std: float
+    lo: int = 8
+    hi: int = 2048
+
+
+# Assumed (no network, the paper gives no lengths): databricks-dolly-15k's creative-writing
+# responses (stories, poems, essays) run several paragraphs, general-qa answers one or two; the
+# instruction of either is a sentence or two and neither category carries a context passage.
+TASKS = {t.name: t for t in (
+    TaskStats("creative-writing", 40, 30, 380, 300),
+    TaskStats("general-qa", 30, 20, 190, 170),
+)}
+
+MODELS = ("LLaMA-65B", "GPT-3-66B", "GPT-3-175B")
+SYSTEMS = ("A100+AttAcc", "A100+HBM-PIM", "AttAcc-only", "PIM-only PAPI", "PAPI")
+SCHED_MODES = ("dynamic", "gpu", "pim")
+# where each system runs FC ("gpu", "pim" or the §5 scheduler's "dynamic") and on which PIM
+# configuration: (FPUs, banks) of one processing group, banks per die
+SYSTEM_SETUP = {
+    "A100+AttAcc": dict(fc="gpu", fc_pu=(1, 1), attn_pu=(1, 1)),
+    "A100+HBM-PIM": dict(fc="gpu", fc_pu=(1, 2), attn_pu=(1, 2)),
+    "AttAcc-only": dict(fc="pim", fc_pu=(1, 1), attn_pu=(1, 1)),
+    "PIM-only PAPI": dict(fc="pim", fc_pu=(4, 1), attn_pu=(1, 2)),
+    "PAPI": dict(fc="dynamic", fc_pu=(4, 1), attn_pu=(1, 2)),
+}
+
+
+@dataclass(frozen=True)
+class PapiModelConfig(UnitConfig):
+    """One PAPI system-model configuration (§7 defaults: LLaMA-65B, creative-writing)."""
+
+    UNIT = "model papi"
+    model: str = param("LLaMA-65B", "LLM (§7.1), fp16", choices=MODELS)
+    task: str = param("creative-writing", "Dolly category (§7.1)", choices=tuple(TASKS))
+    batch: int = param(16, "initial RLP: requests of the static batch", lo=1, hi=512)
+    spec: int = param(2, "speculation length (TLP)", lo=1, hi=16)
+    scheduler: str = param("dynamic", "FC placement of PAPI: dynamic (§5), gpu or pim",
+                           choices=SCHED_MODES)
+    alpha: float = param(0.0, "memory-boundedness threshold on RLP x TLP (0 = calibrated from "
+                         "the GPU / FC-PIM crossover)", lo=0.0, hi=1e6)
+    fpu_area_mm2: float = param(FPU_AREA_PAPER, "area of one FPU (eqs. 3-4); the paper's "
+                                "0.1025 or a synthesized figure", lo=0.001, hi=5.0)
+    fc_fpus: int = param(4, "FPUs per bank of FC-PIM (xP1B)", choices=(1, 2, 4, 8))
+    power_cap: bool = param(True, "cap PIM activity by the 116 W stack budget")
+    batches: int = param(2, "seeded static batches averaged", lo=1, hi=20)
+    sweep: str = param("all", "sweeps around the point", choices=("all", "none", "batch",
+                                                                  "spec"))
+    seed: int = param(0, "seed of the request traces", lo=0, hi=2 ** 31 - 1)
+
+    def validate(self):
+        per_die = HBM.die_area / (self.fc_fpus * self.fpu_area_mm2 + HBM.bank_area)
+        if per_die < 1:
+            raise ConfigError(self.UNIT, "fpu_area_mm2", self.fpu_area_mm2,
+                              f"an area that leaves one bank per die with {self.fc_fpus} "
+                              f"FPUs per bank (< {(HBM.die_area - HBM.bank_area) / self.fc_fpus:.3g})")
+        if self.batch * self.spec > 4096:
+            raise ConfigError(self.UNIT, "batch", self.batch, f"batch x spec <= 4096 "
+                              f"(spec {self.spec})")
+
+
+PRESETS = {
+    "default": {},
+    "gpt3_175b": {"model": "GPT-3-175B"},
+    "general_qa": {"task": "general-qa"},
+    "high_parallelism": {"batch": 64, "spec": 4},
+    "small": {"batch": 4, "spec": 1, "batches": 1, "sweep": "none"},
+}

@@ -1,0 +1,210 @@
+"""The five systems of §7 on one decoding iteration and on whole static batches: FC on the GPUs
+or on the FC stacks (chosen per iteration by the §5 scheduler for PAPI), attention on the
+attention stacks, the links between them; alpha calibrated at our own GPU / FC-PIM crossover."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from pimforge.software import workloads as wl
+from pimforge.software.papi.config import (
+    ATTN_STACKS, FC_STACKS, FPU_AREA_PAPER, HBM, SYSTEM_SETUP
+)
+from pimforge.software.papi.hardware import (
+    Cost, allreduce, attn_transfer, fc_transfer, gpu_attention, gpu_fc, pim_attention, pim_fc,
+    pim_kind
+)
+from pimforge.software.papi.sched import placements
+from pimforge.software.papi.workload import sample_requests
+
+__all__ = ["Hw", "hw_for", "fc_matrices", "fc_layer", "iteration", "run_batch", "calibrate_alpha",
+           "RunResult", "run_system", "ALPHA_GRID", "PARTS"]
+
+ALPHA_GRID = tuple(range(1, 1025))
+PARTS = ("FC", "attention", "communication", "prefill")
+
+
+@dataclass(frozen=True)
+class Hw:
+    """One system's hardware: its FC and attention stack kinds and the power cap."""
+
+    name: str
+    fc: str
+    fc_kind: object
+    attn_kind: object
+    cap: bool = True
+
+
+def hw_for(system: str, fpu_area: float = FPU_AREA_PAPER, fc_fpus: int = 4,
+           cap: bool = True, fc: str = "") -> Hw:
+    """The hardware of one of §7's systems (FC-PIM as ``fc_fpus``P1B; ``fc`` overrides where
+    its FC runs: dynamic, gpu or pim)."""
+    s = SYSTEM_SETUP[system]
+    f, b = s["fc_pu"]
+    if f == 4:
+        f = fc_fpus
+    return Hw(system, fc or s["fc"], pim_kind(f, b, fpu_area), pim_kind(*s["attn_pu"], fpu_area), cap)
+
+
+def fc_matrices(m) -> list:
+    """(rows, cols, count per layer) of one layer's FC kernels: QKV, projection, FFN."""
+    up = (2 if m.gated_ffn else 1) * m.ffn
+    return [(3 * m.hidden, m.hidden), (m.hidden, m.hidden), (up, m.hidden), (m.hidden, m.ffn)]
+
+
+@lru_cache(maxsize=1 << 14)
+def fc_layer(hw: Hw, mname: str, n: int, where: str) -> tuple:
+    """(compute, communication) Cost of one layer's FC kernels on ``n`` tokens, ``where`` gpu or
+    pim; the LM head is counted once per iteration by :func:`iteration`."""
+    m = wl.get_model(mname)
+    comp, comm = Cost(), Cost()
+    for rows, cols in fc_matrices(m):
+        if where == "gpu":
+            comp += gpu_fc(rows, cols, n)
+        else:
+            comp += pim_fc(hw.fc_kind, FC_STACKS, rows, cols, n, hw.cap)
+            comm += fc_transfer(n, rows, cols, FC_STACKS)
+    if where == "gpu":
+        comm += allreduce(n, m.hidden)
+        comm += allreduce(n, m.hidden)
+    return comp, comm
+
+
+@lru_cache(maxsize=1 << 12)
+def _lm_head(hw: Hw, mname: str, n: int, where: str) -> Cost:
+    m = wl.get_model(mname)
+    if where == "gpu":
+        return gpu_fc(m.vocab, m.hidden, n)
+    c = pim_fc(hw.fc_kind, FC_STACKS, m.vocab, m.hidden, n, hw.cap)
+    c += fc_transfer(n, m.vocab, m.hidden, FC_STACKS)
+    return c
+
+
+def iteration(hw: Hw, m, ctx: np.ndarray, tlp: int, where: str) -> dict:
+    """One decoding iteration of the running requests (contexts ``ctx``), FC ``where``: Cost by
+    part (FC, attention, communication)."""
+    n = len(ctx) * tlp
+    comp, comm = fc_layer(hw, m.name, n, where)
+    att = pim_attention(hw.attn_kind, ATTN_STACKS, m, ctx, tlp, hw.cap)
+    link = attn_transfer(n, m.hidden)
+    head = _lm_head(hw, m.name, n, where)
+    L = m.layers
+    return {"FC": Cost(L * comp.s + head.s, L * comp.j + head.j),
+            "attention": Cost(L * att.s, L * att.j),
+            "communication": Cost(L * (comm.s + link.s), L * (comm.j + link.j))}
+
+
+def _prefill(hw: Hw, m, inp: np.ndarray) -> Cost:
+    """The prompts: on the GPUs where there are GPUs (§7.4: compute-bound), on the PIM stacks in
+    the PIM-only systems (a GEMM of all prompt tokens; causal attention at half the prompt)."""
+    n = int(inp.sum())
+    where = "pim" if hw.fc == "pim" else "gpu"
+    comp, comm = fc_layer(hw, m.name, n, where)
+    if where == "gpu":
+        att = gpu_attention(m, inp / 2, int(np.ceil(inp.mean())))
+    else:
+        att = pim_attention(hw.attn_kind, ATTN_STACKS, m, inp // 2 + 1, int(np.ceil(inp.mean())),
+                            hw.cap)
+    c = Cost(m.layers * (comp.s + comm.s + att.s), m.layers * (comp.j + comm.j + att.j))
+    c += _lm_head(hw, m.name, len(inp), where)
+    return c
+
+
+@dataclass
+class RunResult:
+    """One static batch (or their mean) on one system."""
+
+    system: str
+    seconds: float
+    joules: float
+    tokens: int
+    iterations: int
+    parts: dict = field(default_factory=dict)        # seconds by part
+    gpu_iters: int = 0                                # iterations with FC on the GPUs
+    rlp: list = field(default_factory=list)           # RLP per iteration
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.tokens / self.seconds
+
+    @property
+    def tokens_per_j(self) -> float:
+        return self.tokens / self.joules
+
+
+def run_batch(hw: Hw, m, inp: np.ndarray, out: np.ndarray, tlp: int, alpha: float,
+              decode_only: bool = False) -> RunResult:
+    """A static batch to its last <eos>: every iteration each running request decodes ``tlp``
+    tokens (all accepted); the §5 scheduler places FC for PAPI from RLP x TLP and alpha."""
+    steps = -(-out // tlp)                          # iterations each request runs
+    iters = int(steps.max())
+    eos = np.bincount(steps, minlength=iters + 1)[1:iters + 1]
+    where = placements(len(inp), tlp, alpha, eos, hw.fc)
+    parts = {p: 0.0 for p in PARTS}
+    joules = 0.0
+    rlps = []
+    if not decode_only:
+        pre = _prefill(hw, m, inp)
+        parts["prefill"], joules = pre.s, pre.j
+    for k in range(iters):
+        alive = steps > k
+        rlps.append(int(alive.sum()))
+        ctx = inp[alive] + k * tlp + 1
+        for p, c in iteration(hw, m, ctx, tlp, where[k]).items():
+            parts[p] += c.s
+            joules += c.j
+    secs = sum(parts.values())
+    joules += (FC_STACKS + ATTN_STACKS) * HBM.background_w * secs
+    return RunResult(hw.name, secs, joules, int(out.sum()), iters, parts,
+                     sum(1 for w in where if w == "gpu"), rlps)
+
+
+def _pim_wins(hw: Hw, mname: str, n: int) -> bool:
+    g = sum(c.s for c in fc_layer(hw, mname, n, "gpu"))
+    return sum(c.s for c in fc_layer(hw, mname, n, "pim")) <= g
+
+
+def calibrate_alpha(m, fpu_area: float = FPU_AREA_PAPER, fc_fpus: int = 4,
+                    cap: bool = True, system: str = "PAPI") -> dict:
+    """§5.2.1's offline evaluation on our own models: one layer's FC (with its transfers) on the
+    six GPUs and on the 30 FC-PIM stacks over RLP x TLP in 1..1024; alpha = the largest value
+    at which FC-PIM is not slower (0 if never, 1024 if always).  A coarse scan (1, 2, 3, 4, 6,
+    8, 12, ...) brackets the crossover and bisection finds it; ``consistent``: the coarse scan
+    changes sides once.  ``system`` names whose FC stacks are compared (AttAcc-only: 1P1B)."""
+    hw = hw_for(system, fpu_area, fc_fpus, cap)
+    coarse = sorted({v for k in range(11) for v in (2 ** k, 3 * 2 ** k) if v <= ALPHA_GRID[-1]})
+    wins = [_pim_wins(hw, m.name, n) for n in coarse]
+    flips = sum(1 for a, b in zip(wins, wins[1:]) if a != b)
+    if not wins[0]:
+        return {"alpha": 0.0, "crossover": 1, "consistent": flips == 0}
+    if all(wins):
+        return {"alpha": float(ALPHA_GRID[-1]), "crossover": None, "consistent": True}
+    k = wins.index(False)
+    lo, hi = coarse[k - 1], coarse[k]          # PIM wins at lo, loses at hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if _pim_wins(hw, m.name, mid) else (lo, mid)
+    return {"alpha": float(lo), "crossover": hi, "consistent": flips == 1}
+
+
+def sample_batch(task: str, batch: int, seed: int) -> tuple:
+    """The requests of one static batch."""
+    return sample_requests(task, batch, seed)
+
+
+def run_system(system: str, m, task: str, batch: int, tlp: int, *, alpha: float, batches: int = 2,
+               seed: int = 0, decode_only: bool = False, fpu_area: float = FPU_AREA_PAPER,
+               fc_fpus: int = 4, cap: bool = True, fc: str = "") -> RunResult:
+    """The mean of ``batches`` seeded static batches on one system."""
+    hw = hw_for(system, fpu_area, fc_fpus, cap, fc)
+    rs = [run_batch(hw, m, *sample_batch(task, batch, seed * 1000 + b), tlp, alpha, decode_only)
+          for b in range(batches)]
+    parts = {p: float(np.mean([r.parts[p] for r in rs])) for p in PARTS}
+    return RunResult(system, float(np.mean([r.seconds for r in rs])),
+                     float(np.mean([r.joules for r in rs])),
+                     int(round(np.mean([r.tokens for r in rs]))),
+                     int(round(np.mean([r.iterations for r in rs]))), parts,
+                     int(round(np.mean([r.gpu_iters for r in rs]))), rs[0].rlp)
+
