@@ -4,13 +4,16 @@ and ``papi_pu`` (a bank-level PIM processing unit of FC-PIM / Attn-PIM, §6).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 from pimforge.base.config import UnitConfig, param
 from pimforge.base.errors import ConfigError
+from pimforge.base.formats import FP16
 
-# ==== papi_scheduler =============================================================================
+__all__ = ["SchedulerConfig", "SCHEDULER_PRESETS", "PLACEMENTS", "HOST_KINDS", "PapiPuConfig",
+           "PU_PRESETS", "PU_PARTIALS", "PU_ACC_FORMATS", "pu_preset"]
 
-_SCHEDULER_ALL: list = ["SchedulerConfig", "SCHEDULER_PRESETS", "PLACEMENTS", "HOST_KINDS"]
+# ---- papi_scheduler -----------------------------------------------------------------------------
 
 # FC placement bit of a decision (§5.2.1: RLP x TLP > alpha -> compute-bound -> the PUs, here
 # "gpu"; otherwise memory-bound -> FC-PIM).
@@ -74,17 +77,10 @@ class SchedulerConfig(UnitConfig):
 SCHEDULER_PRESETS = {"paper": {"tokens_per_beat": 16, "token_bits": 16, "max_batch": 128,
                                "max_tlp": 8, "iter_bits": 16}}
 
-# ==== end of papi_scheduler ======================================================================
-
-
-# ==== papi_pu ====================================================================================
+# ---- papi_pu ------------------------------------------------------------------------------------
 # The PU's FPU: the paper does not describe it; AttAcc's (PAPI ref. [23]) is the reference, as
 # the area PAPI quotes for it (0.1025 mm2) is AttAcc's: ``lanes`` fp16 multipliers, a pairwise
 # adder tree and an accumulator.  A weight beat is one bank column read (HBM3: 32 B = 16 fp16).
-# (This region's imports stay inside it: the file is shared with papi_scheduler.)
-from fractions import Fraction  # noqa: E402
-
-from pimforge.base.formats import FP16  # noqa: E402
 
 PU_PARTIALS = 4                       # partial sums per (row, vector): beat k adds into k mod 4
 PU_ACC_FORMATS = ("fp16", "fp32")
@@ -161,9 +157,3 @@ def pu_preset(name: str) -> PapiPuConfig:
     """The config of a :data:`PU_PRESETS` entry."""
     return PapiPuConfig(**PU_PRESETS[name])
 
-
-_PU_ALL: list = ["PapiPuConfig", "PU_PRESETS", "PU_PARTIALS", "PU_ACC_FORMATS", "pu_preset"]
-
-# ==== end of papi_pu =============================================================================
-
-__all__ = _SCHEDULER_ALL + _PU_ALL
