@@ -5,6 +5,7 @@ import pytest
 
 from pimforge import api
 from pimforge.registry import get_unit, units
+from pimforge.software.papi.config import FPU_AREA_OURS_ASAP7_UM2
 from pimforge.synth import run
 from pimforge.synth_cli import parse_targets
 
@@ -65,3 +66,14 @@ def test_hermes_small_configs_place_on_ecp5(unit, cache_dir, monkeypatch):
     e = e["targets"]["ecp5"]
     assert e["fits"] and e["LUT4"] > 1000 and e["FF"] > 100, e
     assert 1 < e["fmax_mhz"] < 500, e
+
+
+def test_papi_fpu_area_is_the_netlists(cache_dir, monkeypatch):
+    """The FPU area the PAPI system model sizes its dies with (eqs. 3-4) is this netlist's:
+    papi_pu's `fpu` preset (one 16-lane fp16 FPU with its buffers) at ASAP7, within 1%."""
+    monkeypatch.setenv("PIMFORGE_SYNTH_CACHE", str(cache_dir))
+    cfg = api.config("papi_pu", preset="fpu")
+    targets, devices = parse_targets("generic", None)
+    rep = run.synthesize(run.SynthJob(get_unit("papi_pu"), cfg, "fpu"), targets, devices)
+    um2 = rep["targets"]["generic"]["areas"]["asap7"]["total_um2"]
+    assert um2 == pytest.approx(FPU_AREA_OURS_ASAP7_UM2, rel=0.01), um2

@@ -11,13 +11,23 @@ from pimforge.software.devices import GB
 
 __all__ = ["PapiModelConfig", "PRESETS", "MODELS", "TASKS", "SYSTEMS", "TaskStats", "HBM",
            "Hbm", "ENERGY", "Energy", "GPU", "GPUS", "FC_STACKS", "ATTN_STACKS", "NVLINK",
-           "PCIE", "POWER_BUDGET_W", "FPU_AREA_PAPER", "SYSTEM_SETUP", "SCHED_MODES"]
+           "PCIE", "POWER_BUDGET_W", "FPU_AREA_PAPER", "FPU_AREA_OURS", "FPU_AREA_OURS_ASAP7_UM2",
+           "FPU_DRAM_PENALTY", "SYSTEM_SETUP", "SCHED_MODES"]
 
 GPUS = 6                    # §7.1: six A100s hold GPT-3 175B (350 GB) in 60 GB each
 FC_STACKS = 30              # §7.1: 30 HBM devices for the FC weights (5 per GPU)
 ATTN_STACKS = 60            # §7.1: 60 for attention (the KV cache)
 POWER_BUDGET_W = 116.0      # §6.1 footnote 2: an 8-high 16 GB HBM3 cube (IDD7), from [23]
 FPU_AREA_PAPER = 0.1025     # §6.1: A_FPU in mm^2, from AttAcc [23]
+# Our FPU: `pimforge synth papi_pu --preset fpu --target generic` (one 16-lane fp16 FPU of
+# AttAcc's shape with its column and input buffers) is 6,242 um^2 at ASAP7; x 10 for the DRAM
+# process of the HBM die it sits on (PAM 7.5, as the synth compare rows of PAM's HBM-PIM PUs).
+# AttAcc's own public reference RTL is 9,106 um^2 at ASAP7 (synth compare), and 0.1025 / 9,106 um^2
+# = 11.3x: the paper's figure is an ASAP7 synthesis in a DRAM process too.
+# tests/software/test_papi.py re-synthesizes it and holds this number to the netlist.
+FPU_AREA_OURS_ASAP7_UM2 = 6242.0
+FPU_DRAM_PENALTY = 10.0
+FPU_AREA_OURS = FPU_AREA_OURS_ASAP7_UM2 * FPU_DRAM_PENALTY / 1e6
 GPU = dev.GPUS["A100-PAPI"]
 NVLINK = dev.LINKS["NVLink3"]     # §6.3: GPU <-> FC-PIM
 PCIE = dev.LINKS["PCIe5x16"]      # §6.3: Attn-PIM over PCIe / CXL; one x16 link per 10 stacks
@@ -121,8 +131,9 @@ class PapiModelConfig(UnitConfig):
                            choices=SCHED_MODES)
     alpha: float = param(0.0, "memory-boundedness threshold on RLP x TLP (0 = calibrated from "
                          "the GPU / FC-PIM crossover)", lo=0.0, hi=1e6)
-    fpu_area_mm2: float = param(FPU_AREA_PAPER, "area of one FPU (eqs. 3-4); the paper's "
-                                "0.1025 or a synthesized figure", lo=0.001, hi=5.0)
+    fpu_area_mm2: float = param(FPU_AREA_OURS, "area of one FPU (eqs. 3-4); default ours "
+                                "(papi_pu preset fpu, ASAP7 x 10 for the DRAM process); the "
+                                "paper's is 0.1025", lo=0.001, hi=5.0)
     fc_fpus: int = param(4, "FPUs per bank of FC-PIM (xP1B)", choices=(1, 2, 4, 8))
     power_cap: bool = param(True, "cap PIM activity by the 116 W stack budget")
     batches: int = param(2, "seeded static batches averaged", lo=1, hi=20)
