@@ -14,9 +14,15 @@ from pimforge.hw.pamif.perf import migration_estimate
 from pimforge.registry import get_unit
 from pimforge.sim.benches.lolpim.dispatcher import table4_beats
 from pimforge.sim.golden.lolpim.dispatcher import Session
+from pimforge.sim.golden.papi.scheduler import eos_per_iteration, schedule
 from pimforge.software.hermes.reproduce import reproduce as hermes_reproduce
 from pimforge.software.hilos.reproduce import reproduce as hilos_reproduce
 from pimforge.software.lolpim.reproduce import reproduce as lolpim_reproduce
+from pimforge.software import workloads as wl
+from pimforge.software.papi.config import FPU_AREA_OURS
+from pimforge.software.papi.reproduce import reproduce as papi_reproduce
+from pimforge.software.papi.systems import calibrate_alpha
+from pimforge.software.papi.workload import sample_requests
 from pimforge.software.pam.config import PRESETS as PAM_PRESETS
 from pimforge.software.pam.config import PamModelConfig
 from pimforge.software.pam.model import run_model as pam_model
@@ -74,6 +80,7 @@ def run_demo(out="build/demo") -> int:
     ok = _hermes_demo(out / "model") and ok
     ok = _pamif_demo() and ok
     ok = _lolpim_demo(out / "model") and ok
+    ok = _papi_demo(out / "model") and ok
     ok = _system_demo(out / "model") and ok
     ok = _synth_demo() and ok
     return 0 if res.passed and ok else 1
@@ -251,3 +258,34 @@ def _lolpim_demo(out: Path) -> bool:
         print(f"  {r.item}: paper {fmt(r.paper)}, ours {fmt(r.ours)} (ratio {r.ratio:.2f})")
     print(f"  full table, causes of the misses and plots: {out}/lolpim/reproduce.md")
     return bool(res.passed and rows == [33, 34] and (lb, le) == (2, 4) and rep.rows)
+
+
+def _papi_demo(out: Path) -> bool:
+    """PAPI: the §5 scheduler deciding on a Dolly creative-writing batch (the golden model, with
+    alpha calibrated on our GPU and FC-PIM models), the ``papi_scheduler`` Verilog against its
+    golden model with stalls, and the reproduce headline rows."""
+    batch, tlp = 32, 4
+    alpha = int(calibrate_alpha(wl.get_model("LLaMA-65B"), FPU_AREA_OURS)["alpha"])
+    _, lengths = sample_requests("creative-writing", batch, seed=1)
+    eos = eos_per_iteration([int(x) for x in lengths], tlp)
+    dec = schedule(batch, tlp, alpha, eos)
+    flips = [d for d in dec if d.migrate]
+    print(f"== PAPI scheduler (§5.2): LLaMA-65B, a static batch of {batch} creative-writing "
+          f"requests, TLP {tlp}, alpha {alpha} (calibrated: our 6 A100s vs 30 FC-PIM stacks)")
+    print(f"  {len(dec) - 1} iterations; initial RLP x TLP = {dec[0].intensity} -> FC on "
+          f"{dec[0].placement}; " + "; ".join(
+              f"iteration {d.iteration}: RLP {d.rlp}, RLP x TLP {d.intensity} -> migrate FC to "
+              f"{d.placement}" for d in flips[1:] if d.iteration))
+    cfg = api.config("papi_scheduler")
+    res = api.run_bench("papi_scheduler", cfg, seed=1)
+    print(res.summary())
+    print(f"{'PASS' if res.passed else 'FAIL'}: the scheduler's Verilog equals its golden model "
+          f"decision for decision (`pimforge test papi_scheduler`)")
+    rep = papi_reproduce(progress=False)
+    write_result(rep, out / "papi", "reproduce")
+    print("== PAPI (6 A100 + 30 FC-PIM + 60 Attn-PIM stacks) vs the paper (`pimforge reproduce "
+          "papi`):")
+    for r in rep.rows[:3]:
+        print(f"  {r.item}: paper {fmt(r.paper)}, ours {fmt(r.ours)} (ratio {r.ratio:.2f})")
+    print(f"  full table, causes of the misses and plots: {out}/papi/reproduce.md")
+    return bool(res.passed and dec[-1].done and rep.rows)
