@@ -3,11 +3,10 @@ static vs DPA vs lazy allocation, HFA vs ITPP, ping-pong, the pipeline and its a
 coupling to the AiM cycle model, config errors and the command line."""
 import json
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from system_checks import check_bad_input_one_line, check_reproduce_rows, cli
 
 from pimforge.base.errors import ConfigError
 from pimforge.hw.lolpim.aim import AIM_CLOCK_HZ, kernel_cycles
@@ -157,13 +156,10 @@ def test_config_errors_name_the_field():
 
 
 # --- command line ----------------------------------------------------------------------------------------
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "pimforge", *args], capture_output=True,
-                          text=True, timeout=300)
 
 
 def test_cli_model_writes_files(tmp_path):
-    p = _cli("model", "lolpim", "--preset", "small", "--set", "sweep=tp_pp", "--quiet", "--out",
+    p = cli("model", "lolpim", "--preset", "small", "--set", "sweep=tp_pp", "--quiet", "--out",
              str(tmp_path))
     assert p.returncode == 0, p.stderr
     data = json.loads((tmp_path / "model.json").read_text())
@@ -174,21 +170,9 @@ def test_cli_model_writes_files(tmp_path):
 
 
 def test_cli_bad_input_one_line(tmp_path):
-    p = _cli("model", "lolpim", "--set", "tp=3", "--out", str(tmp_path / "x"))
-    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
-    assert "'tp'" in p.stderr and not (tmp_path / "x").exists()
+    check_bad_input_one_line("lolpim", "tp=3", "tp", tmp_path / "x")
 
 
 def test_cli_reproduce_rows(tmp_path):
-    p = _cli("reproduce", "lolpim", "--quiet", "--out", str(tmp_path))
-    assert p.returncode == 0, p.stderr
-    data = json.loads((tmp_path / "reproduce.json").read_text())
-    rows = {r["item"]: r for r in data["rows"]}
-    for item in required_items():
-        r = rows[item]
-        assert r["ours"] is not None and r["ratio"] is not None and r["paper"]
-        if not r["within_20pct"]:
-            assert "miss:" in r["note"], item          # every miss names its cause
-    assert data["seconds"] < 60
-    for f in ("reproduce.md", "lolpim_fig9.png", "lolpim_fig11.png", "lolpim_headlines.png"):
-        assert (tmp_path / f).exists()
+    check_reproduce_rows("lolpim", required_items(),
+                         ("lolpim_fig9.png", "lolpim_fig11.png", "lolpim_headlines.png"), tmp_path)

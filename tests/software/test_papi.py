@@ -3,11 +3,10 @@ power cap, the coupling to the papi_pu cycle model and to the scheduler's golden
 over a static batch, alpha at our own crossover, PAPI against its static placements, config
 errors and the command line."""
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from system_checks import check_bad_input_one_line, check_reproduce_rows, cli
 
 from pimforge.base.errors import ConfigError
 from pimforge.hw.papi.perf import PU_CLOCK_HZ, pu_gemv_cycles
@@ -158,13 +157,10 @@ def test_config_errors_name_the_field():
 
 
 # --- command line --------------------------------------------------------------------------------------
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "pimforge", *args], capture_output=True,
-                          text=True, timeout=300)
 
 
 def test_cli_model_writes_files(tmp_path):
-    p = _cli("model", "papi", "--preset", "small", "--set", "sweep=spec", "--quiet", "--out",
+    p = cli("model", "papi", "--preset", "small", "--set", "sweep=spec", "--quiet", "--out",
              str(tmp_path))
     assert p.returncode == 0, p.stderr
     data = json.loads((tmp_path / "model.json").read_text())
@@ -175,21 +171,9 @@ def test_cli_model_writes_files(tmp_path):
 
 
 def test_cli_bad_input_one_line(tmp_path):
-    p = _cli("model", "papi", "--set", "fpu_area_mm2=50", "--out", str(tmp_path / "x"))
-    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
-    assert "'fpu_area_mm2'" in p.stderr and not (tmp_path / "x").exists()
+    check_bad_input_one_line("papi", "fpu_area_mm2=50", "fpu_area_mm2", tmp_path / "x")
 
 
 def test_cli_reproduce_rows(tmp_path):
-    p = _cli("reproduce", "papi", "--quiet", "--out", str(tmp_path))
-    assert p.returncode == 0, p.stderr
-    data = json.loads((tmp_path / "reproduce.json").read_text())
-    rows = {r["item"]: r for r in data["rows"]}
-    for item in required_items():
-        r = rows[item]
-        assert r["ours"] is not None and r["ratio"] is not None and r["paper"]
-        if not r["within_20pct"]:
-            assert "miss:" in r["note"], item          # every miss names its cause
-    assert data["seconds"] < 60
-    for f in ("reproduce.md", "papi_fig8a.png", "papi_fig10b.png", "papi_headlines.png"):
-        assert (tmp_path / f).exists()
+    check_reproduce_rows("papi", required_items(),
+                         ("papi_fig8a.png", "papi_fig10b.png", "papi_headlines.png"), tmp_path)
