@@ -59,6 +59,12 @@ HEAVY_CONFIGS |= {("pam_interface", p) for p in PAPER_PAIR_PRESETS}
 HEAVY_CONFIGS |= {("lolpim_dispatcher", "default"), ("lolpim_dispatcher", "paper")}
 # the paper-size AiM channels (16 banks x 16 lanes = 256 MACs)
 HEAVY_CONFIGS |= {("lolpim_pingpong", p) for p in ("aim", "aim_serial")}
+# hilos_attention at d_group 5 (about 30 s): its three kernels are linted at d_group 5 by
+# default, and the composite's own wiring at d_group 1 and 4
+HEAVY_CONFIGS |= {("hilos_attention", "hilos_dgroup5")}
+# papi_pu's paper slices (16 lanes, 64-vector buffers): the same constructs as the default
+# (4P1B) and the small_1p2b / small_1p1b presets, wider
+HEAVY_CONFIGS |= {("papi_pu", p) for p in ("fc_pim", "attn_pim", "attacc")}
 # (unit, sha256 of the Verilog) -> (unwaived warnings, indices of the waivers used, log path).
 # Keyed by the text so that a preset identical to the default (fp16 of the fp units,
 # hilos_dgroup1 of the HILOS units...) is linted once.

@@ -33,7 +33,9 @@ def cache_dir(tmp_path_factory):
 # Long run: pam_system is three pam_device instances and a final pam_ru, joined by wiring;
 # pam_device (PUs and an RU: the same composition pattern) and pam_pu and pam_ru are each
 # smoke-tested in the default run, and its synthesis alone took about 140 s of the suite.
-LONG_ONLY = {"pam_system"}
+# hilos_attention (about 35 s) likewise: qk_gemv, two_pass_softmax and sv_gemv are smoke-tested
+# in the default run, and the composite only wires them to its DRAM port.
+LONG_ONLY = {"pam_system", "hilos_attention"}
 
 
 @pytest.mark.parametrize("unit", [pytest.param(u, marks=pytest.mark.slow) if u in LONG_ONLY
