@@ -27,7 +27,7 @@ from pimforge.hw.fp.log import log_stages
 from pimforge.hw.fp.mul import mul_stages, mul_wide_stages
 from pimforge.hw.fp.recip import recip_stages
 
-__all__ = ["OPS", "float_op", "comb_op", "op_latency", "delay", "delay_valid", "beat_tree", "add_tree",
+__all__ = ["OPS", "float_op", "comb_op", "op_latency", "delay", "delay_valid", "beat_tree", "add_tree", "add_partials",
            "operator_verilog", "operator_ports", "instantiate"]
 
 
@@ -178,6 +178,39 @@ def add_tree(m, fmt, op_depth: int, level: list, valid=None, side=None, name: st
                 valid, side = v, t
         level, depth = nxt, depth + 1
     return level[0], valid, side
+
+
+def add_partials(m, fmt, op_depth: int, parts: list, lanes: int, valid=None, side=None,
+                 name: str = "finish") -> tuple:
+    """Per lane ``u`` of four packed partial-sum words (``lanes`` values of ``fmt`` each), the
+    pipelined ``(p0 + p1) + (p2 + p3)``: the finish of an accumulator that adds beat k into
+    partial k mod 4.  ``valid`` and ``side`` travel with lane 0.  Adders are named
+    ``{name}{h}_{u}`` (h = 0, 1: the pairs) and ``{name}2_{u}``.  Returns ``(sums, valid,
+    side)``."""
+    w = fmt.width
+    pairs = []
+    for h in range(2):
+        outs = []
+        for u in range(lanes):
+            lead = u == 0
+            r, v, t = float_op(m, "add", fmt, op_depth,
+                               {"a": parts[2 * h][w * u:w * (u + 1)],
+                                "b": parts[2 * h + 1][w * u:w * (u + 1)]},
+                               valid=valid if lead and h == 0 else None,
+                               side=side if lead and h == 0 else None, name=f"{name}{h}_{u}")
+            outs.append(r["r"])
+            if lead and h == 0:
+                v0, t0 = v, t
+        pairs.append(outs)
+    sums = []
+    for u in range(lanes):
+        r, v, t = float_op(m, "add", fmt, op_depth, {"a": pairs[0][u], "b": pairs[1][u]},
+                           valid=v0 if u == 0 else None, side=t0 if u == 0 else None,
+                           name=f"{name}2_{u}")
+        sums.append(r["r"])
+        if u == 0:
+            valid, side = v, t
+    return sums, valid, side
 
 
 # ---------------------------------------------------------------- operator macros

@@ -44,7 +44,7 @@ from pimforge.base.formats import FP16
 from pimforge.base.numerics import log2_exact
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.fp.ops import add_tree, delay, float_op
+from pimforge.hw.fp.ops import add_partials, add_tree, delay, float_op
 from pimforge.hw.hermes.config import GEMV_PRESETS, PARTIALS, HermesGemvConfig
 from pimforge.hw.hermes.gemv_timing import GemvJob, gemv_schedule, gemv_timing
 from pimforge.hw.hermes.streams import N_BITS, addr_signal, beat_signature, cmd_signature, lane
@@ -319,7 +319,7 @@ class HermesGemv(PimComponent):
         vector group) and the row finish.  Returns the finished sums (V lanes), their valid and
         the merge partials (V fp16 lanes)."""
         cfg = self.cfg
-        V, E, od, GM = cfg.vec_lanes, cfg.beat_elems, cfg.op_depth, cfg.max_groups
+        V, od, GM = cfg.vec_lanes, cfg.op_depth, cfg.max_groups
         A = cfg.acc.width
         sums = []
         tv = tags["valid"] & ~tags["cols"]
@@ -363,28 +363,8 @@ class HermesGemv(PimComponent):
             rq = pmem.read_port(domain="comb")
             m.d.comb += rq.addr.eq(q * GM + fin_g)
             parts.append(Mux(q < j["beats"], rq.data, 0))
-        lvl = []
-        pv, pt = fin_v, {"p": pf.r_data, "g": fin_g}
-        for h in range(2):
-            outs = []
-            for u in range(V):
-                side = pt if u == 0 else None
-                r, v, t = float_op(m, "add", cfg.acc, od,
-                                   {"a": lane(parts[2 * h], u, A), "b": lane(parts[2 * h + 1], u, A)},
-                                   valid=pv if (u == 0 and h == 0) else None,
-                                   side=side if h == 0 else None, name=f"finish{h}_{u}")
-                outs.append(r["r"])
-                if u == 0 and h == 0:
-                    v0, t0 = v, t
-            lvl.append(outs)
-        final, fv, ft = [], None, None
-        for u in range(V):
-            r, v, t = float_op(m, "add", cfg.acc, od, {"a": lvl[0][u], "b": lvl[1][u]},
-                               valid=v0 if u == 0 else None, side=t0 if u == 0 else None,
-                               name=f"finish2_{u}")
-            final.append(r["r"])
-            if u == 0:
-                fv, ft = v, t
+        final, fv, ft = add_partials(m, cfg.acc, od, parts, V, valid=fin_v,
+                                     side={"p": pf.r_data, "g": fin_g})
         # lanes of vectors beyond the batch (the last group's) leave as +0
         keep = [j["vec_mask"].bit_select(ft["g"] * V + u, 1) for u in range(V)]
         final = [Mux(keep[u], x, 0) for u, x in enumerate(final)]

@@ -42,7 +42,7 @@ from pimforge.base.formats import FP16
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.payload import payload_layout, uint, vec
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.fp.ops import add_tree, delay, float_op
+from pimforge.hw.fp.ops import add_partials, add_tree, delay, float_op
 from pimforge.hw.papi.config import PU_PARTIALS, PU_PRESETS, PapiPuConfig
 from pimforge.hw.papi.pu_timing import pu_latency, pu_run
 
@@ -294,27 +294,8 @@ class PapiPu(PimComponent):
             rq = pmem.read_port(domain="comb")
             m.d.comb += rq.addr.eq(qi * slots + fin_slot)
             parts.append(Mux(qi < j["beats"], rq.data, 0))
-        pairs, v0, t0 = [], None, None
-        for h in range(2):
-            outs = []
-            for p in range(P):
-                lead = p == 0 and h == 0
-                r, v, t = float_op(m, "add", cfg.acc, od, {"a": _lane(parts[2 * h], p, A),
-                                                           "b": _lane(parts[2 * h + 1], p, A)},
-                                   valid=fin_v if lead else None,
-                                   side={"g": fin_g} if lead else None, name=f"finish{h}_{p}")
-                outs.append(r["r"])
-                if lead:
-                    v0, t0 = v, t
-            pairs.append(outs)
-        final, fv, ft = [], None, None
-        for p in range(P):
-            r, v, t = float_op(m, "add", cfg.acc, od, {"a": pairs[0][p], "b": pairs[1][p]},
-                               valid=v0 if p == 0 else None, side=t0 if p == 0 else None,
-                               name=f"finish2_{p}")
-            final.append(r["r"])
-            if p == 0:
-                fv, ft = v, t
+        final, fv, ft = add_partials(m, cfg.acc, od, parts, P, valid=fin_v,
+                                     side={"g": fin_g})
         return {"vals": final, "valid": fv, "g": ft["g"]}
 
     def _output(self, m, j, fin):
