@@ -1,35 +1,110 @@
 """A stream pipeline with a depth parameter and full back-pressure.
 
 A datapath is written as a list of *stages*: functions ``stage(m, values) -> values`` that build
-combinational logic from a dict of Amaranth values and return a new dict.  :func:`build_pipeline`
-chains them and inserts ``depth`` register boundaries, spread evenly between the stages (any
-registers beyond the number of stage boundaries go at the end, for retiming).
+combinational logic from a dict of Amaranth values and return a new dict.  Each stage carries an
+estimate of its logic depth (``stage.levels``, two-input gate levels; set with :func:`levels`).
+:func:`build_pipeline` chains them and places ``depth`` register boundaries where they balance
+the estimated levels between registers (:func:`register_positions`: the partition of the stage
+chain into ``depth + 1`` segments with the smallest deepest segment).  The deepest segment never
+grows when ``depth`` grows; registers beyond the number of stage boundaries go at the end, where
+they only add latency (no open-source flow retimes them into the logic).
 
-Handshake: each register boundary has a valid bit and loads when it is empty or when the
-boundary after it loads (a bubble-collapsing pipeline).  Latency is ``depth`` cycles, throughput
-one transfer per cycle.  With ``depth = 0`` the unit is combinational: ``o.valid = i.valid`` and
+Handshake: each register boundary has a valid bit; all boundaries load together on a registered
+enable, and a one-entry skid buffer at the output absorbs the result in flight when ``o`` stalls,
+so no ``ready`` path crosses a pipeline stage.  Latency is ``depth`` cycles, throughput one
+transfer per cycle.  With ``depth = 0`` the unit is combinational: ``o.valid = i.valid`` and
 ``i.ready = o.ready``.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Signal, Value
+from amaranth.hdl import Mux, Signal, Value
 
-__all__ = ["build_pipeline", "register_positions", "streaming_cycles"]
+__all__ = ["build_pipeline", "register_positions", "segment_levels", "levels", "stage_levels",
+           "streaming_cycles"]
 
 
-def register_positions(n_stages: int, depth: int) -> list:
-    """For each stage index, how many register boundaries follow it (sum = depth)."""
-    counts = [0] * n_stages
-    if depth == 0 or n_stages == 0:
+def levels(n: int):
+    """Decorator: mark a stage function with its estimated logic depth in gate levels."""
+    def mark(fn):
+        fn.levels = max(0, int(n))
+        return fn
+    return mark
+
+
+def stage_levels(stage) -> int:
+    """A stage's estimated logic depth (1 when it carries no estimate)."""
+    return getattr(stage, "levels", 1)
+
+
+def _weights(stages) -> list:
+    if isinstance(stages, int):
+        return [1] * stages
+    return [w if isinstance(w, int) else stage_levels(w) for w in stages]
+
+
+def register_positions(stages, depth: int) -> list:
+    """For each stage, how many register boundaries follow it (sum = ``depth``).
+
+    ``stages`` is the stage list (or their level estimates, or a stage count for equal weights).
+    The ``min(depth, n - 1)`` inner boundaries split the chain into segments whose deepest one is
+    as shallow as possible (exact, by dynamic programming); ties go to the earliest cut positions
+    that achieve it.  Boundaries that find no stage gap go after the last stage.
+    """
+    w = _weights(stages)
+    n = len(w)
+    counts = [0] * n
+    if depth == 0 or n == 0:
         return counts
-    inner = min(depth, n_stages - 1)
-    # boundaries after stage k for k in 0..n-2, spread evenly; the rest after the last stage.
-    for j in range(inner):
-        k = ((j + 1) * n_stages) // (inner + 1) - 1
-        k = max(0, min(n_stages - 2, k))
+    inner = min(depth, n - 1)
+    cuts = _balanced_cuts(w, inner)
+    for k in cuts:
         counts[k] += 1
-    counts[-1] += depth - inner
+    counts[-1] += depth - len(cuts)
     return counts
+
+
+def _balanced_cuts(w: list, cuts: int) -> list:
+    """Stage indices after which to cut ``w`` into ``cuts + 1`` segments, minimizing the deepest
+    segment, then the sum of squared segment depths (so the other segments balance too)."""
+    n = len(w)
+    prefix = [0]
+    for x in w:
+        prefix.append(prefix[-1] + x)
+    inf = (float("inf"), float("inf"))
+    # best[j][i]: (deepest, sum of squares) of the first i stages cut into j segments
+    best = [[inf] * (n + 1) for _ in range(cuts + 2)]
+    arg = [[0] * (n + 1) for _ in range(cuts + 2)]
+    best[0][0] = (0, 0)
+    for j in range(1, cuts + 2):
+        for i in range(j, n + 1):
+            for k in range(j - 1, i):
+                prev = best[j - 1][k]
+                if prev == inf:
+                    continue
+                seg = prefix[i] - prefix[k]
+                cand = (max(prev[0], seg), prev[1] + seg * seg)
+                if cand < best[j][i]:
+                    best[j][i], arg[j][i] = cand, k
+    out, i = [], n
+    for j in range(cuts + 1, 0, -1):
+        i = arg[j][i]
+        if j > 1:
+            out.append(i - 1)
+    return sorted(out)
+
+
+def segment_levels(stages, depth: int) -> list:
+    """The estimated logic levels between consecutive registers (input to first register, ...,
+    last register to output) for ``depth`` registers placed by :func:`register_positions`."""
+    w = _weights(stages)
+    segs, cur = [], 0
+    for x, c in zip(w, register_positions(w, depth)):
+        cur += x
+        for _ in range(c):
+            segs.append(cur)
+            cur = 0
+    segs.append(cur)
+    return segs
 
 
 def build_pipeline(m, stages, inputs: dict, depth: int, i_stream, o_stream, output_fn):
@@ -37,42 +112,51 @@ def build_pipeline(m, stages, inputs: dict, depth: int, i_stream, o_stream, outp
 
     ``inputs`` is the dict handed to the first stage (built from ``i_stream.payload``);
     ``output_fn(values)`` returns the value to drive onto ``o_stream.payload``.
+
+    Flow control: every boundary loads on one enable, ``pipe_adv``, which is a register (the
+    output skid buffer is empty), so no combinational path runs from ``o.ready`` into the
+    pipeline or to ``i.ready``.  When ``o`` stalls while the last boundary holds a result, the
+    result moves into the one-entry skid buffer and the pipeline stops a cycle later.  Without
+    back-pressure the latency is ``depth`` cycles and one transfer passes per cycle.
     """
-    counts = register_positions(len(stages), depth)
+    counts = register_positions(stages, depth)
     values = dict(inputs)
-    boundaries = []  # list of (valid signal, load-enable placeholder signal)
-    upstream_valid = i_stream.valid
+    if depth:
+        adv = Signal(name="pipe_adv")
+    valid = i_stream.valid
+    idx = 0
     for k, stage in enumerate(stages):
         values = stage(m, values)
         for _ in range(counts[k]):
-            idx = len(boundaries)
-            valid = Signal(name=f"pipe{idx}_valid")
-            load = Signal(name=f"pipe{idx}_load")
             regs = {}
             for key, v in values.items():
                 v = Value.cast(v)
                 r = Signal(v.shape(), name=f"pipe{idx}_{key}")
-                with m.If(load):
+                with m.If(adv):
                     m.d.sync += r.eq(v)
                 regs[key] = r
-            with m.If(load):
-                m.d.sync += valid.eq(upstream_valid)
-            boundaries.append((valid, load))
-            upstream_valid = valid
-            values = regs
-    m.d.comb += o_stream.payload.eq(output_fn(values))
-    if not boundaries:
-        m.d.comb += [o_stream.valid.eq(i_stream.valid), i_stream.ready.eq(o_stream.ready)]
+            nv = Signal(name=f"pipe{idx}_valid")
+            with m.If(adv):
+                m.d.sync += nv.eq(valid)
+            valid, values, idx = nv, regs, idx + 1
+    result = Value.cast(output_fn(values))
+    if not depth:
+        m.d.comb += [o_stream.payload.eq(result), o_stream.valid.eq(i_stream.valid),
+                     i_stream.ready.eq(o_stream.ready)]
         # Keep the clock and reset ports so every unit integrates the same way, whatever its depth.
         seen = Signal(name="pipe_any_transfer")
         m.d.sync += seen.eq(seen | (i_stream.valid & i_stream.ready))
         return
-    # Load enables, from the output backwards: a boundary loads when empty or when the next one loads.
-    downstream_accept = o_stream.ready
-    for valid, load in reversed(boundaries):
-        m.d.comb += load.eq(~valid | downstream_accept)
-        downstream_accept = load
-    m.d.comb += [i_stream.ready.eq(downstream_accept), o_stream.valid.eq(boundaries[-1][0])]
+    skid_full = Signal(name="pipe_skid_full")
+    skid = Signal(result.shape(), name="pipe_skid")
+    m.d.comb += [adv.eq(~skid_full), i_stream.ready.eq(adv),
+                 o_stream.valid.eq(skid_full | valid),
+                 o_stream.payload.eq(Mux(skid_full, skid, result))]
+    with m.If(skid_full):
+        with m.If(o_stream.ready):
+            m.d.sync += skid_full.eq(0)
+    with m.Elif(valid & ~o_stream.ready):
+        m.d.sync += [skid_full.eq(1), skid.eq(result)]
 
 
 def streaming_cycles(cfg, n_ops: int) -> int:

@@ -7,11 +7,11 @@ normalizes and rounds.  ``x - x`` gives +0; ``-0 + -0`` gives -0.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Mux
+from amaranth.hdl import Mux, Signal
 
 from pimforge.hw.core.component import PipelinedUnit
 from pimforge.hw.core.payload import fp
-from pimforge.hw.core.pipeline import streaming_cycles
+from pimforge.hw.core.pipeline import levels, streaming_cycles
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp import core
 from pimforge.hw.fp.config import FORMAT_PRESETS, FpConfig
@@ -20,27 +20,40 @@ __all__ = ["FpAdd", "add_stages"]
 
 
 def add_stages(fmt, ftz, subtract):
-    """The add datapath as pipeline stages over a dict with keys ``a`` and ``b`` (bit patterns)."""
+    """The add datapath as pipeline stages over a dict with keys ``a`` and ``b`` (bit patterns):
+    unpack and order, exponent difference, alignment shift (two stages), then the shared
+    :func:`~pimforge.hw.fp.core.aligned_add_stages` (add, leading-zero count, normalize, round)."""
     p = fmt.precision
 
-    def align(m, v):
+    @levels(core.lv_cmp(fmt.width - 1) + 2)
+    def order(m, v):
         a = core.unpack(m, fmt, v["a"], ftz, name="a")
         b = core.unpack(m, fmt, v["b"], ftz, name="b")
         sb = b["sign"] ^ int(subtract)
-        a_big = v["a"][:fmt.width - 1] >= v["b"][:fmt.width - 1]
-        e_big = Mux(a_big, a["exp"], b["exp"])
-        e_small = Mux(a_big, b["exp"], a["exp"])
-        sig_big = Mux(a_big, a["sig"], b["sig"]) << 3
-        sig_small = Mux(a_big, b["sig"], a["sig"]) << 3
-        small = core.shift_right_sticky(m, sig_small, (e_big - e_small).as_unsigned(), name="align")
+        a_big = Signal(name="a_big")
+        m.d.comb += a_big.eq(v["a"][:fmt.width - 1] >= v["b"][:fmt.width - 1])
+        e_big = Signal(a["exp"].shape(), name="e_big")
+        e_small = Signal(a["exp"].shape(), name="e_small")
+        m.d.comb += [e_big.eq(Mux(a_big, a["exp"], b["exp"])),
+                     e_small.eq(Mux(a_big, b["exp"], a["exp"]))]
         return {
             "s_big": Mux(a_big, a["sign"], sb), "s_small": Mux(a_big, sb, a["sign"]),
-            "e_big": e_big, "big": sig_big, "small": small,
+            "e_big": e_big, "e_small": e_small,
+            "big": Mux(a_big, a["sig"], b["sig"]) << 3, "sig_small": Mux(a_big, b["sig"], a["sig"]) << 3,
             "nan": a["nan"] | b["nan"] | (a["inf"] & b["inf"] & (a["sign"] != sb)),
             "inf": a["inf"] | b["inf"], "inf_sign": Mux(a["inf"], a["sign"], sb),
         }
 
-    return [align] + core.aligned_add_stages(fmt, ftz, p + 4)
+    @levels(core.lv_add(fmt.exp_bits + 1))
+    def diff(m, v):
+        amount = Signal(fmt.exp_bits + 1, name="align_amt")
+        m.d.comb += amount.eq(v["e_big"] - v["e_small"])
+        return core.pass_on(v, ("e_small",), align_amt=amount)
+
+    steps = core.amount_bits(p + 3, fmt.exp_bits + 1)
+    align = core.shifter_stages("sig_small", "align_amt", "small", p + 3, steps, False, 2,
+                                "align", sticky=True)
+    return [order, diff] + align + core.aligned_add_stages(fmt, ftz, p + 4, exp_min=fmt.emin)
 
 
 class FpAdd(PipelinedUnit):

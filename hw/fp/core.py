@@ -13,12 +13,14 @@ Conventions (mirrored exactly by :mod:`pimforge.sim.golden.fp.core`):
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Mux, Signal, signed, unsigned
+from amaranth.hdl import Cat, Const, Mux, Signal, Value, signed, unsigned
 
 from pimforge.base.formats import FloatFormat
+from pimforge.hw.core.pipeline import levels
 
-__all__ = ["exp_shape", "unpack", "lzc", "shift_right_sticky", "round_shift", "round_finish",
-           "round_pack", "special_result", "aligned_add_stages"]
+__all__ = ["exp_shape", "unpack", "lzc", "shift_right_sticky", "shift_steps", "amount_bits",
+           "shifter_stages", "multiply_stages", "round_stages", "round_pack", "run_stages", "special_result",
+           "aligned_add_stages", "pass_on", "lv_log", "lv_add", "lv_cmp", "lv_lzc"]
 
 
 def exp_shape(fmt: FloatFormat, extra: int = 0):
@@ -50,85 +52,331 @@ def unpack(m, fmt: FloatFormat, x, ftz: bool = False, name: str = "x") -> dict:
     }
 
 
-def lzc(m, value, name: str = "lzc"):
-    """Leading-zero count of ``value`` (its width when the value is zero), as a priority chain."""
-    width = len(value)
-    out = Signal(range(width + 1), name=name)
-    m.d.comb += out.eq(width)
-    # Later assignments win, so scan from the least significant bit up.
-    for i in range(width):
-        with m.If(value[i]):
-            m.d.comb += out.eq(width - 1 - i)
+def lv_log(width: int) -> int:
+    """ceil(log2(width)) for width >= 2 (the depth of a balanced reduction tree)."""
+    return max(1, (max(2, width) - 1).bit_length())
+
+
+def lv_add(width: int) -> int:
+    """Estimated gate levels of a ``width``-bit adder or subtractor (a prefix carry tree)."""
+    return 2 * lv_log(width) + 2
+
+
+def lv_cmp(width: int) -> int:
+    """Estimated gate levels of a ``width``-bit magnitude comparison."""
+    return lv_log(width) + 3
+
+
+def lv_lzc(width: int) -> int:
+    """Estimated gate levels of :func:`lzc` on ``width`` bits."""
+    return 2 * lv_log(width) + 1
+
+
+def pass_on(v: dict, drop=(), **new) -> dict:
+    """``v`` without the keys in ``drop``, plus ``new``: the dict a stage hands on (every key
+    becomes a register where a pipeline boundary falls, so consumed keys must be dropped)."""
+    out = {k: x for k, x in v.items() if k not in drop}
+    out.update(new)
     return out
+
+
+def lzc(m, value, name: str = "lzc"):
+    """Leading-zero count of ``value`` (its width when the value is zero), as a balanced tree:
+    the value is padded on the right to a power of two with a one and zeros, and pairs of halves
+    are merged (``zero = zero_hi & zero_lo``; ``count = zero_hi ? 1:count_lo : 0:count_hi``)."""
+    width = len(value)
+    n = width.bit_length()          # 2**n > width, so the padding holds at least the one
+    pad = (1 << n) - width
+    bits = Cat(Const(1 << (pad - 1), pad), value)
+
+    def tree(lo, size, depth):
+        if size == 1:
+            return ~bits[lo], None
+        half = size // 2
+        z_lo, c_lo = tree(lo, half, depth + 1)
+        z_hi, c_hi = tree(lo + half, half, depth + 1)
+        zero = Signal(name=f"{name}_z{depth}_{lo}")
+        cnt = Signal(n - depth, name=f"{name}_c{depth}_{lo}")
+        lo_part = Cat(c_lo, Const(1, 1)) if c_lo is not None else Const(1, 1)
+        hi_part = Cat(c_hi, Const(0, 1)) if c_hi is not None else Const(0, 1)
+        m.d.comb += [zero.eq(z_hi & z_lo), cnt.eq(Mux(z_hi, lo_part, hi_part))]
+        return zero, cnt
+
+    _, count = tree(0, 1 << n, 0)
+    out = Signal(range(width + 1), name=name)
+    m.d.comb += out.eq(count)
+    return out
+
+
+def shift_steps(m, value, amount, bits, left: bool, sticky=None, name: str = "sh"):
+    """Part of a logarithmic shifter: shift ``value`` by ``2**j`` for each ``j`` in ``bits``
+    whose ``amount`` bit is set (``j = None`` stands for all amount bits from ``value``'s width
+    up, which shift everything out).  A right shift with ``sticky`` (a 1-bit value) ORs every bit
+    it shifts out into the returned sticky.  Returns ``(shifted, sticky)``."""
+    width = len(value)
+    top = width.bit_length()
+    cur = value
+    for j in bits:
+        if j is None:
+            if len(amount) <= top:
+                continue
+            on = amount[top:] != 0
+            step = Const(0, width)
+            lost = cur != 0
+            tag = "ov"
+        elif j >= len(amount):
+            continue
+        else:
+            on = amount[j]
+            s = 1 << j
+            step = (cur << s)[:width] if left else cur >> s
+            lost = cur[:min(s, width)] != 0
+            tag = str(j)
+        if sticky is not None and not left:
+            st = Signal(name=f"{name}_st{tag}")
+            m.d.comb += st.eq(sticky | (on & lost))
+            sticky = st
+        nxt = Signal(width, name=f"{name}_s{tag}")
+        m.d.comb += nxt.eq(Mux(on, step, cur))
+        cur = nxt
+    return cur, sticky
+
+
+def amount_bits(width: int, amount_width: int, limit: int | None = None) -> list:
+    """The steps :func:`shift_steps` needs for a ``width``-bit value and an ``amount_width``-bit
+    amount (at most ``limit`` when given): one per amount bit below ``width``'s bit length, plus
+    ``None`` for the higher bits."""
+    if limit is not None:
+        amount_width = min(amount_width, max(1, limit.bit_length()))
+    top = width.bit_length()
+    bits = list(range(min(top, amount_width)))
+    return bits + ([None] if amount_width > top else [])
 
 
 def shift_right_sticky(m, value, amount, name: str = "srs"):
     """``value >> amount`` with the OR of the bits shifted out placed in the result's LSB."""
-    width = len(value)
-    amt = Signal(range(width + 2), name=f"{name}_amt")
-    m.d.comb += amt.eq(Mux(amount > width + 1, width + 1, amount))
-    shifted = Signal(width, name=f"{name}_val")
-    m.d.comb += shifted.eq(value >> amt)
-    lost = Signal(name=f"{name}_lost")
-    m.d.comb += lost.eq((shifted << amt)[:width] != value)
-    return shifted | lost
+    out, lost = shift_steps(m, value, amount, amount_bits(len(value), len(amount)), False,
+                            Const(0, 1), name=name)
+    return out | lost
 
 
-def round_shift(m, fmt: FloatFormat, exp, sig, name: str = "rp") -> dict:
-    """First half of round_pack: normalize or denormalize ``sig`` so its MSB has weight
-    ``2**e_out`` with ``e_out >= emin``."""
-    width = len(sig)
-    assert width >= fmt.precision + 2, "round_pack needs precision + 2 significand bits"
-    lz = lzc(m, sig, name=f"{name}_lz")
-    eshape = signed(max(len(exp), fmt.exp_bits + 2) + 2)
-    e_norm = Signal(eshape, name=f"{name}_enorm")
-    m.d.comb += e_norm.eq(exp - lz)
-    shl = Signal(eshape, name=f"{name}_shl")
-    m.d.comb += shl.eq(Mux(e_norm >= fmt.emin, lz, exp - fmt.emin))
-    e_out = Signal(eshape, name=f"{name}_eout")
-    m.d.comb += e_out.eq(Mux(e_norm >= fmt.emin, e_norm, fmt.emin))
-    shl_pos = Signal(range(width + 1), name=f"{name}_shlpos")
-    m.d.comb += shl_pos.eq(Mux(shl >= 0, shl, 0))
-    shr = Signal(unsigned(len(shl)), name=f"{name}_shr")
-    m.d.comb += shr.eq(Mux(shl < 0, -shl, 0))
-    left = Signal(width, name=f"{name}_left")
-    m.d.comb += left.eq((sig << shl_pos)[:width])
-    right = shift_right_sticky(m, sig, shr, name=f"{name}_r")
-    mag = Signal(width, name=f"{name}_mag")
-    m.d.comb += mag.eq(Mux(shl >= 0, left, right))
-    return {"e_out": e_out, "mag": mag}
+def shifter_stages(src: str, amt: str, dst: str, width: int, steps: list, left: bool,
+                   groups: int, name: str, sticky: bool = False) -> list:
+    """A log shifter over ``groups`` stages: ``v[dst] = v[src]`` shifted by ``v[amt]`` (``steps``
+    from :func:`amount_bits`); a sticky right shift ORs the lost bits into the LSB."""
+    groups = max(1, min(groups, len(steps)))
+    chunks = [steps[i * len(steps) // groups:(i + 1) * len(steps) // groups] for i in range(groups)]
+    out = []
+    for g, chunk in enumerate(chunks):
+        first, last = g == 0, g == len(chunks) - 1
 
-
-def round_finish(m, fmt: FloatFormat, sign, e_out, mag, ftz: bool = False, name: str = "rp"):
-    """Second half of round_pack: round to nearest even and pack into ``fmt`` bits."""
-    width = len(mag)
-    p = fmt.precision
-    mant = mag[width - p:]
-    guard = mag[width - p - 1]
-    sticky = mag[:width - p - 1] != 0
-    round_up = guard & (sticky | mant[0])
-    mant_r = Signal(p + 1, name=f"{name}_mantr")
-    m.d.comb += mant_r.eq(mant + round_up)
-    carry = mant_r[p]
-    hidden = mant_r[p - 1] | carry
-    e_fin = Signal(signed(len(e_out) + 1), name=f"{name}_efin")
-    m.d.comb += e_fin.eq(e_out + carry + fmt.bias)
-    overflow = hidden & (e_fin >= fmt.exp_all_ones)
-    frac = Mux(carry, 0, mant_r[:fmt.frac_bits])
-    biased = Mux(hidden, e_fin[:fmt.exp_bits], 0)
-    out = Signal(fmt.width, name=f"{name}_out")
-    with m.If(overflow):
-        m.d.comb += out.eq(Cat(Const(0, fmt.frac_bits), Const(fmt.exp_all_ones, fmt.exp_bits), sign))
-    with m.Elif(Const(ftz) & ~hidden):
-        m.d.comb += out.eq(Cat(Const(0, fmt.width - 1), sign))
-    with m.Else():
-        m.d.comb += out.eq(Cat(frac, biased, sign))
+        def st(m, v, chunk=chunk, first=first, last=last, g=g):
+            cur = v[src] if first else v[f"{name}_cur"]
+            lost = (Const(0, 1) if first else v[f"{name}_lost"]) if sticky else None
+            cur, lost = shift_steps(m, cur, v[amt], chunk, left, lost, name=f"{name}{g}")
+            drop = [src, f"{name}_cur", f"{name}_lost"] + ([amt] if last else [])
+            if last:
+                return pass_on(v, drop, **{dst: cur | lost if sticky else cur})
+            extra = {f"{name}_lost": lost} if sticky else {}
+            return pass_on(v, drop, **{f"{name}_cur": cur}, **extra)
+        st.levels = len(chunk) + (2 if sticky else 0) + (lv_log(width) if last and sticky else 0)
+        out.append(st)
     return out
 
 
+def _dual_shift_stages(width: int, left_steps: list, right_steps: list, groups: int) -> list:
+    """``rp_mag`` = ``sig << rp_shl`` or, when ``rp_shr`` is non-zero (then ``rp_shl`` is 0),
+    ``sig >> rp_shr`` with sticky: both shifters advance side by side over ``groups`` stages
+    and the last one selects."""
+    n = max(len(left_steps), len(right_steps))
+    groups = max(1, min(groups, n))
+    cut = lambda steps, g: steps[g * len(steps) // groups:(g + 1) * len(steps) // groups]  # noqa: E731
+    out = []
+    for g in range(groups):
+        first, last = g == 0, g == groups - 1
+
+        def st(m, v, g=g, first=first, last=last):
+            lc = v["sig"] if first else v["rp_lcur"]
+            rc = v["sig"] if first else v["rp_rcur"]
+            lost = Const(0, 1) if first else v["rp_rlost"]
+            lc, _ = shift_steps(m, lc, v["rp_shl"], cut(left_steps, g), True, name=f"rp_l{g}")
+            rc, lost = shift_steps(m, rc, v["rp_shr"], cut(right_steps, g), False, lost,
+                                   name=f"rp_r{g}")
+            drop = ["sig", "rp_lcur", "rp_rcur", "rp_rlost"] + (["rp_shl", "rp_shr"] if last else [])
+            if last:
+                mag = Signal(width, name="rp_mag")
+                m.d.comb += mag.eq(Mux(v["rp_shr"] != 0, rc | lost, lc))
+                return pass_on(v, drop, rp_mag=mag)
+            return pass_on(v, drop, rp_lcur=lc, rp_rcur=rc, rp_rlost=lost)
+        st.levels = max(len(cut(left_steps, g)), len(cut(right_steps, g))) + 1 + (2 if last else 0)
+        out.append(st)
+    return out
+
+
+def multiply_stages(a_key: str, b_key: str, out_key: str, width_a: int, width_b: int) -> list:
+    """An unsigned multiplier as pipeline stages: ``v[out] = v[a] * v[b]``, exact.
+
+    The rows ``a & b[i]`` (shifted by ``i``) are reduced by a carry-save (Wallace) tree of 3:2
+    counters, one counter level per stage, and the last two rows are added by one carry-propagate
+    adder; so every ``pipeline_depth`` can cut inside the multiplier (a ``*`` would become one
+    FPGA DSP block or one array multiplier, neither cut by registers).
+    """
+    width = width_a + width_b
+    counts = [width_b]
+    while counts[-1] > 2:
+        n = counts[-1]
+        counts.append(2 * (n // 3) + n % 3)
+    key = lambda lvl, i: f"{out_key}_r{lvl}_{i}"  # noqa: E731
+
+    def rows_of(v, lvl):
+        if lvl == 0:
+            a, b = v[a_key], v[b_key]
+            return [Value.cast(Mux(b[i], a, 0)) << i for i in range(width_b)], [a_key, b_key]
+        drop = [key(lvl, i) for i in range(counts[lvl])]
+        return [v[k] for k in drop], drop
+
+    out = []
+    for lvl in range(len(counts) - 1):
+        def csa(m, v, lvl=lvl):
+            rows, drop = rows_of(v, lvl)
+            nxt = []
+            for g in range(0, len(rows) - 2, 3):
+                x, y, z = rows[g:g + 3]
+                s_ = Signal(width, name=f"{out_key}_s{lvl}_{g // 3}")
+                c_ = Signal(width, name=f"{out_key}_c{lvl}_{g // 3}")
+                m.d.comb += [s_.eq(x ^ y ^ z), c_.eq(((x & y) | (x & z) | (y & z)) << 1)]
+                nxt += [s_, c_]
+            nxt += rows[len(rows) - len(rows) % 3:]
+            return pass_on(v, drop, **{key(lvl + 1, i): r for i, r in enumerate(nxt)})
+        csa.levels = 3 + (lvl == 0)
+        out.append(csa)
+
+    def cpa(m, v):
+        rows, drop = rows_of(v, len(counts) - 1)
+        prod = Signal(width, name=out_key)
+        m.d.comb += prod.eq(sum(rows))
+        return pass_on(v, drop, **{out_key: prod})
+    cpa.levels = lv_add(width)
+    return out + [cpa]
+
+
+def round_stages(fmt: FloatFormat, ftz: bool, width: int, post, exp_min: int | None = None,
+                 shift_groups: int = 1) -> list:
+    """Normalize, round to nearest even and pack, as pipeline stages.
+
+    Consumes keys ``sig`` (``width`` bits, MSB weight ``2**exp``, sticky already in the LSB),
+    ``exp`` (signed) and ``sign``; every other key passes through.  The last stage calls
+    ``post(m, v, rounded)`` with the remaining keys (``sign`` included) and the packed result, and returns its dict
+    (so each operator adds its own special cases there).  ``exp_min``, a lower bound of ``exp``
+    known from the operator, removes logic that cannot matter: no subnormal clamp of the left
+    shift when ``exp_min - width >= emin``, no right shift when ``exp_min >= emin``.
+    Same function as :func:`round_pack` bit for bit.
+    """
+    assert width >= fmt.precision + 2, "round_pack needs precision + 2 significand bits"
+    p = fmt.precision
+    limited = exp_min is None or exp_min - width < fmt.emin
+    right = exp_min is None or exp_min < fmt.emin
+    shr_max = None if exp_min is None else fmt.emin - exp_min
+    eshape_of = lambda e: signed(max(len(e), fmt.exp_bits + 2) + 2)  # noqa: E731
+
+    def count(m, v):
+        lz = lzc(m, v["sig"], name="rp_lz")
+        new = {"rp_lz": lz}
+        if limited:
+            d = Signal(eshape_of(v["exp"]), name="rp_d")
+            m.d.comb += d.eq(v["exp"] - fmt.emin)
+            new["rp_d"] = d
+        return pass_on(v, (), **new)
+    count.levels = lv_lzc(width)
+
+    def amount(m, v):
+        lz, exp = v["rp_lz"], v["exp"]
+        eshape = eshape_of(exp)
+        e_norm = Signal(eshape, name="rp_enorm")
+        m.d.comb += e_norm.eq(exp - lz)
+        shl = Signal(range(width + 1), name="rp_shl")
+        e_out = Signal(eshape, name="rp_eout")
+        new = {}
+        if not limited:
+            m.d.comb += [shl.eq(lz), e_out.eq(e_norm)]
+        else:
+            d = v["rp_d"]
+            normal = (d >= 0) & (lz <= d.as_unsigned()) if right else lz <= d.as_unsigned()
+            m.d.comb += [shl.eq(Mux(normal, lz, Mux(d >= 0, d.as_unsigned(), 0))),
+                         e_out.eq(Mux(normal, e_norm, fmt.emin))]
+            if right:
+                shr = Signal(range(shr_max + 1) if shr_max is not None else len(d), name="rp_shr")
+                m.d.comb += shr.eq(Mux(d < 0, -d, 0))
+                new["rp_shr"] = shr
+        return pass_on(v, ("rp_lz", "rp_d", "exp"), rp_shl=shl, rp_eout=e_out, **new)
+    amount.levels = lv_cmp(fmt.exp_bits + 6) + 2
+
+    stages = [count, amount]
+    left_steps = amount_bits(width, width.bit_length())
+    if right:
+        stages += _dual_shift_stages(width, left_steps, amount_bits(width, 32, shr_max),
+                                     shift_groups)
+    else:
+        stages += shifter_stages("sig", "rp_shl", "rp_mag", width, left_steps, True,
+                                 shift_groups, "rp_l")
+    mag_key = "rp_mag"
+
+    def decide(m, v):
+        mag = v[mag_key]
+        guard = mag[width - p - 1]
+        sticky = mag[:width - p - 1] != 0
+        up = Signal(name="rp_up")
+        m.d.comb += up.eq(guard & (sticky | mag[width - p]))
+        return pass_on(v, (mag_key,), rp_mant=mag[width - p:], rp_up=up)
+    decide.levels = lv_log(width - p) + 2
+
+    def rnd(m, v):
+        # The exponent paths run beside the increment: e_out + bias and e_out + bias + 1 for the
+        # two carry outcomes, and the overflow tests against constants (e_fin >= all ones is
+        # e_out + carry >= emax + 1), so the last stage only selects.
+        e_out = v["rp_eout"]
+        mant_r = Signal(p + 1, name="rp_mantr")
+        e_b = Signal(signed(len(e_out) + 1), name="rp_eb")
+        e_b1 = Signal(signed(len(e_out) + 1), name="rp_eb1")
+        m.d.comb += [mant_r.eq(v["rp_mant"] + v["rp_up"]), e_b.eq(e_out + fmt.bias),
+                     e_b1.eq(e_out + (fmt.bias + 1))]
+        return pass_on(v, ("rp_mant", "rp_up", "rp_eout"), rp_mantr=mant_r, rp_eb=e_b[:fmt.exp_bits],
+                       rp_eb1=e_b1[:fmt.exp_bits], rp_ov0=e_out > fmt.emax, rp_ov1=e_out >= fmt.emax)
+    rnd.levels = lv_add(p + 1)
+
+    def pack(m, v):
+        mant_r, sign = v["rp_mantr"], v["sign"]
+        carry = mant_r[p]
+        hidden = mant_r[p - 1] | carry
+        overflow = hidden & Mux(carry, v["rp_ov1"], v["rp_ov0"])
+        frac = Mux(carry, 0, mant_r[:fmt.frac_bits])
+        biased = Mux(hidden, Mux(carry, v["rp_eb1"], v["rp_eb"]), 0)
+        out = Signal(fmt.width, name="rp_out")
+        with m.If(overflow):
+            m.d.comb += out.eq(Cat(Const(0, fmt.frac_bits), Const(fmt.exp_all_ones, fmt.exp_bits),
+                                   sign))
+        with m.Elif(Const(ftz) & ~hidden):
+            m.d.comb += out.eq(Cat(Const(0, fmt.width - 1), sign))
+        with m.Else():
+            m.d.comb += out.eq(Cat(frac, biased, sign))
+        return post(m, pass_on(v, ("rp_mantr", "rp_eb", "rp_eb1", "rp_ov0", "rp_ov1")), out)
+    pack.levels = 4
+
+    return stages + [decide, rnd, pack]
+
+
+def run_stages(m, stages, values: dict) -> dict:
+    """Chain ``stages`` combinationally (no registers)."""
+    for st in stages:
+        values = st(m, values)
+    return values
+
+
 def round_pack(m, fmt: FloatFormat, sign, exp, sig, ftz: bool = False, name: str = "rp"):
-    r = round_shift(m, fmt, exp, sig, name=name)
-    return round_finish(m, fmt, sign, r["e_out"], r["mag"], ftz=ftz, name=name)
+    """Combinational normalize, round and pack (the stages of :func:`round_stages`, chained)."""
+    out = run_stages(m, round_stages(fmt, ftz, len(sig), lambda m_, v, r: {"r": r}),
+                     {"sign": sign, "exp": exp, "sig": sig})
+    return out["r"]
 
 
 def special_result(fmt: FloatFormat, is_nan, is_inf, inf_sign, rounded):
@@ -138,7 +386,7 @@ def special_result(fmt: FloatFormat, is_nan, is_inf, inf_sign, rounded):
     return Mux(is_nan, nan, Mux(is_inf, inf, rounded))
 
 
-def aligned_add_stages(fmt: FloatFormat, ftz: bool, width: int) -> list:
+def aligned_add_stages(fmt: FloatFormat, ftz: bool, width: int, exp_min: int | None = None) -> list:
     """The shared tail of ``fp_add`` and ``fp_fma`` as pipeline stages: exact add or subtract of
     two aligned significands, normalize, round and pack.
 
@@ -146,22 +394,32 @@ def aligned_add_stages(fmt: FloatFormat, ftz: bool, width: int) -> list:
     the LSB of ``small``), their signs ``s_big``/``s_small``, ``e_big`` (exponent of ``big``'s
     MSB), and the special-case flags ``nan``, ``inf``, ``inf_sign``.  ``width`` is the width of
     the sum (one carry bit above the operands).  An exact-zero sum is +0 unless both addends
-    are negative (IEEE 754 round-to-nearest rule).
+    are negative (IEEE 754 round-to-nearest rule).  ``exp_min`` bounds ``e_big`` from below
+    (see :func:`round_stages`).
     """
-    keep = ("nan", "inf", "inf_sign")
-
     def addsub(m, v):
-        same = v["s_big"] == v["s_small"]
-        total = Mux(same, v["big"] + v["small"], v["big"] - v["small"])[:width]
-        sign = Mux(total == 0, v["s_big"] & v["s_small"], v["s_big"])
-        return {**{k: v[k] for k in keep}, "sign": sign, "exp": v["e_big"] + 1, "sum": total}
+        same = Signal(name="add_same")
+        m.d.comb += same.eq(v["s_big"] == v["s_small"])
+        small = Signal(width, name="add_small")
+        m.d.comb += small.eq(v["small"])
+        total = Signal(width, name="add_sum")
+        # big - small = big + ~small + 1 (mod 2**width); |big| >= |small| keeps it non-negative.
+        # The carry-in rides in an extra low bit of both operands, so this is one two-input adder.
+        wide = Signal(width + 1, name="add_wide")
+        m.d.comb += [wide.eq(Cat(~same, v["big"]) + Cat(~same, Mux(same, small, ~small))),
+                     total.eq(wide[1:])]
+        exp = Signal(signed(len(v["e_big"]) + 1), name="add_exp")
+        m.d.comb += exp.eq(v["e_big"] + 1)
+        return pass_on(v, ("big", "small", "e_big"), sig=total, exp=exp)
+    addsub.levels = lv_add(width) + 1
 
-    def normalize(m, v):
-        r = round_shift(m, fmt, v["exp"], v["sum"], name="rp")
-        return {**{k: v[k] for k in keep + ("sign",)}, **r}
+    def sign(m, v):
+        s = Mux(v["sig"] == 0, v["s_big"] & v["s_small"], v["s_big"])
+        return pass_on(v, ("s_big", "s_small"), sign=s)
+    sign.levels = 1  # a zero test beside the leading-zero count
 
-    def finish(m, v):
-        rounded = round_finish(m, fmt, v["sign"], v["e_out"], v["mag"], ftz=ftz, name="rp")
+    def post(m, v, rounded):
         return {"r": special_result(fmt, v["nan"], v["inf"], v["inf_sign"], rounded)}
 
-    return [addsub, normalize, finish]
+    return [addsub, sign] + round_stages(fmt, ftz, width, post,
+                                         None if exp_min is None else exp_min + 1, shift_groups=2)

@@ -8,11 +8,11 @@ The same datapath with a narrower operand format gives the widening multiply
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const
+from amaranth.hdl import Cat, Const, Signal
 
 from pimforge.hw.core.component import PipelinedUnit
 from pimforge.hw.core.payload import fp
-from pimforge.hw.core.pipeline import streaming_cycles
+from pimforge.hw.core.pipeline import levels, streaming_cycles
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp import core
 from pimforge.hw.fp.config import FORMAT_PRESETS, FpConfig
@@ -34,28 +34,29 @@ def mul_wide_stages(src, dst, ftz):
     The PAM score path uses it for fp16 Q x K products in fp32.
     """
     pad = max(0, dst.precision + 2 - 2 * src.precision)
+    p = src.precision
 
-    def multiply(m, v):
+    @levels(core.lv_log(src.exp_bits) + 2)
+    def unpack(m, v):
         a = core.unpack(m, src, v["a"], ftz, name="a")
         b = core.unpack(m, src, v["b"], ftz, name="b")
         # Inf * 0 is invalid; any other Inf operand gives an Inf of the product's sign.
         invalid = (a["inf"] & b["zero"]) | (a["zero"] & b["inf"])
-        prod = a["sig"] * b["sig"]
-        return {
-            "sign": a["sign"] ^ b["sign"], "exp": a["exp"] + b["exp"] + 1,
-            "prod": Cat(Const(0, pad), prod) if pad else prod,
-            "nan": a["nan"] | b["nan"] | invalid, "inf": a["inf"] | b["inf"],
-        }
+        exp = Signal(core.exp_shape(src, 1), name="prod_exp")
+        m.d.comb += exp.eq(a["exp"] + b["exp"] + 1)
+        return {"sign": a["sign"] ^ b["sign"], "exp": exp, "sa": a["sig"], "sb": b["sig"],
+                "nan": a["nan"] | b["nan"] | invalid, "inf": a["inf"] | b["inf"]}
 
-    def normalize(m, v):
-        r = core.round_shift(m, dst, v["exp"], v["prod"], name="rp")
-        return {**{k: v[k] for k in ("nan", "inf", "sign")}, **r}
+    def widen(m, v):
+        return core.pass_on(v, ("prod",), sig=Cat(Const(0, pad), v["prod"]) if pad else v["prod"])
+    widen.levels = 0
 
-    def finish(m, v):
-        rounded = core.round_finish(m, dst, v["sign"], v["e_out"], v["mag"], ftz=ftz, name="rp")
+    def post(m, v, rounded):
         return {"r": core.special_result(dst, v["nan"], v["inf"], v["sign"], rounded)}
 
-    return [multiply, normalize, finish]
+    # exp >= 2 * emin + 1 (two subnormal operands' exponents)
+    return [unpack] + core.multiply_stages("sa", "sb", "prod", p, p) + [widen] + core.round_stages(
+        dst, ftz, 2 * p + pad, post, exp_min=2 * src.emin + 1, shift_groups=2)
 
 
 class FpMul(PipelinedUnit):

@@ -102,7 +102,7 @@ def float_op(m, kind: str, fmt, op_depth: int, operands: dict, valid=None, side=
         carry = delay(m, side, depth, f"{name}_p")
         return values, carry.pop("_valid", None), carry
     stages = _stages(kind, fmt, src)
-    counts = register_positions(len(stages), depth)
+    counts = register_positions(stages, depth)
     values = dict(operands)
     carry = dict(side)
     idx = 0
