@@ -18,7 +18,7 @@ def test_list_shows_every_unit_and_preset(capsys):
 def test_list_verbose_documents_fields(capsys):
     assert main(["list", "-v"]) == 0
     out = capsys.readouterr().out
-    assert "pipeline_depth: register stages" in out and "(an integer in 0..8)" in out
+    assert "pipeline_depth: register stages" in out and "(an integer in 0..16)" in out
 
 
 def test_config_prints_loadable_yaml(capsys, tmp_path):

@@ -21,7 +21,7 @@ class FpConfig(UnitConfig):
     UNIT = "fp"
     fmt: FloatFormat = param(FP16, "float format of operands and result", kind="format")
     pipeline_depth: int = param(2, "register stages between input and output (latency in cycles)",
-                                lo=0, hi=8)
+                                lo=0, hi=16)
     ftz: bool = param(False, "flush subnormal inputs and outputs to signed zero")
 
 
@@ -33,7 +33,7 @@ class FpConvertConfig(UnitConfig):
     src: FloatFormat = param(FP16, "input float format", kind="format")
     dst: FloatFormat = param(FloatFormat(8, 23), "output float format", kind="format")
     pipeline_depth: int = param(1, "register stages between input and output (latency in cycles)",
-                                lo=0, hi=8)
+                                lo=0, hi=16)
     ftz: bool = param(False, "flush subnormal inputs and outputs to signed zero")
 
 
@@ -45,5 +45,5 @@ class FpFuncConfig(UnitConfig):
     fmt: FloatFormat = param(FP16, "float format of input and result (fp16 or fp32)", kind="format",
                              check=lambda v, c: None if v.name in ("fp16", "fp32") else "fp16, fp32")
     pipeline_depth: int = param(3, "register stages between input and output (latency in cycles)",
-                                lo=0, hi=8)
+                                lo=0, hi=16)
     ftz: bool = param(False, "flush subnormal inputs and outputs to signed zero")

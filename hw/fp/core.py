@@ -20,7 +20,7 @@ from pimforge.hw.core.pipeline import levels
 
 __all__ = ["exp_shape", "unpack", "lzc", "shift_right_sticky", "shift_steps", "amount_bits",
            "shifter_stages", "multiply_stages", "round_stages", "round_pack", "run_stages", "special_result",
-           "aligned_add_stages", "pass_on", "lv_log", "lv_add", "lv_cmp", "lv_lzc"]
+           "aligned_add_stages", "pass_on", "LV_MUX", "lv_log", "lv_add", "lv_cmp", "lv_lzc"]
 
 
 def exp_shape(fmt: FloatFormat, extra: int = 0):
@@ -35,7 +35,9 @@ def unpack(m, fmt: FloatFormat, x, ftz: bool = False, name: str = "x") -> dict:
     e_zero = e_field == 0
     e_ones = e_field == fmt.exp_all_ones
     exp = Signal(exp_shape(fmt), name=f"{name}_exp")
-    m.d.comb += exp.eq(Mux(e_zero, fmt.emin, e_field - fmt.bias))
+    # a zero exponent field reads as 1 (emin = 1 - bias): no multiplexer after the subtraction
+    raw = Cat(e_field[0] | e_zero, e_field[1:])
+    m.d.comb += exp.eq(raw - fmt.bias)
     if ftz:
         sig = Mux(e_zero, 0, Cat(f_field, Const(1, 1)))
         is_zero = e_zero
@@ -45,11 +47,17 @@ def unpack(m, fmt: FloatFormat, x, ftz: bool = False, name: str = "x") -> dict:
     return {
         "sign": sign,
         "exp": exp,
+        "exp_raw": raw,
         "sig": sig,
         "zero": is_zero,
         "inf": e_ones & (f_field == 0),
         "nan": e_ones & (f_field != 0),
     }
+
+
+# Gate levels of one 2:1 multiplexer step (an AND-OR pair; on an FPGA one LUT and its routing,
+# which costs about as much as a short carry chain, so shifters must not be under-weighted).
+LV_MUX = 2
 
 
 def lv_log(width: int) -> int:
@@ -164,7 +172,7 @@ def shifter_stages(src: str, amt: str, dst: str, width: int, steps: list, left: 
                    groups: int, name: str, sticky: bool = False) -> list:
     """A log shifter over ``groups`` stages: ``v[dst] = v[src]`` shifted by ``v[amt]`` (``steps``
     from :func:`amount_bits`); a sticky right shift ORs the lost bits into the LSB."""
-    groups = max(1, min(groups, len(steps)))
+    groups = max(1, min(max(groups, -(-len(steps) // 3)), len(steps)))
     chunks = [steps[i * len(steps) // groups:(i + 1) * len(steps) // groups] for i in range(groups)]
     out = []
     for g, chunk in enumerate(chunks):
@@ -179,17 +187,17 @@ def shifter_stages(src: str, amt: str, dst: str, width: int, steps: list, left: 
                 return pass_on(v, drop, **{dst: cur | lost if sticky else cur})
             extra = {f"{name}_lost": lost} if sticky else {}
             return pass_on(v, drop, **{f"{name}_cur": cur}, **extra)
-        st.levels = len(chunk) + (2 if sticky else 0) + (lv_log(width) if last and sticky else 0)
+        st.levels = LV_MUX * len(chunk) + (2 if sticky else 0) + (lv_log(width) if last and sticky else 0)
         out.append(st)
     return out
 
 
 def _dual_shift_stages(width: int, left_steps: list, right_steps: list, groups: int) -> list:
-    """``rp_mag`` = ``sig << rp_shl`` or, when ``rp_shr`` is non-zero (then ``rp_shl`` is 0),
+    """``rp_mag`` = ``sig << rp_shl`` or, when ``rp_rsel`` (then ``rp_shl`` is 0),
     ``sig >> rp_shr`` with sticky: both shifters advance side by side over ``groups`` stages
     and the last one selects."""
     n = max(len(left_steps), len(right_steps))
-    groups = max(1, min(groups, n))
+    groups = max(1, min(max(groups, -(-n // 3)), n))
     cut = lambda steps, g: steps[g * len(steps) // groups:(g + 1) * len(steps) // groups]  # noqa: E731
     out = []
     for g in range(groups):
@@ -202,13 +210,15 @@ def _dual_shift_stages(width: int, left_steps: list, right_steps: list, groups: 
             lc, _ = shift_steps(m, lc, v["rp_shl"], cut(left_steps, g), True, name=f"rp_l{g}")
             rc, lost = shift_steps(m, rc, v["rp_shr"], cut(right_steps, g), False, lost,
                                    name=f"rp_r{g}")
-            drop = ["sig", "rp_lcur", "rp_rcur", "rp_rlost"] + (["rp_shl", "rp_shr"] if last else [])
+            drop = ["sig", "rp_lcur", "rp_rcur", "rp_rlost"] + (
+                ["rp_shl", "rp_shr", "rp_rsel"] if last else [])
             if last:
                 mag = Signal(width, name="rp_mag")
-                m.d.comb += mag.eq(Mux(v["rp_shr"] != 0, rc | lost, lc))
+                m.d.comb += mag.eq(Mux(v["rp_rsel"], rc | lost, lc))
                 return pass_on(v, drop, rp_mag=mag)
             return pass_on(v, drop, rp_lcur=lc, rp_rcur=rc, rp_rlost=lost)
-        st.levels = max(len(cut(left_steps, g)), len(cut(right_steps, g))) + 1 + (2 if last else 0)
+        st.levels = (LV_MUX * max(len(cut(left_steps, g)), len(cut(right_steps, g))) + 1
+                     + (LV_MUX if last else 0))
         out.append(st)
     return out
 
@@ -307,7 +317,7 @@ def round_stages(fmt: FloatFormat, ftz: bool, width: int, post, exp_min: int | N
             if right:
                 shr = Signal(range(shr_max + 1) if shr_max is not None else len(d), name="rp_shr")
                 m.d.comb += shr.eq(Mux(d < 0, -d, 0))
-                new["rp_shr"] = shr
+                new["rp_shr"], new["rp_rsel"] = shr, d < 0
         return pass_on(v, ("rp_lz", "rp_d", "exp"), rp_shl=shl, rp_eout=e_out, **new)
     amount.levels = lv_cmp(fmt.exp_bits + 6) + 2
 

@@ -12,11 +12,11 @@ An exact zero sum is ``+0`` unless both the product and ``c`` are negative, so
 """
 from __future__ import annotations
 
-from amaranth.hdl import Mux, Signal
+from amaranth.hdl import Cat, Const, Mux, Signal
 
 from pimforge.hw.core.component import PipelinedUnit
 from pimforge.hw.core.payload import fp
-from pimforge.hw.core.pipeline import streaming_cycles
+from pimforge.hw.core.pipeline import levels, streaming_cycles
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp import core
 from pimforge.hw.fp.config import FORMAT_PRESETS, FpConfig
@@ -35,12 +35,16 @@ def fma_exp_extra(fmt) -> int:
 
 
 def fma_stages(fmt, ftz):
-    """The FMA datapath as pipeline stages over a dict with keys ``a``, ``b`` and ``c``."""
+    """The FMA datapath as pipeline stages over a dict with keys ``a``, ``b`` and ``c``: unpack,
+    carry-save multiply, leading-zero counts, normalize shifts (two stages), order, exponent
+    difference, alignment shift (two stages), then the shared add, normalize and round."""
     p = fmt.precision
     w = 2 * p          # normalized product / addend width
     eshape = core.exp_shape(fmt, fma_exp_extra(fmt))
+    norm_steps = core.amount_bits(w, w.bit_length())
 
-    def multiply(m, v):
+    @levels(core.lv_add(fmt.exp_bits + 1) + 1)
+    def unpack(m, v):
         a = core.unpack(m, fmt, v["a"], ftz, name="a")
         b = core.unpack(m, fmt, v["b"], ftz, name="b")
         c = core.unpack(m, fmt, v["c"], ftz, name="c")
@@ -48,47 +52,79 @@ def fma_stages(fmt, ftz):
         prod_inf = a["inf"] | b["inf"]
         invalid = ((a["inf"] & b["zero"]) | (a["zero"] & b["inf"])
                    | (prod_inf & c["inf"] & (s_prod != c["sign"])))
-        # c's significand placed at the top of w bits: MSB weight stays 2**exp_c.
-        c_wide = Signal(w, name="c_wide")
-        m.d.comb += c_wide.eq(c["sig"] << p)
+        # ea + eb + 1 = raw_a + raw_b + (1 - 2 bias): the constant is added a stage later
+        e_sum = Signal(fmt.exp_bits + 1, name="e_sum")
+        m.d.comb += e_sum.eq(a["exp_raw"] + b["exp_raw"])
         return {
-            "s_prod": s_prod, "s_c": c["sign"],
-            "e_prod": a["exp"] + b["exp"] + 1, "prod": a["sig"] * b["sig"],
-            "e_c": c["exp"], "c": c_wide,
+            "s_prod": s_prod, "s_c": c["sign"], "e_sum": e_sum, "sa": a["sig"], "sb": b["sig"],
+            "e_c": c["exp"], "sc": c["sig"],
             "nan": a["nan"] | b["nan"] | c["nan"] | invalid,
             "inf": prod_inf | c["inf"], "inf_sign": Mux(prod_inf, s_prod, c["sign"]),
         }
 
-    def align(m, v):
-        lz_p = core.lzc(m, v["prod"], name="prod_lz")
-        lz_c = core.lzc(m, v["c"], name="c_lz")
-        prod_n = Signal(w, name="prod_n")
-        c_n = Signal(w, name="c_n")
-        ep = Signal(eshape, name="ep")
-        ec = Signal(eshape, name="ec")
-        m.d.comb += [prod_n.eq((v["prod"] << lz_p)[:w]), c_n.eq((v["c"] << lz_c)[:w]),
-                     ep.eq(v["e_prod"] - lz_p), ec.eq(v["e_c"] - lz_c)]
+    @levels(core.lv_lzc(w))
+    def count(m, v):
+        # c's significand sits at the top of w bits (MSB weight stays 2**exp_c), so its
+        # leading-zero count is that of its p bits.
+        e_prod = Signal(eshape, name="e_prod")
+        m.d.comb += e_prod.eq(v["e_sum"] + (1 - 2 * fmt.bias))
+        return core.pass_on(v, ("e_sum",), lz_p=core.lzc(m, v["prod"], name="prod_lz"),
+                            lz_c=core.lzc(m, v["sc"], name="c_lz"), e_prod=e_prod)
+
+    def shift(g, groups):
+        def st(m, v):
+            first, last = g == 0, g == groups - 1
+            steps = norm_steps[g * len(norm_steps) // groups:(g + 1) * len(norm_steps) // groups]
+            pc = v["prod"] if first else v["pn_cur"]
+            cc = Cat(Const(0, p), v["sc"]) if first else v["cn_cur"]
+            pc, _ = core.shift_steps(m, pc, v["lz_p"], steps, True, name=f"pn{g}")
+            cc, _ = core.shift_steps(m, cc, v["lz_c"], steps, True, name=f"cn{g}")
+            drop = ["prod", "sc", "pn_cur", "cn_cur"]
+            if not last:
+                return core.pass_on(v, drop, pn_cur=pc, cn_cur=cc)
+            ep, ec = Signal(eshape, name="ep"), Signal(eshape, name="ec")
+            m.d.comb += [ep.eq(v["e_prod"] - v["lz_p"]), ec.eq(v["e_c"] - v["lz_c"])]
+            return core.pass_on(v, drop + ["lz_p", "lz_c", "e_prod", "e_c"], prod_n=pc, c_n=cc,
+                                ep=ep, ec=ec)
+        st.levels = core.LV_MUX * (len(norm_steps) // groups) + 1
+        return st
+
+    @levels(core.lv_cmp(w) + 3)
+    def order(m, v):
+        prod_n, c_n, ep, ec = v["prod_n"], v["c_n"], v["ep"], v["ec"]
         p_zero = prod_n[w - 1] == 0
         c_zero = c_n[w - 1] == 0
         # Zero operands always lose; otherwise compare (exponent, significand).
-        p_big = c_zero | (~p_zero & ((ep > ec) | ((ep == ec) & (prod_n >= c_n))))
+        p_big = Signal(name="p_big")
+        m.d.comb += p_big.eq(c_zero | (~p_zero & ((ep > ec) | ((ep == ec) & (prod_n >= c_n)))))
+        return core.pass_on(v, (), p_big=p_big)
+
+    @levels(core.lv_add(eshape.width) + 2)
+    def swap(m, v):
+        p_big = v["p_big"]
         e_big = Signal(eshape, name="e_big")
         e_small = Signal(eshape, name="e_small")
-        m.d.comb += [e_big.eq(Mux(p_big, ep, ec)), e_small.eq(Mux(p_big, ec, ep))]
+        m.d.comb += [e_big.eq(Mux(p_big, v["ep"], v["ec"])), e_small.eq(Mux(p_big, v["ec"], v["ep"]))]
         diff = e_big - e_small
         # diff < 0 only when the smaller operand is zero, where any shift gives zero.
-        amount = Mux(diff < 0, 0, diff).as_unsigned()
+        amount = Signal(eshape.width, name="align_amt")
+        m.d.comb += amount.eq(Mux(diff < 0, 0, diff))
         sig_small = Signal(w + 3, name="sig_small")
-        m.d.comb += sig_small.eq(Mux(p_big, c_n, prod_n) << 3)
-        small = core.shift_right_sticky(m, sig_small, amount, name="align")
         big = Signal(w + 3, name="sig_big")
-        m.d.comb += big.eq(Mux(p_big, prod_n, c_n) << 3)
-        return {**{k: v[k] for k in ("nan", "inf", "inf_sign", "s_prod", "s_c")},
-                "s_big": Mux(p_big, v["s_prod"], v["s_c"]),
-                "s_small": Mux(p_big, v["s_c"], v["s_prod"]),
-                "e_big": e_big, "big": big, "small": small}
+        m.d.comb += [sig_small.eq(Mux(p_big, v["c_n"], v["prod_n"]) << 3),
+                     big.eq(Mux(p_big, v["prod_n"], v["c_n"]) << 3)]
+        return core.pass_on(v, ("p_big", "ep", "ec", "prod_n", "c_n", "s_prod", "s_c"),
+                            s_big=Mux(p_big, v["s_prod"], v["s_c"]),
+                            s_small=Mux(p_big, v["s_c"], v["s_prod"]),
+                            e_big=e_big, big=big, sig_small=sig_small, align_amt=amount)
 
-    return [multiply, align] + core.aligned_add_stages(fmt, ftz, w + 4)
+    align = core.shifter_stages("sig_small", "align_amt", "small", w + 3,
+                                core.amount_bits(w + 3, eshape.width), False, 2, "align",
+                                sticky=True)
+    return ([unpack] + core.multiply_stages("sa", "sb", "prod", p, p) + [count]
+            + [shift(0, 2), shift(1, 2), order, swap] + align
+            # e_big >= the lowest normalized product exponent (a zero c always loses)
+            + core.aligned_add_stages(fmt, ftz, w + 4, exp_min=2 * fmt.emin + 1 - w))
 
 
 class FpFma(PipelinedUnit):

@@ -36,19 +36,24 @@ def mul_wide_stages(src, dst, ftz):
     pad = max(0, dst.precision + 2 - 2 * src.precision)
     p = src.precision
 
-    @levels(core.lv_log(src.exp_bits) + 2)
+    @levels(core.lv_add(src.exp_bits + 1) + 1)
     def unpack(m, v):
         a = core.unpack(m, src, v["a"], ftz, name="a")
         b = core.unpack(m, src, v["b"], ftz, name="b")
         # Inf * 0 is invalid; any other Inf operand gives an Inf of the product's sign.
         invalid = (a["inf"] & b["zero"]) | (a["zero"] & b["inf"])
-        exp = Signal(core.exp_shape(src, 1), name="prod_exp")
-        m.d.comb += exp.eq(a["exp"] + b["exp"] + 1)
-        return {"sign": a["sign"] ^ b["sign"], "exp": exp, "sa": a["sig"], "sb": b["sig"],
+        # ea + eb + 1 = raw_a + raw_b + (1 - 2 bias): the constant is added after the multiplier
+        e_sum = Signal(src.exp_bits + 1, name="e_sum")
+        m.d.comb += e_sum.eq(a["exp_raw"] + b["exp_raw"])
+        return {"sign": a["sign"] ^ b["sign"], "e_sum": e_sum, "sa": a["sig"], "sb": b["sig"],
                 "nan": a["nan"] | b["nan"] | invalid, "inf": a["inf"] | b["inf"]}
 
     def widen(m, v):
-        return core.pass_on(v, ("prod",), sig=Cat(Const(0, pad), v["prod"]) if pad else v["prod"])
+        # beside the multiplier's last adder: its input has been registered since unpack
+        exp = Signal(core.exp_shape(src, 1), name="prod_exp")
+        m.d.comb += exp.eq(v["e_sum"] + (1 - 2 * src.bias))
+        return core.pass_on(v, ("prod", "e_sum"), exp=exp,
+                            sig=Cat(Const(0, pad), v["prod"]) if pad else v["prod"])
     widen.levels = 0
 
     def post(m, v, rounded):
