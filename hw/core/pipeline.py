@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from amaranth.hdl import Mux, Signal, Value
 
-__all__ = ["build_pipeline", "register_positions", "segment_levels", "levels", "stage_levels",
+__all__ = ["build_pipeline", "register_positions", "segment_levels", "levels", "stage_levels", "parallel",
            "streaming_cycles"]
 
 
@@ -34,6 +34,22 @@ def levels(n: int):
 def stage_levels(stage) -> int:
     """A stage's estimated logic depth (1 when it carries no estimate)."""
     return getattr(stage, "levels", 1)
+
+
+def parallel(*stage_lists) -> list:
+    """Stage lists over disjoint keys, run side by side: stage ``i`` of the result applies stage
+    ``i`` of every list (those that have one), and its level estimate is the largest of them."""
+    out = []
+    for i in range(max(len(lst) for lst in stage_lists)):
+        group = [lst[i] for lst in stage_lists if i < len(lst)]
+
+        def st(m, v, group=group):
+            for g in group:
+                v = g(m, v)
+            return v
+        st.levels = max(stage_levels(g) for g in group)
+        out.append(st)
+    return out
 
 
 def _weights(stages) -> list:

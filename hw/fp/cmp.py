@@ -14,7 +14,7 @@ from amaranth.hdl import Cat, Const, Mux
 
 from pimforge.hw.core.component import PipelinedUnit
 from pimforge.hw.core.payload import flag, fp
-from pimforge.hw.core.pipeline import streaming_cycles
+from pimforge.hw.core.pipeline import levels, streaming_cycles
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp import core
 from pimforge.hw.fp.config import FpConfig
@@ -29,6 +29,7 @@ def cmp_stages(fmt, ftz):
     """The compare datapath as pipeline stages over a dict with keys ``a`` and ``b``."""
     mag_bits = fmt.width - 1
 
+    @levels(core.lv_cmp(mag_bits) + 3)
     def order(m, v):
         a = core.unpack(m, fmt, v["a"], ftz, name="a")
         b = core.unpack(m, fmt, v["b"], ftz, name="b")
@@ -49,6 +50,7 @@ def cmp_stages(fmt, ftz):
         return {"less": lt, "equal": eq, "greater": gt, "unordered": unordered, "a_below": a_below,
                 "a": Cat(mag_a, a["sign"]), "b": Cat(mag_b, b["sign"])}
 
+    @levels(core.LV_MUX + 1)
     def select(m, v):
         nan = Const(fmt.canonical_nan, fmt.width)
         hi = Mux(v["a_below"], v["b"], v["a"])

@@ -45,5 +45,5 @@ class FpFuncConfig(UnitConfig):
     fmt: FloatFormat = param(FP16, "float format of input and result (fp16 or fp32)", kind="format",
                              check=lambda v, c: None if v.name in ("fp16", "fp32") else "fp16, fp32")
     pipeline_depth: int = param(3, "register stages between input and output (latency in cycles)",
-                                lo=0, hi=16)
+                                lo=0, hi=24)
     ftz: bool = param(False, "flush subnormal inputs and outputs to signed zero")

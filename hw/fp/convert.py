@@ -17,7 +17,7 @@ from amaranth.hdl import Cat, Const
 
 from pimforge.hw.core.component import PipelinedUnit
 from pimforge.hw.core.payload import fp
-from pimforge.hw.core.pipeline import streaming_cycles
+from pimforge.hw.core.pipeline import levels, streaming_cycles
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp import core
 from pimforge.hw.fp.config import FpConvertConfig
@@ -31,21 +31,22 @@ def sig_width(src, dst) -> int:
 
 
 def convert_stages(src, dst, ftz):
-    """The conversion datapath as pipeline stages over a dict with key ``a`` (src bits)."""
+    """The conversion datapath as pipeline stages over a dict with key ``a`` (src bits): unpack,
+    then the shared normalize, round and pack of the destination."""
     pad = sig_width(src, dst) - src.precision
 
-    def normalize(m, v):
+    @levels(core.lv_add(src.exp_bits + 2))
+    def unpack(m, v):
         a = core.unpack(m, src, v["a"], ftz, name="a")
         # The source MSB (hidden-bit position) has weight 2**exp, which is round_pack's convention.
         sig = Cat(Const(0, pad), a["sig"]) if pad else a["sig"]
-        r = core.round_shift(m, dst, a["exp"], sig, name="rp")
-        return {"sign": a["sign"], "nan": a["nan"], "inf": a["inf"], **r}
+        return {"sign": a["sign"], "nan": a["nan"], "inf": a["inf"], "exp": a["exp"], "sig": sig}
 
-    def finish(m, v):
-        rounded = core.round_finish(m, dst, v["sign"], v["e_out"], v["mag"], ftz=ftz, name="rp")
+    def post(m, v, rounded):
         return {"r": core.special_result(dst, v["nan"], v["inf"], v["sign"], rounded)}
 
-    return [normalize, finish]
+    return [unpack] + core.round_stages(dst, ftz, sig_width(src, dst), post, exp_min=src.emin,
+                                        shift_groups=2)
 
 
 class FpConvert(PipelinedUnit):

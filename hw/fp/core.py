@@ -223,16 +223,22 @@ def _dual_shift_stages(width: int, left_steps: list, right_steps: list, groups: 
     return out
 
 
-def multiply_stages(a_key: str, b_key: str, out_key: str, width_a: int, width_b: int) -> list:
-    """An unsigned multiplier as pipeline stages: ``v[out] = v[a] * v[b]``, exact.
+def multiply_stages(a_key: str, b_key, out_key: str, width_a: int, width_b: int,
+                    signed_a: bool = False) -> list:
+    """A multiplier as pipeline stages: ``v[out] = v[a] * b``, exact (``width_a + width_b``
+    bits; two's complement when ``signed_a``).  ``b_key`` names an unsigned operand in the dict,
+    or is an ``int`` constant (then only its set bits make rows).
 
     The rows ``a & b[i]`` (shifted by ``i``) are reduced by a carry-save (Wallace) tree of 3:2
     counters, one counter level per stage, and the last two rows are added by one carry-propagate
     adder; so every ``pipeline_depth`` can cut inside the multiplier (a ``*`` would become one
-    FPGA DSP block or one array multiplier, neither cut by registers).
+    FPGA DSP block or one array multiplier, neither cut by registers).  A signed ``a`` is
+    sign-extended into every row; all sums are modulo ``2**width``, where the product fits.
     """
     width = width_a + width_b
-    counts = [width_b]
+    const = isinstance(b_key, int)
+    bits = [i for i in range(width_b) if not const or (b_key >> i) & 1]
+    counts = [len(bits)]
     while counts[-1] > 2:
         n = counts[-1]
         counts.append(2 * (n // 3) + n % 3)
@@ -240,8 +246,11 @@ def multiply_stages(a_key: str, b_key: str, out_key: str, width_a: int, width_b:
 
     def rows_of(v, lvl):
         if lvl == 0:
-            a, b = v[a_key], v[b_key]
-            return [Value.cast(Mux(b[i], a, 0)) << i for i in range(width_b)], [a_key, b_key]
+            a = v[a_key].as_signed() if signed_a else v[a_key]
+            if const:
+                return [a << i for i in bits], [a_key]
+            b = v[b_key]
+            return [Value.cast(Mux(b[i], a, 0)) << i for i in bits], [a_key, b_key]
         drop = [key(lvl, i) for i in range(counts[lvl])]
         return [v[k] for k in drop], drop
 
@@ -256,15 +265,18 @@ def multiply_stages(a_key: str, b_key: str, out_key: str, width_a: int, width_b:
                 c_ = Signal(width, name=f"{out_key}_c{lvl}_{g // 3}")
                 m.d.comb += [s_.eq(x ^ y ^ z), c_.eq(((x & y) | (x & z) | (y & z)) << 1)]
                 nxt += [s_, c_]
-            nxt += rows[len(rows) - len(rows) % 3:]
+            for r in rows[len(rows) - len(rows) % 3:]:
+                keep = Signal(width, name=f"{out_key}_k{lvl}_{len(nxt)}")
+                m.d.comb += keep.eq(r)
+                nxt.append(keep)
             return pass_on(v, drop, **{key(lvl + 1, i): r for i, r in enumerate(nxt)})
-        csa.levels = 3 + (lvl == 0)
+        csa.levels = 5 + (lvl == 0)   # XOR3 and majority: one LUT, but a routed one on FPGAs
         out.append(csa)
 
     def cpa(m, v):
         rows, drop = rows_of(v, len(counts) - 1)
-        prod = Signal(width, name=out_key)
-        m.d.comb += prod.eq(sum(rows))
+        prod = Signal(signed(width) if signed_a else width, name=out_key)
+        m.d.comb += prod.eq(sum(rows) if rows else 0)
         return pass_on(v, drop, **{out_key: prod})
     cpa.levels = lv_add(width)
     return out + [cpa]

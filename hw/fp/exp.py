@@ -12,57 +12,63 @@ from __future__ import annotations
 
 from amaranth.hdl import Const, Mux, Signal, signed
 
-from pimforge.hw.core.pipeline import streaming_cycles
+from pimforge.hw.core.pipeline import levels, streaming_cycles
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp import core
 from pimforge.hw.fp.config import FUNC_PRESETS, FpFuncConfig
-from pimforge.hw.fp.func_common import FpFuncUnit, quad_eval
+from pimforge.hw.fp.func_common import FpFuncUnit, quad_stages
 from pimforge.hw.fp.func_tables import exp_params
 
 __all__ = ["FpExp", "exp_stages"]
 
 
 def exp_stages(fmt, ftz):
-    """The exp datapath as pipeline stages over a dict with key ``a`` (bit pattern)."""
+    """The exp datapath as pipeline stages over a dict with key ``a`` (bit pattern): unpack,
+    the constant multiply by log2(e) (carry-save), the alignment shift, the sign, the table
+    kernel, then the shared normalize, round and pack."""
     par = exp_params(fmt)
     tab = par.table
+    kb = par.log2e.bit_length()
+    pw = fmt.precision + kb
 
+    @levels(core.lv_add(fmt.exp_bits + 4) + 2)
     def reduce(m, v):
         u = core.unpack(m, fmt, v["a"], ftz, name="a")
-        prod = Signal(fmt.precision + par.log2e.bit_length(), name="x_log2e")
-        m.d.comb += prod.eq(u["sig"] * par.log2e)
         # right shift taking |x| log2(e) to y_frac fraction bits; saturating inputs may ask for a
         # left shift, but their result is replaced below, so clamping to 0 is harmless
         sh_raw = Signal(signed(len(u["exp"]) + 2), name="y_shift_raw")
         m.d.comb += sh_raw.eq(fmt.frac_bits + par.log2e_frac - par.y_frac - u["exp"])
         sh = Signal(range(63), name="y_shift")
         m.d.comb += sh.eq(Mux(sh_raw < 0, 0, Mux(sh_raw > 62, 62, sh_raw)))
-        y = Signal(len(prod), name="y")
-        m.d.comb += y.eq(prod >> sh)
-        t = Signal(signed(len(y) + 1), name="y_signed")
-        m.d.comb += t.eq(Mux(u["sign"], -y, y))
         big = u["exp"] >= par.sat_exp   # includes Inf and NaN
-        return {"n": t[par.y_frac:].as_signed(), "f": t[:par.y_frac],
-                "nan": u["nan"], "overflow": big & ~u["sign"] & ~u["nan"],
-                "underflow": big & u["sign"] & ~u["nan"]}
+        return {"x_sig": u["sig"], "y_shift": sh, "x_sign": u["sign"], "nan": u["nan"],
+                "overflow": big & ~u["sign"] & ~u["nan"], "underflow": big & u["sign"] & ~u["nan"]}
 
-    def kernel(m, v):
-        g = quad_eval(m, tab, v["f"], name="pow2")   # 2**f, in [1, 2]
-        return {"n": v["n"], "g": g[:tab.out_frac + 2],
-                **{k: v[k] for k in ("nan", "overflow", "underflow")}}
+    product = core.multiply_stages("x_sig", par.log2e, "x_log2e", fmt.precision, kb)
+    shift = core.shifter_stages("x_log2e", "y_shift", "y", pw, core.amount_bits(pw, 6), False, 2,
+                                "ysh")
 
-    def normalize(m, v):
+    @levels(core.lv_add(pw + 1) + 1)
+    def split(m, v):
+        t = Signal(signed(pw + 1), name="y_signed")
+        m.d.comb += t.eq(Mux(v["x_sign"], -v["y"], v["y"]))
+        return core.pass_on(v, ("y", "x_sign"), n=t[par.y_frac:].as_signed(), f=t[:par.y_frac])
+
+    kernel = quad_stages(tab, "f", "pow2", name="pow2")   # 2**f, in [1, 2]
+
+    @levels(core.lv_add(pw))
+    def prepare(m, v):
         exp = Signal(signed(len(v["n"]) + 1), name="r_exp")
         m.d.comb += exp.eq(v["n"] + 1)
-        r = core.round_shift(m, fmt, exp, v["g"], name="rp")
-        return {**r, **{k: v[k] for k in ("nan", "overflow", "underflow")}}
+        return core.pass_on(v, ("n", "pow2"), exp=exp, sig=v["pow2"][:tab.out_frac + 2],
+                            sign=Const(0, 1))
 
-    def finish(m, v):
-        rounded = core.round_finish(m, fmt, Const(0, 1), v["e_out"], v["mag"], ftz=ftz, name="rp")
+    def post(m, v, rounded):
         rounded = Mux(v["underflow"], 0, rounded)
         return {"r": core.special_result(fmt, v["nan"], v["overflow"], Const(0, 1), rounded)}
 
-    return [reduce, kernel, normalize, finish]
+    return ([reduce] + product + shift + [split] + kernel + [prepare]
+            + core.round_stages(fmt, ftz, tab.out_frac + 2, post, shift_groups=2))
 
 
 class FpExp(FpFuncUnit):

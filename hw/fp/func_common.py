@@ -9,9 +9,10 @@ from amaranth.lib.memory import Memory
 
 from pimforge.hw.core.component import PipelinedUnit
 from pimforge.hw.core.payload import fp
+from pimforge.hw.core.pipeline import levels, parallel
 from pimforge.hw.fp import core
 
-__all__ = ["rom", "quad_eval", "normalize", "FpFuncUnit"]
+__all__ = ["rom", "quad_width", "quad_stages", "normalize_stages", "FpFuncUnit"]
 
 
 def rom(m, name: str, values, shape):
@@ -30,39 +31,86 @@ def rom(m, name: str, values, shape):
     return port.addr, port.data
 
 
-def quad_eval(m, tab, u, name: str = "quad"):
-    """Evaluate the table kernel on the ``tab.in_bits``-bit fraction ``u`` (signed result with
-    ``tab.out_frac`` fraction bits), with the same floor shifts as the golden model."""
+def quad_width(tab) -> int:
+    """Width of the table kernel's signed output."""
     w0, w1, w2 = tab.widths()
-    index = Signal(range(tab.depth), name=f"{name}_index")
-    d = Signal(tab.d_bits, name=f"{name}_d")
-    m.d.comb += [index.eq(u[tab.d_bits:tab.in_bits]), d.eq(u[:tab.d_bits])]
-    roms = {}
-    for key, values, shape in (("c0", tab.c0, unsigned(w0)), ("c1", tab.c1, signed(w1)),
-                               ("c2", tab.c2, signed(w2))):
-        addr, data = rom(m, f"{name}_{key}", values, shape)
-        m.d.comb += addr.eq(index)
-        roms[key] = data
-    a = d[tab.sq_pre:]
-    sq = Signal(2 * len(a) - tab.sq_post, name=f"{name}_sq")
-    m.d.comb += sq.eq((a * a) >> tab.sq_post)
-    term1 = Signal(signed(w1 + tab.d_bits + 1 - tab.t1_shift), name=f"{name}_t1")
-    term2 = Signal(signed(w2 + len(sq) + 1 - tab.t2_shift), name=f"{name}_t2")
-    m.d.comb += [term1.eq((roms["c1"] * d) >> tab.t1_shift),
-                 term2.eq((roms["c2"] * sq) >> tab.t2_shift)]
-    out = Signal(signed(max(w0, len(term1), len(term2)) + 2), name=f"{name}_out")
-    m.d.comb += out.eq(roms["c0"] + term1 + term2)
-    return out
+    sq_bits = 2 * (tab.d_bits - tab.sq_pre) - tab.sq_post
+    return max(w0, w1 + tab.d_bits + 1 - tab.t1_shift, w2 + sq_bits + 1 - tab.t2_shift) + 2
 
 
-def normalize(m, fmt, unpacked: dict, name: str = "norm"):
-    """Shift a subnormal significand up to a leading one; returns ``(exp, sig)``."""
+def quad_stages(tab, in_key: str, out_key: str, name: str = "quad") -> list:
+    """The table kernel on the ``tab.in_bits``-bit fraction ``v[in_key]`` as pipeline stages:
+    table lookup and the square, the two products (carry-save multipliers, one counter level
+    per stage), and the sum into ``v[out_key]`` (signed, ``tab.out_frac`` fraction bits), with
+    the same floor shifts as the golden model."""
+    w0, w1, w2 = tab.widths()
+    k = lambda key: f"{name}_{key}"  # noqa: E731
+    a_bits = tab.d_bits - tab.sq_pre
+
+    @levels(core.LV_MUX * core.lv_log(tab.depth) + 2)
+    def lookup(m, v):
+        u = v[in_key]
+        index = Signal(range(tab.depth), name=k("index"))
+        m.d.comb += index.eq(u[tab.d_bits:tab.in_bits])
+        new = {k("d"): u[:tab.d_bits], k("a"): u[tab.sq_pre:tab.d_bits]}
+        for key, values, shape in (("c0", tab.c0, unsigned(w0)), ("c1", tab.c1, signed(w1)),
+                                   ("c2", tab.c2, signed(w2))):
+            addr, data = rom(m, f"{name}_{key}", values, shape)
+            m.d.comb += addr.eq(index)
+            new[k(key)] = data
+        return core.pass_on(v, (in_key,), **new)
+
+    def square_done(m, v):
+        sq = Signal(2 * a_bits - tab.sq_post, name=k("sq"))
+        m.d.comb += sq.eq(v[k("asq")] >> tab.sq_post)
+        return core.pass_on(v, (k("asq"),), **{k("sq"): sq})
+    square_done.levels = 0
+
+    square = core.multiply_stages(k("a"), k("a"), k("asq"), a_bits, a_bits) + [square_done]
+    t1 = core.multiply_stages(k("c1"), k("d"), k("p1"), w1, tab.d_bits, signed_a=True)
+
+    def term1(m, v):
+        t = Signal(signed(w1 + tab.d_bits + 1 - tab.t1_shift), name=k("t1"))
+        m.d.comb += t.eq(v[k("p1")] >> tab.t1_shift)
+        return core.pass_on(v, (k("p1"),), **{k("t1"): t})
+    term1.levels = 0
+    sq_bits = 2 * a_bits - tab.sq_post
+    t2 = core.multiply_stages(k("c2"), k("sq"), k("p2"), w2, sq_bits, signed_a=True)
+
+    def term2(m, v):
+        t = Signal(signed(w2 + sq_bits + 1 - tab.t2_shift), name=k("t2"))
+        m.d.comb += t.eq(v[k("p2")] >> tab.t2_shift)
+        return core.pass_on(v, (k("p2"),), **{k("t2"): t})
+    term2.levels = 0
+
+    @levels(core.lv_add(w0 + 2) + 2)
+    def total(m, v):
+        out = Signal(signed(quad_width(tab)), name=k("out"))
+        m.d.comb += out.eq(v[k("c0")] + v[k("t1")] + v[k("t2")])
+        return core.pass_on(v, (k("c0"), k("t1"), k("t2")), **{out_key: out})
+
+    # c1 * d runs beside the square; c2 * sq follows the square
+    return [lookup] + parallel(square + t2 + [term2], t1 + [term1]) + [total]
+
+
+def normalize_stages(fmt, name: str = "norm") -> list:
+    """Shift a subnormal significand ``v["sig"]`` up to a leading one, with ``v["exp"]``
+    lowered to match (leading-zero count, then the shift)."""
     p = fmt.precision
-    lz = core.lzc(m, unpacked["sig"], name=f"{name}_lz")
-    sig = Signal(p, name=f"{name}_sig")
-    exp = Signal(core.exp_shape(fmt, 1), name=f"{name}_exp")
-    m.d.comb += [sig.eq((unpacked["sig"] << lz)[:p]), exp.eq(unpacked["exp"] - lz)]
-    return exp, sig
+
+    @levels(core.lv_lzc(p))
+    def count(m, v):
+        return core.pass_on(v, (), **{f"{name}_lz": core.lzc(m, v["sig"], name=f"{name}_lz")})
+
+    @levels(core.LV_MUX * p.bit_length())
+    def shift(m, v):
+        lz = v[f"{name}_lz"]
+        sig = Signal(p, name=f"{name}_sig")
+        exp = Signal(core.exp_shape(fmt, 1), name=f"{name}_exp")
+        m.d.comb += [sig.eq((v["sig"] << lz)[:p]), exp.eq(v["exp"] - lz)]
+        return core.pass_on(v, (f"{name}_lz",), sig=sig, exp=exp)
+
+    return [count, shift]
 
 
 class FpFuncUnit(PipelinedUnit):

@@ -8,42 +8,49 @@ subnormals (or zero), tiny ones Inf.  recip(±0) = ±Inf, recip(±Inf) = ±0, re
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Mux
+from amaranth.hdl import Cat, Const, Mux, Signal
 
-from pimforge.hw.core.pipeline import streaming_cycles
+from pimforge.hw.core.pipeline import levels, streaming_cycles
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp import core
 from pimforge.hw.fp.config import FUNC_PRESETS, FpFuncConfig
-from pimforge.hw.fp.func_common import FpFuncUnit, normalize, quad_eval
+from pimforge.hw.fp.func_common import FpFuncUnit, normalize_stages, quad_stages
 from pimforge.hw.fp.func_tables import recip_params
 
 __all__ = ["FpRecip", "recip_stages"]
 
 
 def recip_stages(fmt, ftz):
-    """The reciprocal datapath as pipeline stages over a dict with key ``a`` (bit pattern)."""
+    """The reciprocal datapath as pipeline stages over a dict with key ``a`` (bit pattern):
+    unpack, subnormal normalization, the table kernel, then the shared normalize, round and
+    pack."""
     tab = recip_params(fmt).table
-    flags = ("sign", "nan", "zero", "inf")
 
+    @levels(core.lv_add(fmt.exp_bits + 2))
     def reduce(m, v):
         u = core.unpack(m, fmt, v["a"], ftz, name="a")
-        e, sig = normalize(m, fmt, u, name="norm")
-        return {"e": e, "frac": sig[:fmt.frac_bits], **{k: u[k] for k in flags}}
+        return {"sig": u["sig"], "exp": u["exp"], **{k: u[k] for k in ("sign", "nan", "zero", "inf")}}
 
-    def kernel(m, v):
-        g = quad_eval(m, tab, v["frac"], name="inv")     # 1 / m, in (0.5, 1]
-        return {"e": v["e"], "g": g[:tab.out_frac + 1], **{k: v[k] for k in flags}}
+    def fraction(m, v):
+        return core.pass_on(v, ("sig",), frac=v["sig"][:fmt.frac_bits])
+    fraction.levels = 0
 
-    def normalize_result(m, v):
-        r = core.round_shift(m, fmt, -v["e"], v["g"], name="rp")
-        return {**r, **{k: v[k] for k in flags}}
+    kernel = quad_stages(tab, "frac", "inv", name="inv")     # 1 / m, in (0.5, 1]
 
-    def finish(m, v):
-        rounded = core.round_finish(m, fmt, v["sign"], v["e_out"], v["mag"], ftz=ftz, name="rp")
+    @levels(core.lv_add(fmt.exp_bits + 4))
+    def prepare(m, v):
+        e = Signal(core.exp_shape(fmt, 2), name="r_exp")
+        m.d.comb += e.eq(-v["exp"])
+        return core.pass_on(v, ("inv", "exp"), exp=e, sig=v["inv"][:tab.out_frac + 1])
+
+    def post(m, v, rounded):
         rounded = Mux(v["inf"], Cat(Const(0, fmt.width - 1), v["sign"]), rounded)
         return {"r": core.special_result(fmt, v["nan"], v["zero"], v["sign"], rounded)}
 
-    return [reduce, kernel, normalize_result, finish]
+    # the normalized input exponent is at most emax, so 2**-e never needs more than emax + 1
+    return ([reduce] + normalize_stages(fmt) + [fraction] + kernel + [prepare]
+            + core.round_stages(fmt, ftz, tab.out_frac + 1, post, exp_min=-fmt.emax,
+                                shift_groups=2))
 
 
 class FpRecip(FpFuncUnit):

@@ -40,7 +40,7 @@ from pimforge.base.formats import FP16
 from pimforge.base.numerics import SCORE
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.inventory import record
-from pimforge.hw.core.pipeline import build_pipeline
+from pimforge.hw.core.pipeline import build_pipeline, stage_levels
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp.convert import convert_stages
 from pimforge.hw.fp.mul import mul_stages
@@ -136,6 +136,7 @@ def _per_lane(stage, lanes, keep, rename=None):
             sub = {rename.get(k, k): x for k, x in sub.items()}
             out.update({pre + k: x for k, x in stage(m, sub).items()})
         return out
+    st.levels = stage_levels(stage)   # the lanes run side by side
     return st
 
 
