@@ -93,12 +93,14 @@ def _blackboxes(ops) -> str:
 def operator_result(op: OpKey, target: str, dev, use_cache: bool = True) -> dict:
     """One float operator synthesized on its own for ``target`` (cached)."""
     op = OpKey(op.kind, op.fmt, op.src, op.depth, op.consts)  # inline or not: the same gates
+    text, _ = operator_verilog(op)
+    # the Verilog's hash is part of the key: a changed generator must not reuse old results
     parts = {"operator": [op.kind, op.fmt, op.src, op.depth, [list(c) for c in op.consts]],
+             "verilog": hashlib.sha256(text.encode()).hexdigest()[:16],
              "target": target, "device": dev[0] if dev else None, "flow": flows.FLOW_VERSION,
              "abc": flows.ABC_SCRIPT, "tools": _tools(target)}
 
     def compute(work):
-        text, _ = operator_verilog(op)
         name = module_name(op)
         if target == "generic":
             return flows.generic(text, name, work)
