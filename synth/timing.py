@@ -77,19 +77,21 @@ def stage_of(name: str) -> str:
     return "(unnamed)" if group.startswith("$") or not group.strip("*_.") else group
 
 
-def _bit_names(mod: dict) -> dict:
-    """bit -> the most readable name: public before hidden, no ``$`` before ``$``, a register
-    (a wire with an ``init`` value: Amaranth gives every register one) before other wires, a
-    wire before a port, then the shortest."""
-    ports = {n for n in mod.get("ports", {})}
+def _bit_names(mod: dict, wanted) -> dict:
+    """bit -> the most readable name, for the bits in ``wanted``: public before hidden, no
+    ``$`` before ``$``, a register (a wire with an ``init`` value: Amaranth gives every
+    register one) before other wires, a wire before a port, then the shortest."""
+    ports = set(mod.get("ports", {}))
     best = {}
     for name, net in mod.get("netnames", {}).items():
         bits = net["bits"]
-        rank = (net.get("hide_name", 0), "$" in name, "init" not in net.get("attributes", {}),
-                name in ports, len(name))
+        rank = None
         for i, b in enumerate(bits):
-            if not isinstance(b, int):
+            if b not in wanted:
                 continue
+            if rank is None:
+                rank = (net.get("hide_name", 0), "$" in name,
+                        "init" not in net.get("attributes", {}), name in ports, len(name))
             old = best.get(b)
             if old is None or rank < old[0]:
                 best[b] = (rank, f"{name}[{i}]" if len(bits) > 1 else name)
@@ -97,31 +99,42 @@ def _bit_names(mod: dict) -> dict:
 
 
 def _ints(bits) -> list:
-    return [b for b in bits if isinstance(b, int)]
+    return [b for b in bits if b.__class__ is int]
 
 
 class _Graph:
     """The combinational gates of one module, their levels and the path end points."""
 
     def __init__(self, mod: dict):
-        self.names = _bit_names(mod)
+        self.mod = mod
         self.ends = []        # (bit, end point name, kind)
         self.source_name = {}  # bit -> start point name (flip-flop, memory, black box)
-        ins, outs = [], []
+        ins, outs, boundary = [], [], []
         for cname, cell in mod.get("cells", {}).items():
-            ctype, dirs, conns = cell["type"], cell.get("port_directions", {}), cell["connections"]
+            ctype, conns = cell["type"], cell["connections"]
             if ctype.startswith("$_") and not _SEQ.match(ctype):
+                y = conns.get("Y")
+                if y is not None:  # every combinational gate of Yosys's library: one output Y
+                    outs.append(_ints(y))
+                    ins.append([b for p, bs in conns.items() if p != "Y" for b in bs
+                                if b.__class__ is int])
+                    continue
+                dirs = cell.get("port_directions", {})
                 ins.append(_ints(b for p, bs in conns.items() if dirs.get(p) == "input" for b in bs))
                 outs.append(_ints(b for p, bs in conns.items() if dirs.get(p) == "output"
                                   for b in bs))
-                continue
-            if ctype == "$scopeinfo":
-                continue
-            self._boundary(cname, cell, ctype, dirs, conns)
+            elif ctype != "$scopeinfo":
+                boundary.append((cname, cell))
+        wanted = {b for _, cell in boundary if _SEQ.match(cell["type"])
+                  for b in _ints(cell["connections"].get("Q", []))}
+        self.names = _bit_names(mod, wanted)
+        for cname, cell in boundary:
+            self._boundary(cname, cell, cell["type"], cell.get("port_directions", {}),
+                           cell["connections"])
         for pname, port in mod.get("ports", {}).items():
             bits = port["bits"]
             for i, b in enumerate(bits):
-                if not isinstance(b, int):
+                if b.__class__ is not int:
                     continue
                 label = f"{pname}[{i}]" if len(bits) > 1 else pname
                 if port["direction"] == "output":
@@ -190,7 +203,10 @@ class _Graph:
     def start_of(self, bit) -> str:
         while self.pred.get(bit) is not None:
             bit = self.pred[bit]
-        return self.source_name.get(bit) or self.names.get(bit, f"net {bit}")
+        if bit in self.source_name:
+            return self.source_name[bit]
+        # an undriven net or a gate with constant inputs only: rare, so looked up one at a time
+        return _bit_names(self.mod, {bit}).get(bit, f"net {bit}")
 
 
 def analyze(netlist: dict, top: str) -> dict:
