@@ -30,6 +30,7 @@ _SEQ = re.compile(r"^\$_(DFF|DFFE|SDFF|SDFFE|SDFFCE|ALDFF|ALDFFE|DFFSR|DFFSRE|DL
 # `p1_x` and `<name>_p2_x`, `s3_x`, `stage4_x`.
 _STAGE_TOKEN = re.compile(r"^(p|pipe|s|st|stage)\d+$")
 _BIT = re.compile(r"\[\d+\]$")
+_NUMBER = re.compile(r"\d+$")
 STAGES_KEPT = 200  # per report: the deepest stage groups (a PAM device has hundreds)
 
 # ASAP7 delays (ps) from the 7.5-track standard-cell library's NLDM tables, RVT, typical corner,
@@ -59,10 +60,12 @@ def stage_of(name: str) -> str:
 
     The bit index goes; within the last hierarchy level the name is cut after its last stage
     token (``p1``, ``pipe0``, ``s2``, ``stage3``), so every field of a stage's register lands
-    in one group (``lt0_3_p0_e_big[4]`` and ``lt0_3_p0_small`` -> ``lt0_*_p0``); tokens that
-    are only digits (lane and instance numbers) become ``*``, so the same stage of every lane
-    is one group.  A name with no stage token keeps its whole base name (``drain_beat``);
-    Amaranth's anonymous ``$123`` signals are ``(unnamed)``.
+    in one group; the trailing number of every other token (a lane, an instance, a tree level)
+    becomes ``*``, so the same stage of every lane is one group: ``lt0_3_p0_e_big[4]``,
+    ``lt1_0_p0_small`` -> ``lt*_*_p0``; ``fma2_p1_sign`` -> ``fma*_p1``.  A name with no stage
+    token keeps its base name, numbers starred (``drain_beat``, ``count1`` -> ``count*``);
+    Amaranth's anonymous ``$123`` signals are ``(unnamed)``.  The table's deepest end still
+    names the one register.
     """
     base = _BIT.sub("", name)
     parts = base.split(".")
@@ -72,7 +75,8 @@ def stage_of(name: str) -> str:
             leaf = leaf[:i + 1]
             break
     parts[-1] = "_".join(leaf)
-    parts = ["_".join("*" if t.isdigit() else t for t in p.split("_")) for p in parts]
+    parts = ["_".join(t if _STAGE_TOKEN.match(t) else _NUMBER.sub("*", t) for t in p.split("_"))
+             for p in parts]
     group = ".".join(parts)
     return "(unnamed)" if group.startswith("$") or not group.strip("*_.") else group
 

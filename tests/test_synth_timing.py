@@ -74,9 +74,11 @@ def test_hierarchical_timing_is_the_deepest_part():
 
 @pytest.mark.parametrize("name, group", [
     ("pipe1_sum[3]", "pipe1"), ("pipe0_e_big", "pipe0"), ("op_p2_mag[0]", "op_p2"),
-    ("lt0_3_p0_e_big[4]", "lt0_*_p0"), ("lt0_12_p0_small", "lt0_*_p0"), ("bt1_p1_sum", "bt1_p1"),
-    ("lane3.acc.stage2_x[1]", "lane3.acc.stage2"), ("lane_3.s1_y", "lane_*.s1"),
-    ("drain_beat", "drain_beat"), ("$127[4]", "(unnamed)"), ("k_beat[0]", "k_beat")])
+    ("lt0_3_p0_e_big[4]", "lt*_*_p0"), ("lt1_12_p0_small", "lt*_*_p0"), ("bt1_p1_sum", "bt*_p1"),
+    ("fma2_p1_sign", "fma*_p1"), ("ms_exp_p2_mag[0]", "ms_exp_p2"),
+    ("lane3.acc.stage2_x[1]", "lane*.acc.stage2"), ("lane_3.s1_y", "lane_*.s1"),
+    ("pipe0.x_p1_y", "pipe0.x_p1"), ("drain_beat", "drain_beat"), ("count1[0]", "count*"),
+    ("$127[4]", "(unnamed)"), ("k_beat[0]", "k_beat")])
 def test_stage_groups(name, group):
     assert timing.stage_of(name) == group
 
