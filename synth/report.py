@@ -68,12 +68,14 @@ def _timing_md(t: dict | None) -> list:
         return []
     lines = ["", f"Critical path: {t['levels']} gate levels from `{t['start']}` to `{t['end']}` "
              f"({t['end_kind']})" + (f"; {t['note']}" if t.get("note") else "") + ".", "",
-             "| stage (end registers) | levels | bits | deepest end | from |", "|---|---|---|---|---|"]
+             "| stage (end registers) | levels | bits | deepest end | from |",
+             "|---|---|---|---|---|"]
     for row in t["stages"][:STAGE_ROWS]:
         lines.append(f"| {row['stage']} | {row['levels']} | {row['bits']} | `{row['end']}` | "
                      f"`{row.get('start', '-')}` |")
     if t["stage_groups"] > STAGE_ROWS:
-        lines.append(f"\n{t['stage_groups'] - STAGE_ROWS} shallower stage groups are in report.json.")
+        lines.append(f"\n{t['stage_groups'] - STAGE_ROWS} shallower stage groups are in "
+                     "report.json.")
     return lines
 
 
@@ -203,8 +205,9 @@ def summary(reports: list) -> str:
             if k == "datapath":
                 cells.append(_pct(v))
             elif k == "clock_mhz":
-                cells.append("-" if v is None else f"{v:g} MHz: {'met' if r['clock_met'] else 'NOT met'}"
-                             f" ({r['asap7_fmax_mhz']:g})")
+                verdict = "met" if r.get("clock_met") else "NOT met"
+                cells.append("-" if v is None else
+                             f"{v:g} MHz: {verdict} ({r['asap7_fmax_mhz']:g})")
             elif k == "fmax_mhz":
                 cells.append(f"{v:.1f}" if v else "no fit" if "LUT4" in r else "-")
             elif k == "BRAM36":

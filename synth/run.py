@@ -268,7 +268,7 @@ def _unit_target(job: SynthJob, target: str, dev, use_cache: bool) -> tuple:
     if target == "ecp5":
         flows.ecp5_fit(res, dev[1][0])
         if res["fits"]:  # small enough to place: map and route the flat netlist for fmax
-            flat_job = SynthJob(job.unit, job.cfg, job.label, flat=True)
+            flat_job = SynthJob(job.unit, job.cfg, job.label, flat=True, preset=job.preset)
             res, cached2 = _unit_target(flat_job, target, dev, use_cache)
             cached = cached and cached2
     return res, cached

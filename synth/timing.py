@@ -124,7 +124,8 @@ class _Graph:
                                 if b.__class__ is int])
                     continue
                 dirs = cell.get("port_directions", {})
-                ins.append(_ints(b for p, bs in conns.items() if dirs.get(p) == "input" for b in bs))
+                ins.append(_ints(b for p, bs in conns.items() if dirs.get(p) == "input"
+                                 for b in bs))
                 outs.append(_ints(b for p, bs in conns.items() if dirs.get(p) == "output"
                                   for b in bs))
             elif ctype != "$scopeinfo":

@@ -84,7 +84,8 @@ def test_stage_groups(name, group):
 
 
 def test_clock_check_flags_a_design_too_deep():
-    t = {"levels": 50, "stages": [{"stage": "pipe0", "levels": 50}, {"stage": "pipe1", "levels": 10}]}
+    t = {"levels": 50,
+         "stages": [{"stage": "pipe0", "levels": 50}, {"stage": "pipe1", "levels": 10}]}
     c = timing.clock_check(t, {"mhz": 1000.0, "source": "test", "target": "ASIC"})
     a = timing.ASAP7_TIMING
     assert c["delay_ps"] == round(50 * a["level_ps"] + a["clk_to_q_ps"] + a["setup_ps"])
