@@ -87,7 +87,8 @@ def _clock_md(c: dict) -> list:
              f"- model: {c['model']}",
              f"- at most {c['max_levels']} levels per stage fit the period",
              f"- critical path: {c['levels']} levels, {c['delay_ps']} ps, about "
-             f"{c['estimated_fmax_mhz']:g} MHz: **{verdict}**", "",
+             f"{c['estimated_fmax_mhz']:g} MHz: **{verdict}**"
+             + (f" ({c['note']}; `--flat` joins them)" if c.get("note") else ""), "",
              "| stage | levels | ASAP7 delay (ps) | fits |", "|---|---|---|---|"]
     rows = [s for s in c["stages"] if not s["met"]] or c["stages"][:3]
     lines += [f"| {s['stage']} | {s['levels']} | {s['delay_ps']} | {'yes' if s['met'] else 'no'} |"

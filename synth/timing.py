@@ -299,4 +299,5 @@ def clock_check(timing: dict, clock: dict) -> dict:
             "max_levels": max(0, int((period - t["clk_to_q_ps"] - t["setup_ps"]) // t["level_ps"])),
             "levels": timing["levels"], "delay_ps": round(critical),
             "estimated_fmax_mhz": round(1e6 / critical, 1), "met": critical <= period,
-            "failing_stages": sum(1 for s in stages if not s["met"]), "stages": stages}
+            "failing_stages": sum(1 for s in stages if not s["met"]), "stages": stages,
+            "note": timing.get("note")}
