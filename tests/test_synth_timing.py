@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from pimforge import api
+from pimforge import api, bench
 from pimforge.cli import main
 from pimforge.hw.catalog import HW_UNITS, PRESET_CLOCKS
 from pimforge.registry import get_unit
@@ -141,6 +141,18 @@ def test_ecp5_critical_path_parse():
     assert cp["start"] == "pipe1_sum[3]" and cp["end"].startswith("harness output register")
     assert cp["logic_levels"] == 2 and cp["routing_segments"] == 2
     assert cp["total_ns"] == pytest.approx(2.9) and cp["setup_ns"] == pytest.approx(0.4)
+
+
+def test_bench_unit_rows_measure_skip_and_time_out(tmp_path, monkeypatch):
+    rows = bench.unit_synth_rows(tmp_path / "a", progress=lambda m: None,
+                                 names=["fp_cmp", "pam_system"])
+    r = rows["fp_cmp"]
+    assert r["nand2_eq"] > 100 and r["logic_depth"] > 5 and r["ecp5_fits"]
+    assert r["ecp5_fmax_mhz"] > 20 and r["ecp5_logic_levels"] > 0 and all(r["critical_path"])
+    assert "pam_device and pam_ru are measured" in rows["pam_system"]["skipped"]
+    monkeypatch.setattr(bench, "UNIT_TIMEOUT_S", 1)   # its process group is ended, not left
+    slow = bench.unit_synth_rows(tmp_path / "b", progress=lambda m: None, names=["fp_exp"])
+    assert slow["fp_exp"]["skipped"] == "took over 1 s"
 
 
 # Regression guard (issue 19): a deeper fp_add pipeline must never be slower on ECP5.  nextpnr
