@@ -304,16 +304,17 @@ UNIT_BENCH_CONFIGS = {
 UNIT_TIMEOUT_S = 600
 
 
-def _synth_subprocess(unit: str, spec: dict, cache: Path, out: Path) -> tuple:
-    """``pimforge synth`` of one unit (generic and ECP5) in its own process group, ended after
-    :data:`UNIT_TIMEOUT_S`; returns ``(report or None, reason)``."""
-    cmd = [sys.executable, "-m", "pimforge", "synth", unit, "--target", "generic,ecp5",
+def _synth_subprocess(unit: str, spec: dict, target: str, work: Path) -> tuple:
+    """``pimforge synth --target target`` of one unit in its own process group, ended after
+    :data:`UNIT_TIMEOUT_S`; returns ``(that target's result or None, reason)``."""
+    out = work / unit / target
+    cmd = [sys.executable, "-m", "pimforge", "synth", unit, "--target", target,
            "--jobs", "1", "--out", str(out)]
     if spec.get("preset"):
         cmd += ["--preset", spec["preset"]]
     for k, v in spec.get("set", {}).items():
         cmd += ["--set", f"{k}={v}"]
-    env = dict(os.environ, PIMFORGE_SYNTH_CACHE=str(cache))
+    env = dict(os.environ, PIMFORGE_SYNTH_CACHE=str(work / "cache"))
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env, start_new_session=True)
     try:
@@ -321,46 +322,56 @@ def _synth_subprocess(unit: str, spec: dict, cache: Path, out: Path) -> tuple:
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)   # the synth process and the tools it started
         proc.communicate()
-        return None, f"took over {UNIT_TIMEOUT_S} s"
+        return None, f"{target} took over {UNIT_TIMEOUT_S} s"
     if proc.returncode:
         lines = err.strip().splitlines()
-        return None, "failed: " + (lines[-1] if lines else f"exit {proc.returncode}")
-    return json.loads((out / "report.json").read_text()), None
+        return None, f"{target} failed: " + (lines[-1] if lines else f"exit {proc.returncode}")
+    return json.loads((out / "report.json").read_text())["targets"][target], None
+
+
+def _bench_label(spec: dict) -> str:
+    if spec.get("preset"):
+        return spec["preset"]
+    if spec.get("set"):
+        return "small: " + ", ".join(f"{k}={v}" for k, v in spec["set"].items())
+    return "default"
 
 
 def unit_synth_rows(work: Path, progress=print, names=None) -> dict:
     """Every unit's (or ``names``') benchmark config through the generic flow (NAND2
-    equivalents, logic depth, critical path) and ECP5 (fmax when it fits), so that a change to
-    a unit's area or timing shows up between two benchmark files."""
+    equivalents, logic depth, critical path), then ECP5 (fmax when it fits), each in its own
+    process with :data:`UNIT_TIMEOUT_S`, so that a change to a unit's area or timing shows up
+    between two benchmark files.  An ECP5 run that times out keeps the generic figures."""
     names = sorted(names or units())
     rows = {}
     for i, name in enumerate(names, 1):
         spec = UNIT_BENCH_CONFIGS.get(name, {})
-        label = spec.get("preset") or ("small: " + ", ".join(f"{k}={v}" for k, v in
-                                                            spec["set"].items())
-                                       if spec.get("set") else "default")
+        row = rows[name] = {"config": _bench_label(spec)}
+        head = f"  [{i}/{len(names)}] {name} ({row['config']})"
         if spec.get("skip"):
-            rows[name] = {"config": label, "skipped": spec["skip"]}
-            progress(f"  [{i}/{len(names)}] {name}: skipped ({spec['skip']})")
+            row["skipped"] = spec["skip"]
+            progress(f"{head}: skipped ({spec['skip']})")
             continue
         t0 = time.perf_counter()
-        rep, why = _synth_subprocess(name, spec, work / "cache", work / name)
-        wall = round(time.perf_counter() - t0, 1)
-        if rep is None:
-            rows[name] = {"config": label, "skipped": why, "wall_s": wall}
-            progress(f"  [{i}/{len(names)}] {name}: skipped ({why})")
+        g, why = _synth_subprocess(name, spec, "generic", work)
+        if g is None:
+            row.update(skipped=why, wall_s=round(time.perf_counter() - t0, 1))
+            progress(f"{head}: skipped ({why})")
             continue
-        g, e = rep["targets"]["generic"], rep["targets"]["ecp5"]
-        cp = e.get("critical_path") or {}
-        rows[name] = {
-            "config": label, "wall_s": wall, "nand2_eq": round(g["nand2_eq"]),
-            "logic_depth": g["logic_depth"], "critical_path": [g["timing"].get("start"),
-                                                               g["timing"].get("end")],
-            "ecp5_lut4": e["LUT4"], "ecp5_fits": e["fits"], "ecp5_fmax_mhz": e.get("fmax_mhz"),
-            "ecp5_logic_levels": cp.get("logic_levels"), "ecp5_note": e.get("note")}
-        fmax = f"{e['fmax_mhz']:.1f} MHz" if e.get("fmax_mhz") else "no fit"
-        progress(f"  [{i}/{len(names)}] {name} ({label}): {rows[name]['nand2_eq']:,} NAND2, "
-                 f"depth {g['logic_depth']}, ECP5 {fmax}, {wall} s")
+        row.update(nand2_eq=round(g["nand2_eq"]), logic_depth=g["logic_depth"],
+                   critical_path=[g["timing"].get("start"), g["timing"].get("end")])
+        e, why = _synth_subprocess(name, spec, "ecp5", work)
+        if e is None:
+            row["ecp5_skipped"] = why
+            fmax = f"ECP5 skipped ({why})"
+        else:
+            cp = e.get("critical_path") or {}
+            row.update(ecp5_lut4=e["LUT4"], ecp5_fits=e["fits"], ecp5_fmax_mhz=e.get("fmax_mhz"),
+                       ecp5_logic_levels=cp.get("logic_levels"), ecp5_note=e.get("note"))
+            fmax = f"ECP5 {e['fmax_mhz']:.1f} MHz" if e.get("fmax_mhz") else "ECP5 no fit"
+        row["wall_s"] = round(time.perf_counter() - t0, 1)
+        progress(f"{head}: {row['nand2_eq']:,} NAND2, depth {g['logic_depth']}, {fmax}, "
+                 f"{row['wall_s']} s")
     return rows
 
 
