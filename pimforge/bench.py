@@ -291,6 +291,7 @@ UNIT_BENCH_CONFIGS = {
     "pam_ru": {"set": {"vector_width": 4, "head_dim": 64}},
     "pam_device": {"preset": "small"},
     "lolpim_dispatcher": {"preset": "small"},
+    "papi_pu": {"preset": "small_1p1b"},
     **{u: {"set": {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 1}}
        for u in ("qk_gemv", "sv_gemv", "two_pass_softmax")},
     "hermes_gemv": {"set": {"multipliers": 8, "serial_cycles": 8, "beat_words": 1,
