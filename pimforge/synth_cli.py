@@ -82,7 +82,7 @@ def _jobs_for(args) -> list:
     label = args.preset or "default"
     if args.config or args.set:
         label += " (custom)"
-    return [SynthJob(u, cfg, label, flat=args.flat)]
+    return [SynthJob(u, cfg, label, flat=args.flat, preset=args.preset)]
 
 
 def _progress(msg: str) -> None:

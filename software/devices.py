@@ -18,7 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from pimforge.hw.pam.config import PU_TIER_PRESETS
+from pimforge.hw.hilos.config import KERNEL_CLOCK_MHZ
+from pimforge.hw.pam.config import PU_TIER_PRESETS, TIER_CLOCK_MHZ
 from pimforge.software import calibration as cal
 
 __all__ = ["GPU", "GPUS", "HostCPU", "CPUS", "Link", "LINKS", "PimTier", "PAM_TIERS", "SmartSSD", "SMARTSSD",
@@ -202,16 +203,19 @@ def _token_rate(tier: PimTier, head_dim: int) -> float:
 # 128 PIM banks per channel reading 8 B per tCCD_L = 8 tCK at 1.6 GHz -> 204.8 GB/s.
 # SSD: 8 SSDs of 8 channels (Table 1: 64 channels), 4 dies per channel, 16 KB pages, tR = 30 us
 # -> 8 x 4 x 16 KB / 30 us = 17.5 GB/s per SSD; 64 PUs and 8 RUs per controller (§5.2).
-# The PUs' vector width (lanes) is the pam_pu tier preset's (hw/pam/config.py); the clocks are
-# stated here, the system model's one description of the devices.
+# The PUs' vector width (lanes) and clock are the pam_pu tier preset's (hw/pam/config.py:
+# PU_TIER_PRESETS, TIER_CLOCK_MHZ); the rest is stated here.
 PAM_TIERS = {t.name: t for t in (
-    PimTier("hbm", 40, 16 * GB, pus=512, lanes=PU_TIER_PRESETS["hbm"]["lanes"], clock_mhz=666.0,
+    PimTier("hbm", 40, 16 * GB, pus=512, lanes=PU_TIER_PRESETS["hbm"]["lanes"],
+            clock_mhz=TIER_CLOCK_MHZ["hbm"],
             rus=128 + 16 * 8, ru_width=16, internal_bw=1024 * 32 * 1.3e9 / 4, flops_cap=1.6e12,
             host_bw=665.6 * GB, source="PAM Table 1, §5.2, §7.1, §7.5"),
-    PimTier("ddr", 40, 32 * GB, pus=128, lanes=PU_TIER_PRESETS["ddr"]["lanes"], clock_mhz=500.0,
+    PimTier("ddr", 40, 32 * GB, pus=128, lanes=PU_TIER_PRESETS["ddr"]["lanes"],
+            clock_mhz=TIER_CLOCK_MHZ["ddr"],
             rus=2 * 8 * 2 + 4, ru_width=16, internal_bw=128 * 8 * 1.6e9 / 8, flops_cap=204e9,
             host_bw=25.6 * GB, source="PAM Table 1, §5.2, §7.1, §7.5"),
-    PimTier("ssd", 8, 2048 * GB, pus=64, lanes=PU_TIER_PRESETS["ssd"]["lanes"], clock_mhz=1000.0,
+    PimTier("ssd", 8, 2048 * GB, pus=64, lanes=PU_TIER_PRESETS["ssd"]["lanes"],
+            clock_mhz=TIER_CLOCK_MHZ["ssd"],
             rus=8, ru_width=16, internal_bw=8 * 4 * 16384 / 30e-6, flops_cap=18e9,
             host_bw=7.88 * GB,
             source="PAM Table 1 (64 channels of 256 GB = 16 TB; §7.1 says 8 TB: we take 8 SSDs "
@@ -262,7 +266,8 @@ class SmartSSD:
         return max(compute, dram)
 
 
-SMARTSSD = SmartSSD("SmartSSD", 3.84 * TB, p2p_bw=3.0 * GB, write_bw=2.0 * GB, clock_mhz=296.0,
+SMARTSSD = SmartSSD("SmartSSD", 3.84 * TB, p2p_bw=3.0 * GB, write_bw=2.0 * GB,
+                    clock_mhz=KERNEL_CLOCK_MHZ,
                     dram_bytes=4 * GiB, dram_bw=19.2 * GB, dram_eff=11.9 / 19.2,
                     source="HILOS §6.1 (3.84 TB, KU15P, 4 GB DDR4-2400: 64 bits x 2400 MT/s = "
                            "19.2 GB/s), §6.2 (296 MHz), §6.4 (P2P read below the kernels' 3.0 "

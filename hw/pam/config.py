@@ -17,7 +17,8 @@ from pimforge.base.errors import ConfigError
 from pimforge.base.formats import FP16, FP32
 
 __all__ = ["OnlineSoftmaxConfig", "PamPuConfig", "PamRuConfig", "PamDeviceConfig",
-           "PamSystemConfig", "PU_TIER_PRESETS", "TIERS", "ACC_FORMATS", "acc_check", "pow2_check"]
+           "PamSystemConfig", "PU_TIER_PRESETS", "TIER_CLOCK_MHZ", "TIERS", "ACC_FORMATS",
+           "acc_check", "pow2_check"]
 
 TIERS = ("hbm", "ddr", "ssd")
 
@@ -101,9 +102,10 @@ class PamPuConfig(UnitConfig):
 
 
 # PAM §5.2.1 and Table 1 / §7.1: the PU vector width (fp16 lanes) of the HBM3, DDR4 and SSD
-# tiers.  The tiers' clocks (666 MHz, 500 MHz, 1 GHz) change neither the RTL nor the cycle
-# models: their one home is the system model's device description,
-# ``pimforge.software.devices.PAM_TIERS``.
+# tiers.  The tiers' PU clocks (PAM §7.1) change neither the RTL nor the cycle models; the
+# system model's devices (``pimforge.software.devices.PAM_TIERS``) run at them, and
+# ``pimforge synth`` checks a tier preset's logic depth against them (``hw.catalog.PRESET_CLOCKS``).
+TIER_CLOCK_MHZ = {"hbm": 666.0, "ddr": 500.0, "ssd": 1000.0}
 PU_TIER_PRESETS = {
     "hbm": {"lanes": 16},
     "ddr": {"lanes": 4},

@@ -1,0 +1,184 @@
+"""`pimforge synth` timing: the critical path and per-stage depth of the generic netlist
+(`pimforge.synth.timing`), nextpnr's ECP5 critical path, the preset clocks and the ASAP7 clock
+check, and the guard that ECP5 fmax does not fall as an operator's pipeline deepens."""
+import json
+
+import pytest
+
+from pimforge import api, bench
+from pimforge.cli import main
+from pimforge.hw.catalog import HW_UNITS, PRESET_CLOCKS
+from pimforge.registry import get_unit
+from pimforge.software.devices import PAM_TIERS, SMARTSSD
+from pimforge.synth import flows, run, timing
+from pimforge.synth_cli import parse_targets
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("PIMFORGE_SYNTH_CACHE", str(tmp_path_factory.getbasetemp() / "synth-cache"))
+
+
+def _generic(unit, preset=None, **over):
+    cfg = api.config(unit, preset=preset, overrides=over)
+    targets, devices = parse_targets("generic", None)
+    return run.synthesize(run.SynthJob(get_unit(unit), cfg, preset or "default"), targets, devices)
+
+
+# An 8-input AND needs three levels of two-input gates (and a MUX cannot shorten it without a
+# constant input), so ABC must map it to exactly three levels between the two registers.
+TINY = """
+module tiny(input clk, input [7:0] d, output y);
+  reg [7:0] src = 0;
+  reg dst = 0;
+  always @(posedge clk) begin src <= d; dst <= &src; end
+  assign y = dst;
+endmodule
+"""
+
+
+def test_tiny_netlist_three_levels_and_names(tmp_path):
+    g = flows.generic(TINY, "tiny", tmp_path)
+    t = g["timing"]
+    assert g["logic_depth"] == 3 and t["levels"] == 3, t
+    assert t["start"].startswith("src[") and t["end"] == "dst" and t["end_kind"] == "register"
+    rows = {r["stage"]: r for r in t["stages"]}
+    assert rows["dst"]["levels"] == 3 and rows["dst"]["bits"] == 1
+    assert rows["src"]["levels"] == 0 and rows["src"]["bits"] == 8   # d goes straight in
+    assert rows["(outputs)"]["levels"] == 0 and rows["(outputs)"]["start"] == "dst"
+    assert t["loops"] == 0
+    assert not (tmp_path / "netlist.json").exists()  # read, then deleted
+
+
+def test_levels_equal_ltp_on_fp_add():
+    g = _generic("fp_add", "fp16")["targets"]["generic"]
+    t = g["timing"]
+    assert t["levels"] == g["logic_depth"] > 10
+    stages = {r["stage"]: r for r in t["stages"]}
+    assert {"pipe0", "pipe1", "(outputs)"} <= set(stages), sorted(stages)
+    assert max(r["levels"] for r in t["stages"]) == t["levels"]
+    # the path's ends are named after the design's own registers and ports
+    assert t["start"].split("[")[0] in {"i__payload", "pipe0_big", "pipe0_small", "pipe1_sum",
+                                        "pipe1_exp", "pipe0_e_big"} or t["start"].startswith("pipe")
+    assert t["end"].startswith(("pipe", "o__"))
+
+
+def test_hierarchical_timing_is_the_deepest_part():
+    g = _generic("pam_ru", vector_width=4, head_dim=64, op_depth=1)["targets"]["generic"]
+    t = g["timing"]
+    assert g["flow"].startswith("hierarchical")
+    assert t["levels"] == g["logic_depth"]
+    assert any(r["stage"].startswith("[") for r in t["stages"])   # operators' stages, labelled
+    assert any(not r["stage"].startswith("[") for r in t["stages"])  # and the unit's own
+
+
+@pytest.mark.parametrize("name, group", [
+    ("pipe1_sum[3]", "pipe1"), ("pipe0_e_big", "pipe0"), ("op_p2_mag[0]", "op_p2"),
+    ("lt0_3_p0_e_big[4]", "lt*_*_p0"), ("lt1_12_p0_small", "lt*_*_p0"), ("bt1_p1_sum", "bt*_p1"),
+    ("fma2_p1_sign", "fma*_p1"), ("ms_exp_p2_mag[0]", "ms_exp_p2"),
+    ("lane3.acc.stage2_x[1]", "lane*.acc.stage2"), ("lane_3.s1_y", "lane_*.s1"),
+    ("pipe0.x_p1_y", "pipe0.x_p1"), ("drain_beat", "drain_beat"), ("count1[0]", "count*"),
+    ("$127[4]", "(unnamed)"), ("k_beat[0]", "k_beat")])
+def test_stage_groups(name, group):
+    assert timing.stage_of(name) == group
+
+
+def test_clock_check_flags_a_design_too_deep():
+    t = {"levels": 50,
+         "stages": [{"stage": "pipe0", "levels": 50}, {"stage": "pipe1", "levels": 10}]}
+    c = timing.clock_check(t, {"mhz": 1000.0, "source": "test", "target": "ASIC"})
+    a = timing.ASAP7_TIMING
+    assert c["delay_ps"] == round(50 * a["level_ps"] + a["clk_to_q_ps"] + a["setup_ps"])
+    assert c["delay_ps"] > 1000 and not c["met"] and c["failing_stages"] == 1
+    assert [s["met"] for s in c["stages"]] == [False, True]
+    assert c["max_levels"] == int((1000 - a["clk_to_q_ps"] - a["setup_ps"]) // a["level_ps"])
+    slow = timing.clock_check(t, {"mhz": 200.0, "source": "test"})
+    assert slow["met"] and slow["failing_stages"] == 0
+
+
+def test_preset_clocks_match_the_models():
+    for unit, presets in PRESET_CLOCKS.items():
+        assert set(presets) <= set(HW_UNITS[unit].presets), unit
+        for p, c in presets.items():
+            assert c["mhz"] > 0 and c["source"], (unit, p)
+    for tier in ("hbm", "ddr", "ssd"):  # the system model runs at the same clocks
+        assert PRESET_CLOCKS["pam_pu"][tier]["mhz"] == PAM_TIERS[tier].clock_mhz
+    assert PRESET_CLOCKS["hilos_attention"]["hilos_dgroup4"]["mhz"] == SMARTSSD.clock_mhz == 296
+    assert PRESET_CLOCKS["papi_pu"]["fc_pim"]["mhz"] == 666
+    assert PRESET_CLOCKS["hermes_gemv"]["hermes"]["mhz"] == 1000
+
+
+def test_cli_report_has_clock_check(tmp_path, capsys):
+    out = tmp_path / "r"
+    assert main(["synth", "pamif_buffer", "--preset", "small_hbm_to_ddr", "--out", str(out)]) == 0
+    rep = json.loads((out / "report.json").read_text())
+    c = rep["clock_check"]
+    g = rep["targets"]["generic"]
+    assert c["clock_mhz"] == 1000 and c["levels"] == g["timing"]["levels"] == g["logic_depth"]
+    assert c["met"] == (c["delay_ps"] <= c["period_ps"])
+    md = (out / "report.md").read_text()
+    assert "## Clock check (ASAP7 estimate)" in md and "Critical path:" in md
+    assert "36 ps per gate level" in md
+    # no clock stated: no section
+    assert main(["synth", "fp_cmp", "--preset", "fp16", "--out", str(tmp_path / "c")]) == 0
+    assert "clock_check" not in json.loads((tmp_path / "c" / "report.json").read_text())
+
+
+def test_ecp5_critical_path_parse():
+    def seg(kind, cell, delay, net=None):
+        s = {"type": kind, "delay": delay, "from": {"cell": cell}, "to": {"cell": cell}}
+        return dict(s, net=net) if net else s
+    report = {"critical_paths": [
+        {"from": "<async>", "to": "posedge clk", "path": [seg("routing", "sin", 5.0, "sin")]},
+        {"from": "posedge clk", "to": "posedge clk", "path": [
+            seg("clk-to-q", "dut.pipe1_sum_TRELLIS_FF_Q_3", 0.5),
+            seg("routing", "dut.x_LUT4_Z", 0.9, "dut.pipe1_sum[3]"),
+            seg("logic", "dut.x_LUT4_Z", 0.25),
+            seg("routing", "oreg_TRELLIS_FF_Q_7", 0.6, "dut.o"),
+            seg("logic", "oreg_TRELLIS_FF_Q_7", 0.25),
+            seg("setup", "oreg_TRELLIS_FF_Q_7", 0.4)]}]}
+    cp = flows.ecp5_critical_path(report)
+    assert cp["start"] == "pipe1_sum[3]" and cp["end"].startswith("harness output register")
+    assert cp["logic_levels"] == 2 and cp["routing_segments"] == 2
+    assert cp["total_ns"] == pytest.approx(2.9) and cp["setup_ns"] == pytest.approx(0.4)
+
+
+def test_bench_unit_rows_measure_skip_and_time_out(tmp_path, monkeypatch):
+    rows = bench.unit_synth_rows(tmp_path / "a", progress=lambda m: None,
+                                 names=["fp_cmp", "pam_system"])
+    r = rows["fp_cmp"]
+    assert r["nand2_eq"] > 100 and r["logic_depth"] > 5 and r["ecp5_fits"]
+    assert r["ecp5_fmax_mhz"] > 20 and r["ecp5_logic_levels"] > 0 and all(r["critical_path"])
+    assert "pam_device and pam_ru are measured" in rows["pam_system"]["skipped"]
+    real = bench._synth_subprocess  # an ECP5 run that times out keeps the generic figures
+    monkeypatch.setattr(bench, "_synth_subprocess", lambda u, spec, target, work: (
+        (None, "ecp5 took over 600 s") if target == "ecp5" else real(u, spec, target, work)))
+    kept = bench.unit_synth_rows(tmp_path / "a", progress=lambda m: None, names=["fp_cmp"])
+    assert kept["fp_cmp"]["nand2_eq"] == r["nand2_eq"] and "ecp5_fmax_mhz" not in kept["fp_cmp"]
+    assert kept["fp_cmp"]["ecp5_skipped"] == "ecp5 took over 600 s"
+    monkeypatch.setattr(bench, "_synth_subprocess", real)
+    monkeypatch.setattr(bench, "UNIT_TIMEOUT_S", 1)   # its process group is ended, not left
+    slow = bench.unit_synth_rows(tmp_path / "b", progress=lambda m: None, names=["fp_exp"])
+    assert slow["fp_exp"]["skipped"] == "generic took over 1 s"
+
+
+# Regression guard (issue 19): a deeper fp_add pipeline must never be slower on ECP5.  nextpnr
+# runs with --seed 1, so each figure is deterministic; about 8 s of synthesis per depth.
+# KNOWN FAILURE on main at af24111: 32.4, 31.9, 43.2 and 43.5 MHz at depths 1, 2, 4 and 8 (65,
+# 65, 40 and 44 LUT levels): the second register cuts nothing on the critical path.  The float
+# library's finer stages (issue 19) are to fix it; strict, so the fix turns this into a failure
+# that asks for the mark to go.
+@pytest.mark.xfail(strict=True, reason="issue 19: fp_add fp16 ECP5 fmax falls from depth 1 "
+                   "(32.4 MHz) to depth 2 (31.9 MHz) on main at af24111")
+def test_ecp5_fmax_does_not_fall_with_pipeline_depth():
+    targets, devices = parse_targets("ecp5", None)
+    fmax, levels = {}, {}
+    for depth in (1, 2, 4, 8):
+        cfg = api.config("fp_add", preset="fp16", overrides={"pipeline_depth": depth})
+        e = run.synthesize(run.SynthJob(get_unit("fp_add"), cfg, f"d{depth}"), targets,
+                           devices)["targets"]["ecp5"]
+        fmax[depth], levels[depth] = e["fmax_mhz"], e["critical_path"]["logic_levels"]
+    print(f"fp_add fp16 ECP5 fmax by pipeline depth: {fmax}; LUT levels: {levels}")
+    depths = sorted(fmax)
+    for lo, hi in zip(depths, depths[1:]):
+        assert fmax[hi] >= fmax[lo], f"fmax falls from depth {lo} to {hi}: {fmax} (levels {levels})"
