@@ -163,13 +163,9 @@ def test_bench_unit_rows_measure_skip_and_time_out(tmp_path, monkeypatch):
 
 
 # Regression guard (issue 19): a deeper fp_add pipeline must never be slower on ECP5.  nextpnr
-# runs with --seed 1, so each figure is deterministic; about 8 s of synthesis per depth.
-# KNOWN FAILURE on main at af24111: 32.4, 31.9, 43.2 and 43.5 MHz at depths 1, 2, 4 and 8 (65,
-# 65, 40 and 44 LUT levels): the second register cuts nothing on the critical path.  The float
-# library's finer stages (issue 19) are to fix it; strict, so the fix turns this into a failure
-# that asks for the mark to go.
-@pytest.mark.xfail(strict=True, reason="issue 19: fp_add fp16 ECP5 fmax falls from depth 1 "
-                   "(32.4 MHz) to depth 2 (31.9 MHz) on main at af24111")
+# runs with --seed 1, so each figure is deterministic; about 8 s of synthesis per depth.  Before
+# the float library's fine stages (af24111) it failed: 32.4, 31.9, 43.2 and 43.5 MHz at depths
+# 1, 2, 4 and 8 (the second register cut nothing on the critical path).
 def test_ecp5_fmax_does_not_fall_with_pipeline_depth():
     targets, devices = parse_targets("ecp5", None)
     fmax, levels = {}, {}
