@@ -358,12 +358,12 @@ def round_stages(fmt: FloatFormat, ftz: bool, width: int, post, exp_min: int | N
         # e_out + carry >= emax + 1), so the last stage only selects.
         e_out = v["rp_eout"]
         mant_r = Signal(p + 1, name="rp_mantr")
-        e_b = Signal(signed(len(e_out) + 1), name="rp_eb")
-        e_b1 = Signal(signed(len(e_out) + 1), name="rp_eb1")
+        e_b = Signal(fmt.exp_bits, name="rp_eb")      # only the field bits are packed
+        e_b1 = Signal(fmt.exp_bits, name="rp_eb1")
         m.d.comb += [mant_r.eq(v["rp_mant"] + v["rp_up"]), e_b.eq(e_out + fmt.bias),
                      e_b1.eq(e_out + (fmt.bias + 1))]
-        return pass_on(v, ("rp_mant", "rp_up", "rp_eout"), rp_mantr=mant_r, rp_eb=e_b[:fmt.exp_bits],
-                       rp_eb1=e_b1[:fmt.exp_bits], rp_ov0=e_out > fmt.emax, rp_ov1=e_out >= fmt.emax)
+        return pass_on(v, ("rp_mant", "rp_up", "rp_eout"), rp_mantr=mant_r, rp_eb=e_b, rp_eb1=e_b1,
+                       rp_ov0=e_out > fmt.emax, rp_ov1=e_out >= fmt.emax)
     rnd.levels = lv_add(p + 1)
 
     def pack(m, v):
