@@ -21,14 +21,17 @@ from pimforge.hw.fp.ops import float_op
 __all__ = ["accumulate", "rotate_elems"]
 
 
-def rotate_elems(value, amount, elem_bits: int, *, left: bool):
+def rotate_elems(m, value, amount, elem_bits: int, *, left: bool, name: str):
     """``value`` (elements of ``elem_bits`` bits, element 0 least significant) rotated by
     ``amount`` elements: to higher positions with ``left`` (element c moves to c + amount), to
-    lower ones otherwise (element c + amount moves to c)."""
+    lower ones otherwise (element c + amount moves to c).  Each level is a signal, so that its
+    many readers share one multiplexer (an expression would be copied into each)."""
     for k in range(len(amount)):
         step = elem_bits << k
         moved = value.rotate_left(step) if left else value.rotate_right(step)
-        value = Mux(amount[k], moved, value)
+        level = Signal(len(value), name=f"{name}{k}")
+        m.d.comb += level.eq(Mux(amount[k], moved, value))
+        value = level
     return value
 
 

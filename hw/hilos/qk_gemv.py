@@ -199,7 +199,8 @@ class QkGemv(PimComponent):
         row_end = k_fire & (k_b == R - 1)
         tile_end = row_end & ((k_tok == B - 1) | self.i_k.payload.last)
         # element c of token u (mod E) goes to bank (u + c) mod E: the beat rotated by u elements
-        k_skewed = rotate_elems(self.i_k.payload.data, k_tok[:le], 16, left=True)
+        k_skewed = rotate_elems(m, self.i_k.payload.data, k_tok[:le], 16, left=True,
+                                name="k_skew")
         k_rd = []
         for e in range(E):
             mem = buffer(m, f"k_buf{e}", 16, 2 * B * R)
@@ -297,7 +298,7 @@ class QkGemv(PimComponent):
                      rd_tag["first"].eq(step < T), rd_tag["final"].eq(step >= (D - 1) * T),
                      rd_tag["half"].eq(mac["half"])]
         banks = Cat(*[r.data for r in k_rd])
-        kt_view = rotate_elems(banks, rd_tag["sel"], 16, left=False)
+        kt_view = rotate_elems(m, banks, rd_tag["sel"], 16, left=False, name="kt_unskew")
         kt_view = [kt_view[16 * e:16 * (e + 1)] for e in range(E)]
         q_col = [r.data.word_select(rd_tag["sel"], 16) for r in q_rd]
         prods, p_valid, p_tag = [], None, None
