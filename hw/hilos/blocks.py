@@ -6,16 +6,33 @@ adder takes ``op_depth`` cycles, so an address may come back every ``op_depth`` 
 the write of the previous update is forwarded to a read of the same address in the cycle it
 lands (the configs check ``block / beat_elems`` and ``head_dim / beat_elems`` against this).
 Flow control happens at the units' inputs; the bank itself is free-running.
+
+:func:`rotate_elems` rotates a vector of elements by a variable count, one 2:1 multiplexer level
+per bit of the count: the skew of ``qk_gemv``'s K-Buf banks.
 """
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Mux, Signal
-from amaranth.lib.memory import Memory
 
 from pimforge.base.formats import FP32
+from pimforge.hw.core.memories import buffer
 from pimforge.hw.fp.ops import float_op
 
-__all__ = ["accumulate"]
+__all__ = ["accumulate", "rotate_elems"]
+
+
+def rotate_elems(m, value, amount, elem_bits: int, *, left: bool, name: str):
+    """``value`` (elements of ``elem_bits`` bits, element 0 least significant) rotated by
+    ``amount`` elements: to higher positions with ``left`` (element c moves to c + amount), to
+    lower ones otherwise (element c + amount moves to c).  Each level is a signal, so that its
+    many readers share one multiplexer (an expression would be copied into each)."""
+    for k in range(len(amount)):
+        step = elem_bits << k
+        moved = value.rotate_left(step) if left else value.rotate_right(step)
+        level = Signal(len(value), name=f"{name}{k}")
+        m.d.comb += level.eq(Mux(amount[k], moved, value))
+        value = level
+    return value
 
 
 def accumulate(m, products: list, *, valid, addr, first, depth: int, op_depth: int,
@@ -39,8 +56,7 @@ def accumulate(m, products: list, *, valid, addr, first, depth: int, op_depth: i
     at ``read_addr`` (the memory as it is, no forwarding).
     """
     lanes = len(products)
-    mem = Memory(shape=32 * lanes, depth=depth, init=[])
-    m.submodules[f"{name}_bank"] = mem
+    mem = buffer(m, f"{name}_bank", 32 * lanes, depth)
     wr = mem.write_port()
     rd = mem.read_port(domain="comb")
     m.d.comb += rd.addr.eq(addr)

@@ -7,20 +7,25 @@ transpose is a *view*, not a second buffer::
 
     i_q ──► Q buffer (2 jobs x d_group x head_dim fp16) ── q[g][i] broadcast ──┐
                                                                                 ▼
-    i_k ──► K-Buf: E banks (bank = token mod E), 2 tiles ──► K^T view ──► E x d_group MAC lanes
-            (row beats written in token order)      column slice: dim i of     │ lane (g, e):
-                                                    tokens tE .. tE+E-1        │ block/E token
+    i_k ──► K-Buf: E skewed 16-bit banks, 2 tiles ──► K^T view ──► E x d_group MAC lanes
+            (a beat rotated by its token, one   column slice: dim i of     │ lane (g, e):
+             element per bank)                  tokens tE .. tE+E-1        │ block/E token
                                                                                │ accumulators
             score buffer (2 tiles x d_group x block, raw fp32 sums) ◄── i = d-1 ┘
                  │ U sums a cycle, row-block order
                  └──► x scale (U multipliers) ──► score_fmt ──► output FIFO ──► o
 
-* **K-Buf and K^T view.**  A K row arrives as ``R = head_dim / E`` beats of E dims.  Token
-  ``t`` of a tile goes to bank ``t mod E``, one word per row beat.  Reading the *same* address
-  of all E banks and taking element ``i mod E`` of each word gives dim i of E consecutive tokens:
-  a column of ``K^T``.  So the E banks, read column-wise, *are* the K^T-Buf (no copy is made and
-  no cycle is spent transposing).  The K-Buf holds two tiles of ``block`` tokens: one loads while
-  the MAC array works on the other.
+* **K-Buf and K^T view.**  A K row arrives as ``R = head_dim / E`` beats of E dims.  The K-Buf
+  is E banks of 16-bit words, skewed: element c of a beat of token u (mod E) goes to bank
+  ``(u + c) mod E`` (the beat rotated by u elements), every bank at the address (tile, token,
+  beat).  So the E elements of a beat land in E different banks, and so do dim i of E
+  consecutive tokens (token u's is in bank ``(u + i) mod E``): bank b reads token
+  ``(b - i) mod E`` and the E words, rotated back by ``i mod E``, are a column of ``K^T``.  The
+  banks, read column-wise, *are* the K^T-Buf (no copy is made and no cycle is spent
+  transposing); each reads one 16-bit word a cycle, registered, so a bank of 2 tiles x
+  ``block x R`` words is block RAM (:mod:`pimforge.hw.core.memories`: one 18-Kbit block at
+  the paper's sizes).  The K-Buf holds two tiles of ``block`` tokens: one loads while the MAC
+  array works on the other.
 * **MAC array.**  ``E x d_group`` lanes; lane (g, e) multiplies q[g][i] (fp16 x fp16, exact in
   fp32) and adds it into accumulator t of its bank (:func:`~pimforge.hw.hilos.blocks.accumulate`,
   ``block / E`` accumulators, the first dim reads +0).  Order: for i in 0..d-1, for t in
@@ -47,15 +52,15 @@ from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import fifo
-from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from pimforge.base.formats import FP16, FP32
 from pimforge.base.numerics import log2_exact, scale_bits
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
+from pimforge.hw.core.memories import buffer
 from pimforge.hw.fp.ops import float_op, op_latency
-from pimforge.hw.hilos.blocks import accumulate
+from pimforge.hw.hilos.blocks import accumulate, rotate_elems
 from pimforge.hw.hilos.config import HILOS_PRESETS, QkGemvConfig
 from pimforge.hw.hilos.streams import k_signature, score_signature, vec_signature
 
@@ -157,8 +162,7 @@ class QkGemv(PimComponent):
         q_fire = self.i_q.valid & q_ready
         q_rd = []
         for g in range(G):
-            mem = Memory(shape=16 * E, depth=2 * R, init=[])
-            m.submodules[f"q_buf{g}"] = mem
+            mem = buffer(m, f"q_buf{g}", 16 * E, 2 * R)
             wr = mem.write_port()
             m.d.comb += [wr.addr.eq(Cat(q_w, wq)), wr.data.eq(self.i_q.payload.data),
                          wr.en.eq(q_fire & (q_g == g))]
@@ -175,12 +179,12 @@ class QkGemv(PimComponent):
         return q_loaded, q_rd
 
     def _k_buf(self, m):
-        """K-Buf: E banks x (2 tiles x block/E tokens x R beats).  Returns the two halves' tile
-        descriptors (``full``, ``mask``, ``count``, ``last``: a list of two signals each) and
-        the read port of each bank."""
+        """K-Buf: E skewed banks of 16-bit words, 2 tiles x block tokens x head_dim dims between
+        them.  Returns the two halves' tile descriptors (``full``, ``mask``, ``count``,
+        ``last``: a list of two signals each) and the read port of each bank."""
         cfg = self.cfg
         E, B, R = cfg.beat_elems, cfg.block, cfg.row_beats
-        T, le = B // E, log2_exact(E)
+        le = log2_exact(E)
         k_full = [Signal(name=f"k_full{h}") for h in range(2)]
         k_mask = [Signal(B, name=f"k_mask{h}") for h in range(2)]
         k_count = [Signal(range(B + 1), name=f"k_count{h}") for h in range(2)]
@@ -194,13 +198,15 @@ class QkGemv(PimComponent):
         k_fire = self.i_k.valid & k_ready
         row_end = k_fire & (k_b == R - 1)
         tile_end = row_end & ((k_tok == B - 1) | self.i_k.payload.last)
+        # element c of token u (mod E) goes to bank (u + c) mod E: the beat rotated by u elements
+        k_skewed = rotate_elems(m, self.i_k.payload.data, k_tok[:le], 16, left=True,
+                                name="k_skew")
         k_rd = []
         for e in range(E):
-            mem = Memory(shape=16 * E, depth=2 * T * R, init=[])
-            m.submodules[f"k_buf{e}"] = mem
+            mem = buffer(m, f"k_buf{e}", 16, 2 * B * R)
             wr = mem.write_port()
-            m.d.comb += [wr.addr.eq(Cat(k_b, k_tok[le:], wh)), wr.data.eq(self.i_k.payload.data),
-                         wr.en.eq(k_fire & (k_tok[:le] == e))]
+            m.d.comb += [wr.addr.eq(Cat(k_b, k_tok, wh)),
+                         wr.data.eq(k_skewed[16 * e:16 * (e + 1)]), wr.en.eq(k_fire)]
             k_rd.append(mem.read_port())
         with m.If(k_fire):
             m.d.sync += k_b.eq(k_b + 1)
@@ -246,8 +252,10 @@ class QkGemv(PimComponent):
         cur_job_last = Mux(ch, k_last[1], k_last[0])
         issue = Signal(name="mac_issue")
         m.d.comb += issue.eq(cur_full & cur_q & ~(final_start & cur_owned))
-        for r in k_rd:
-            m.d.comb += r.addr.eq(Cat(i_hi, t, ch))
+        # dim i of token tE + u lies in bank (u + i) mod E: bank b reads token u = (b - i) mod E
+        for b, r in enumerate(k_rd):
+            u = (Const(b, le) - i_lo)[:le]
+            m.d.comb += r.addr.eq(Cat(i_hi, u, t, ch))
         for r in q_rd:
             m.d.comb += r.addr.eq(Cat(i_hi, qb))
         with m.If(issue):
@@ -289,7 +297,9 @@ class QkGemv(PimComponent):
                      rd_tag["t"].eq(mac["t"]),
                      rd_tag["first"].eq(step < T), rd_tag["final"].eq(step >= (D - 1) * T),
                      rd_tag["half"].eq(mac["half"])]
-        kt_view = [r.data.word_select(rd_tag["sel"], 16) for r in k_rd]
+        banks = Cat(*[r.data for r in k_rd])
+        kt_view = rotate_elems(m, banks, rd_tag["sel"], 16, left=False, name="kt_unskew")
+        kt_view = [kt_view[16 * e:16 * (e + 1)] for e in range(E)]
         q_col = [r.data.word_select(rd_tag["sel"], 16) for r in q_rd]
         prods, p_valid, p_tag = [], None, None
         for g in range(G):
@@ -313,8 +323,7 @@ class QkGemv(PimComponent):
         cfg = self.cfg
         E, G = cfg.beat_elems, cfg.d_group
         T = cfg.block // E
-        sbuf = Memory(shape=32 * G * E, depth=2 * T, init=[])
-        m.submodules.score_buffer = sbuf
+        sbuf = buffer(m, "score_buffer", 32 * G * E, 2 * T)
         s_wr = sbuf.write_port()
         s_rd = sbuf.read_port()
         s_write = a_valid & a_tag["final"]

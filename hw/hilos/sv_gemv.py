@@ -37,12 +37,12 @@ from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import fifo
-from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from pimforge.base.formats import FP16, FP32
 from pimforge.base.numerics import block_starts, log2_exact
 from pimforge.hw.core.component import PimComponent
+from pimforge.hw.core.memories import buffer
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp.ops import float_op, op_latency
 from pimforge.hw.hilos.blocks import accumulate
@@ -142,9 +142,7 @@ class SvGemv(PimComponent):
         ip = self.i_p
         p_mems = []
         for g in range(G):
-            mem = Memory(shape=17 * U, depth=2 * BB, init=[])
-            m.submodules[f"p_buffer{g}"] = mem
-            p_mems.append(mem)
+            p_mems.append(buffer(m, f"p_buffer{g}", 17 * U, 2 * BB))
         p_full = [Signal(name=f"p_full{s}") for s in range(2)]
         blk_n = [Signal(range(blk + 1), name=f"p_rows{s}") for s in range(2)]   # real positions
         blk_last = [Signal(name=f"p_job_last{s}") for s in range(2)]           # ends its job

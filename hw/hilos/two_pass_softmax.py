@@ -37,12 +37,12 @@ from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib.fifo import SyncFIFO
-from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from pimforge.base.formats import FP16, FP32
 from pimforge.base.numerics import log2_exact, mask_bits
 from pimforge.hw.core.component import PimComponent
+from pimforge.hw.core.memories import buffer
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp.ops import beat_tree, delay, delay_valid, float_op, op_latency
 from pimforge.hw.hilos.config import HILOS_PRESETS, TwoPassSoftmaxConfig
@@ -219,13 +219,13 @@ class TwoPassSoftmax(PimComponent):
 
     def _block_buffer(self, m, xs, v, tg):
         """Block buffer: row blocks in slots of BB beats, x and keep of each beat.  Returns its
-        (asynchronous) read port."""
+        read port (registered, so that the buffer can be block RAM: :meth:`_block_exps` gives
+        it each address a cycle ahead)."""
         U, BB = self.cfg.lanes, self.cfg.block_beats
         slots = self.timing["buffer_blocks"]
-        buf = Memory(shape=33 * U, depth=slots * BB, init=[])
-        m.submodules.block_buffer = buf
+        buf = buffer(m, "block_buffer", 33 * U, slots * BB)
         bw = buf.write_port()
-        br = buf.read_port(domain="comb")
+        br = buf.read_port()
         m.d.comb += [bw.addr.eq(tg["slot"] * BB + tg["kb"]), bw.data.eq(Cat(*xs, tg["keep"])),
                      bw.en.eq(v)]
         return br
@@ -275,7 +275,12 @@ class TwoPassSoftmax(PimComponent):
             m.d.sync += seq_k.eq(seq_k + 1)
             with m.If(seq_k == BB - 1):
                 m.d.sync += seq_busy.eq(0)
-        m.d.comb += br.addr.eq(seq["slot"] * BB + seq_k)
+        # the read is registered: address the beat the sequencer holds in the next cycle (a
+        # new row block's first beat, or the next beat; past a row block's last beat, unused)
+        with m.If(m_valid):
+            m.d.comb += br.addr.eq(mtag["slot"] * BB)
+        with m.Else():
+            m.d.comb += br.addr.eq(seq["slot"] * BB + seq_k + 1)
         keep_rd = br.data[32 * U:]
         etag = {"m": seq["m"], "g": seq["g"], "first": seq["first"], "last": seq["last"],
                 "keep": keep_rd}
