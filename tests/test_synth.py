@@ -47,7 +47,9 @@ def test_xcup_fp_mul_uses_dsp():
     targets, devices = _targets("xcup")
     x = run.synthesize(_job("fp_mul", "fp16"), targets, devices)["targets"]["xcup"]
     assert x["LUT"] > 20 and x["FF"] > 0
-    assert x["DSP48E2"] >= 1            # the 11 x 11 significand product goes to a DSP
+    # The 11 x 11 significand product is a carry-save tree (issue 19): registers can cut it,
+    # which they cannot do inside a DSP48E2, so it maps to LUTs and one CARRY8 adder chain.
+    assert x["DSP48E2"] == 0 and x["CARRY8"] >= 1
     assert x["lut_levels"] >= 2
     assert x["utilization"]["LUT"] == pytest.approx(x["LUT"] / flows.XCUP_DEVICES["ku15p"].lut)
 
