@@ -2,7 +2,7 @@
 
 Far/near paths are merged: the larger magnitude is selected by comparing the magnitude bits,
 the smaller significand is aligned with three extra bits (guard, round, sticky-in-LSB), the two
-are added or subtracted exactly, and the shared :func:`~pimforge.hw.fp.core.round_pack`
+are added or subtracted exactly, and the shared :func:`~pimforge.hw.fp.core.round_stages`
 normalizes and rounds.  ``x - x`` gives +0; ``-0 + -0`` gives -0.
 """
 from __future__ import annotations

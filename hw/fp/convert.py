@@ -2,12 +2,12 @@
 
 The source is unpacked (its exponent is already unbiased, so rebasing onto the destination is
 only a matter of handing it to the destination's rounding), its significand is padded with zero
-bits on the right to at least the destination precision + 2 bits (round_pack's guard and sticky
-positions), and the shared :func:`~pimforge.hw.fp.core.round_pack` of the destination normalizes
+bits on the right to at least the destination precision + 2 bits (the rounding core's guard and sticky
+positions), and the shared :func:`~pimforge.hw.fp.core.round_stages` of the destination normalizes
 source subnormals, denormalizes into the destination's subnormal range, rounds and detects
 overflow (which gives Inf).  NaN gives the destination's canonical quiet NaN, Inf keeps its sign,
 and zeros keep their sign.  A significand wider than the padding target needs no sticky bit: the
-whole source value reaches round_pack unchanged.
+whole source value reaches the rounding unchanged.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ __all__ = ["FpConvert", "convert_stages", "sig_width"]
 
 
 def sig_width(src, dst) -> int:
-    """Width of the significand handed to the destination's round_pack."""
+    """Width of the significand handed to the destination's rounding stages."""
     return max(src.precision, dst.precision + 2)
 
 
@@ -38,7 +38,7 @@ def convert_stages(src, dst, ftz):
     @levels(core.lv_add(src.exp_bits + 2))
     def unpack(m, v):
         a = core.unpack(m, src, v["a"], ftz, name="a")
-        # The source MSB (hidden-bit position) has weight 2**exp, which is round_pack's convention.
+        # The source MSB (hidden-bit position) has weight 2**exp, the rounding core's convention.
         sig = Cat(Const(0, pad), a["sig"]) if pad else a["sig"]
         return {"sign": a["sign"], "nan": a["nan"], "inf": a["inf"], "exp": a["exp"], "sig": sig}
 

@@ -5,7 +5,7 @@ Conventions (mirrored exactly by :mod:`pimforge.sim.golden.fp.core`):
 * ``unpack`` gives ``sig`` (precision bits, hidden bit explicit) and a signed ``exp`` such that a
   finite input equals ``(-1)**sign * sig * 2**(exp - frac_bits)``.  Subnormals get ``exp = emin``
   and a zero hidden bit.  With ``ftz`` a subnormal input is read as a zero of the same sign.
-* ``round_pack`` takes an unsigned significand ``sig`` of width W whose most significant bit has
+* ``round_stages`` takes an unsigned significand ``sig`` of width W whose most significant bit has
   weight ``2**exp``, and whose least significant bit already holds the sticky OR of anything the
   caller discarded (W must be at least precision + 2).  It normalizes (leading-zero count), shifts
   right into the subnormal range when needed, rounds to nearest even, and packs.  Overflow gives
@@ -18,8 +18,8 @@ from amaranth.hdl import Cat, Const, Mux, Signal, Value, signed, unsigned
 from pimforge.base.formats import FloatFormat
 from pimforge.hw.core.pipeline import levels
 
-__all__ = ["exp_shape", "unpack", "lzc", "shift_right_sticky", "shift_steps", "amount_bits",
-           "shifter_stages", "multiply_stages", "round_stages", "round_pack", "run_stages", "special_result",
+__all__ = ["exp_shape", "unpack", "lzc", "shift_steps", "amount_bits",
+           "shifter_stages", "multiply_stages", "round_stages", "run_stages", "special_result",
            "aligned_add_stages", "pass_on", "LV_MUX", "lv_log", "lv_add", "lv_cmp", "lv_lzc"]
 
 
@@ -161,13 +161,6 @@ def amount_bits(width: int, amount_width: int, limit: int | None = None) -> list
     return bits + ([None] if amount_width > top else [])
 
 
-def shift_right_sticky(m, value, amount, name: str = "srs"):
-    """``value >> amount`` with the OR of the bits shifted out placed in the result's LSB."""
-    out, lost = shift_steps(m, value, amount, amount_bits(len(value), len(amount)), False,
-                            Const(0, 1), name=name)
-    return out | lost
-
-
 def shifter_stages(src: str, amt: str, dst: str, width: int, steps: list, left: bool,
                    groups: int, name: str, sticky: bool = False) -> list:
     """A log shifter over ``groups`` stages: ``v[dst] = v[src]`` shifted by ``v[amt]`` (``steps``
@@ -292,9 +285,9 @@ def round_stages(fmt: FloatFormat, ftz: bool, width: int, post, exp_min: int | N
     (so each operator adds its own special cases there).  ``exp_min``, a lower bound of ``exp``
     known from the operator, removes logic that cannot matter: no subnormal clamp of the left
     shift when ``exp_min - width >= emin``, no right shift when ``exp_min >= emin``.
-    Same function as :func:`round_pack` bit for bit.
+    Mirrored bit for bit by ``round_pack`` in :mod:`pimforge.sim.golden.fp.core`.
     """
-    assert width >= fmt.precision + 2, "round_pack needs precision + 2 significand bits"
+    assert width >= fmt.precision + 2, "rounding needs precision + 2 significand bits"
     p = fmt.precision
     limited = exp_min is None or exp_min - width < fmt.emin
     right = exp_min is None or exp_min < fmt.emin
@@ -392,13 +385,6 @@ def run_stages(m, stages, values: dict) -> dict:
     for st in stages:
         values = st(m, values)
     return values
-
-
-def round_pack(m, fmt: FloatFormat, sign, exp, sig, ftz: bool = False, name: str = "rp"):
-    """Combinational normalize, round and pack (the stages of :func:`round_stages`, chained)."""
-    out = run_stages(m, round_stages(fmt, ftz, len(sig), lambda m_, v, r: {"r": r}),
-                     {"sign": sign, "exp": exp, "sig": sig})
-    return out["r"]
 
 
 def special_result(fmt: FloatFormat, is_nan, is_inf, inf_sign, rounded):

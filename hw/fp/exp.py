@@ -4,7 +4,7 @@ Range reduction ``x log2(e) = n + f`` (``n`` an integer, ``f`` in [0, 1)) in fix
 significand is multiplied by a ``log2e_frac``-bit constant and shifted to ``y_frac`` fraction
 bits, so the reduced argument is exact to about 2**-y_frac for every input that does not saturate.
 ``2**f`` comes from a piecewise-quadratic table (:mod:`~pimforge.hw.fp.func_tables`) and
-:func:`~pimforge.hw.fp.core.round_pack` applies ``2**n``, which gives Inf on overflow and correctly
+:func:`~pimforge.hw.fp.core.round_stages` applies ``2**n``, which gives Inf on overflow and correctly
 rounded subnormals (or zero) on underflow.  exp(NaN) = NaN, exp(+Inf) = +Inf, exp(-Inf) = +0,
 exp(±0) = 1 exactly.
 """

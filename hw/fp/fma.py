@@ -4,7 +4,7 @@ The product of the two significands is kept exact (``2p`` bits, ``p`` = precisio
 addend are both normalized to ``2p``-bit values with the most significant bit set (a zero loses
 every magnitude comparison), the larger magnitude is chosen by (exponent, significand), the smaller
 is aligned with three extra bits (guard, round, sticky-in-LSB), the two are added or subtracted
-exactly in ``2p + 4`` bits, and :func:`~pimforge.hw.fp.core.round_pack` rounds once.
+exactly in ``2p + 4`` bits, and :func:`~pimforge.hw.fp.core.round_stages` rounds once.
 
 An exact zero sum is ``+0`` unless both the product and ``c`` are negative, so
 ``x*y + (-(x*y)) = +0`` and ``(-0)*1 + (-0) = -0``.  The result is NaN for a NaN operand,

@@ -5,7 +5,7 @@ halved and ``e`` incremented), so ``t`` in [-0.25, 0.5) is exact with ``frac_bit
 bits.  ``log(a) = e ln2 + t g(t)`` with ``g(t) = log1p(t) / t`` from a piecewise-quadratic table;
 the product ``t g(t)`` is kept whole, so results near ``a = 1`` keep their full relative precision,
 and ``e ln2`` is added in the same fixed point before
-:func:`~pimforge.hw.fp.core.round_pack`.  Subnormal inputs are normalized with a leading-zero
+:func:`~pimforge.hw.fp.core.round_stages`.  Subnormal inputs are normalized with a leading-zero
 count.  log(NaN) = NaN, log(negative, including -Inf) = NaN, log(±0) = -Inf, log(+Inf) = +Inf,
 log(1) = +0 exactly.
 """

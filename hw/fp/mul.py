@@ -2,7 +2,7 @@
 
 The two significands (hidden bit explicit, subnormals included) are multiplied exactly into
 ``2 * precision`` bits whose most significant bit has weight ``2**(ea + eb + 1)``; the shared
-:func:`~pimforge.hw.fp.core.round_pack` normalizes, denormalizes and rounds that product once.
+:func:`~pimforge.hw.fp.core.round_stages` normalizes, denormalizes and rounds that product once.
 The same datapath with a narrower operand format gives the widening multiply
 :func:`mul_wide_stages` (fp16 x fp16 -> fp32 in the PAM score path).
 """

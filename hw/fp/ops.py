@@ -21,6 +21,7 @@ from pimforge.hw.core.ports import top_ports
 from pimforge.hw.fp.add import add_stages
 from pimforge.hw.fp.cmp import cmp_stages
 from pimforge.hw.fp.convert import convert_stages
+from pimforge.hw.fp.core import run_stages
 from pimforge.hw.fp.exp import exp_stages
 from pimforge.hw.fp.fma import fma_stages
 from pimforge.hw.fp.log import log_stages
@@ -69,10 +70,7 @@ def comb_op(m, kind: str, fmt, operands: dict, src=None) -> dict:
     record(kind, fmt, src, operands=operands)
     if macros.active():  # hierarchical synthesis: a black-box instance of the operator
         return instantiate(m, op_key(kind, fmt, src, operands=operands), operands, "cop")
-    values = dict(operands)
-    for stage in _stages(kind, fmt, src):
-        values = stage(m, values)
-    return values
+    return run_stages(m, _stages(kind, fmt, src), dict(operands))
 
 
 def float_op(m, kind: str, fmt, op_depth: int, operands: dict, valid=None, side=None, src=None,

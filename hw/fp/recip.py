@@ -3,7 +3,7 @@
 The input is normalized (leading-zero count for subnormals) to ``2**e * m`` with ``m`` in [1, 2);
 ``1 / m`` in (0.5, 1] comes from a piecewise-quadratic table indexed by the top fraction bits
 (exact for ``m = 1``, so powers of two give exact results) and
-:func:`~pimforge.hw.fp.core.round_pack` applies ``2**-e``: huge inputs give correctly rounded
+:func:`~pimforge.hw.fp.core.round_stages` applies ``2**-e``: huge inputs give correctly rounded
 subnormals (or zero), tiny ones Inf.  recip(±0) = ±Inf, recip(±Inf) = ±0, recip(NaN) = NaN.
 """
 from __future__ import annotations
