@@ -21,7 +21,7 @@ import numpy as np
 
 from pimforge.base.config import config_to_dict, load_yaml, parse_overrides
 from pimforge.base.files import write_outputs
-from pimforge.hw.core.elaborate import elaborate as _elaborate
+from pimforge.hw.fp.hierarchy import elaborate as _elaborate
 from pimforge.registry import get_unit, units
 from pimforge.sim.harness.runner import BenchResult, run_unit
 from pimforge.software.hermes.gemv import HermesGemvResult, hermes_gemv  # Hermes GEMV engine
@@ -47,15 +47,18 @@ def config(unit: str, preset: str | None = None, config_file=None, overrides=Non
     return u.config(preset, *layers)
 
 
-def elaborate(unit: str, cfg=None) -> tuple:
-    """``(verilog_text, manifest_dict, component)`` of a unit's config (default config if none)."""
+def elaborate(unit: str, cfg=None, flat: bool = False) -> tuple:
+    """``(verilog_text, manifest_dict, component)`` of a unit's config (default config if none).
+
+    The Verilog is hierarchical (each distinct float operator a module, instantiated by the
+    top) unless ``flat`` (see :mod:`pimforge.hw.fp.hierarchy`)."""
     u = get_unit(unit)
-    return _elaborate(u, cfg if cfg is not None else u.default_config())
+    return _elaborate(u, cfg if cfg is not None else u.default_config(), flat)
 
 
-def generate(unit: str, cfg=None, out="build/generated") -> list:
+def generate(unit: str, cfg=None, out="build/generated", flat: bool = False) -> list:
     """Write ``out/<top>.v`` and ``out/<top>.json`` (the manifest) all-or-nothing."""
-    text, manifest, comp = elaborate(unit, cfg)
+    text, manifest, comp = elaborate(unit, cfg, flat)
     return write_outputs(out, {f"{comp.top}.v": text,
                                f"{comp.top}.json": json.dumps(manifest, indent=2) + "\n"})
 

@@ -87,6 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
     q = sub.add_parser("generate", help="write DIR/<top>.v and DIR/<top>.json (the manifest)")
     _add_config_args(q)
     q.add_argument("--out", required=True, metavar="DIR", help="output directory (created if missing)")
+    q.add_argument("--flat", action="store_true",
+                   help="one flat module; by default each distinct float operator is a module "
+                        "(<top>__pf_op_...) that the top instantiates: the same gates, "
+                        "elaborated and simulated much faster")
 
     q = sub.add_parser("test", help="run the unit's cocotb bench on its generated Verilog")
     _add_config_args(q)
@@ -259,7 +263,7 @@ def _cmd_config(args):
 
 def _cmd_generate(args):
     cfg = _config_from(args)
-    paths = api.generate(args.unit, cfg, args.out)
+    paths = api.generate(args.unit, cfg, args.out, flat=args.flat)
     for path in paths:
         print(f"wrote {path}")
     return 0

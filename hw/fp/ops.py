@@ -241,17 +241,22 @@ def _build(op: OpKey):
     return m, ins, ports_out
 
 
-def operator_verilog(op: OpKey) -> tuple:
-    """``(verilog, ports)`` of one operator module; ``ports`` lists ``(direction, name, width)``
-    including ``clk``/``rst`` when the operator has registers."""
+_TEXT: dict = {}
 
-    m, ins, outs = _build(op)
-    name = macros.module_name(op)
-    text = verilog.convert(m, name=name, ports=list(ins.values()) + list(outs.values()),
-                           emit_src=False)
-    ports = top_ports(text, name)
-    _PORTS[op] = ports
-    return text, ports
+
+def operator_verilog(op: OpKey, prefix: str = "") -> tuple:
+    """``(verilog, ports)`` of one operator module, named ``macros.module_name(op, prefix)``;
+    ``ports`` lists ``(direction, name, width)`` including ``clk``/``rst`` when the operator
+    has registers.  Built once per process; the prefix only renames it."""
+    name = macros.module_name(op, "")
+    if op not in _TEXT:
+        m, ins, outs = _build(op)
+        text = verilog.convert(m, name=name, ports=list(ins.values()) + list(outs.values()),
+                               emit_src=False)
+        _TEXT[op] = text
+        _PORTS[op] = top_ports(text, name)
+    # the name occurs only as the module's own name (and its memories', which start with it)
+    return _TEXT[op].replace(name, prefix + name), _PORTS[op]
 
 
 def operator_ports(op: OpKey) -> list:

