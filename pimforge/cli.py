@@ -2,7 +2,7 @@
 
     pimforge list [-v]                       units and presets, one line each
     pimforge config UNIT [--preset P]        print a unit's config as YAML (a starting point)
-    pimforge generate UNIT [--preset P] [--config F.yaml] [--set k=v ...] --out DIR
+    pimforge generate UNIT [--preset P] [--config F.yaml] [--set k=v ...] [--flat] [--filelist] --out DIR
     pimforge export fusesoc UNIT [--preset P] [--config F] [--set k=v ...] [--flat] --out DIR
                                              a FuseSoC core: Verilog, manifest, lint waivers (.vlt)
     pimforge export fusesoc-generator --out DIR   a core with the FuseSoC generator pimforge_unit

@@ -109,6 +109,17 @@ def test_fusesoc_lint_target_runs_verilator(exported, tmp_path):
 
 
 @needs_fusesoc
+def test_fusesoc_lint_of_a_hierarchical_unit(tmp_path):
+    """online_softmax's Verilog: its top plus a module per float operator, in one file."""
+    out = tmp_path / "ip" / "online_softmax"
+    assert main(["export", "fusesoc", "online_softmax", "--out", str(out)]) == 0
+    assert "\nmodule online_softmax__pf_op_exp_" in (out / "online_softmax.v").read_text()
+    res = _fusesoc(tmp_path, [out.parent], "lint", "pimforge:units:online_softmax")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "Verilator: Walltime" in res.stdout + res.stderr
+
+
+@needs_fusesoc
 def test_fusesoc_lint_fails_without_the_waivers(exported, tmp_path):
     """The same core less its .vlt: -Wall's warnings fail the run."""
     broken = tmp_path / "cores" / UNIT
