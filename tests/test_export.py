@@ -7,6 +7,7 @@ a mapped netlist; the ``pimforge_unit`` generator makes a configured unit for a 
 FuseSoC's library, cache and config stay under pytest's tmp_path (XDG_* point there), except
 YoWASP's compiled-WebAssembly cache, which keeps its usual place so Yosys is not compiled again.
 """
+import importlib.util
 import json
 import os
 import shutil
@@ -27,6 +28,9 @@ FUSESOC = Path(sys.executable).with_name("fusesoc")
 SHIM = Path(__file__).with_name("yosys_tcl_shim.py")
 needs_fusesoc = pytest.mark.skipif(not FUSESOC.exists(), reason="fusesoc is not installed in "
                                    "this environment (requirements.lock pins it)")
+# the Yosys shim evaluates edalize's Tcl with Python's Tcl (tkinter's _tkinter extension)
+needs_tcl = pytest.mark.skipif(importlib.util.find_spec("_tkinter") is None,
+                               reason="this Python has no Tcl (_tkinter) for tests/yosys_tcl_shim.py")
 UNIT, PRESET, TOP = "fp_add", "fp16", "fp_add"
 VLNV = f"pimforge:units:{UNIT}_{PRESET}"
 
@@ -119,21 +123,42 @@ def test_fusesoc_lint_of_a_hierarchical_unit(tmp_path):
     assert "Verilator: Walltime" in res.stdout + res.stderr
 
 
-@needs_fusesoc
-def test_fusesoc_lint_fails_without_the_waivers(exported, tmp_path):
-    """The same core less its .vlt: -Wall's warnings fail the run."""
-    broken = tmp_path / "cores" / UNIT
-    shutil.copytree(exported, broken)
-    core = yaml.safe_load((broken / f"{TOP}.core").read_text())
+def _drop_waivers(core_dir: Path) -> None:
+    core = yaml.safe_load((core_dir / f"{TOP}.core").read_text())
     core.pop("CAPI=2")   # the header line, read by YAML as a key
     core["targets"]["lint"]["filesets"].remove("waivers")
-    (broken / f"{TOP}.core").write_text("CAPI=2:\n" + yaml.safe_dump(core, sort_keys=False))
-    res = _fusesoc(tmp_path, [broken.parent], "lint", VLNV)
-    assert res.returncode != 0
-    assert "%Warning-" in res.stdout + res.stderr and "Exiting due to" in res.stdout + res.stderr
+    (core_dir / f"{TOP}.core").write_text("CAPI=2:\n" + yaml.safe_dump(core, sort_keys=False))
+
+
+def _add_a_truncation(core_dir: Path) -> None:
+    """A real problem inside the top module, on the line of its `endmodule`, so the waived
+    lines keep their numbers."""
+    path = core_dir / f"{TOP}.v"
+    lines = path.read_text().split("\n")
+    end = lines.index("endmodule")
+    lines[end] = "  wire [3:0] pf_bad = i__payload; endmodule"
+    path.write_text("\n".join(lines))
 
 
 @needs_fusesoc
+@pytest.mark.parametrize("breakage, expected", [(_drop_waivers, "%Warning-PROCASSINIT"),
+                                                (_add_a_truncation, "%Warning-WIDTHTRUNC")],
+                         ids=["without-waivers", "new-problem"])
+def test_fusesoc_lint_can_fail(exported, tmp_path, breakage, expected):
+    """The same core less its .vlt, or with one new truncation: -Wall fails the run."""
+    broken = tmp_path / "cores" / UNIT
+    shutil.copytree(exported, broken)
+    breakage(broken)
+    res = _fusesoc(tmp_path, [broken.parent], "lint", VLNV)
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert expected in out and "Exiting due to" in out, out[-3000:]
+    if breakage is _add_a_truncation:   # that one, and nothing the waivers cover
+        assert "Exiting due to 2 warning(s)" in out and "pf_bad" in out, out[-3000:]
+
+
+@needs_fusesoc
+@needs_tcl
 def test_fusesoc_synth_target_maps_to_ecp5(exported, tmp_path):
     res = _fusesoc(tmp_path, [exported.parent], "synth", VLNV)
     assert res.returncode == 0, res.stdout + res.stderr
