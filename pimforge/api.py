@@ -20,7 +20,7 @@ import json
 import numpy as np
 
 from pimforge.base.config import config_to_dict, load_yaml, parse_overrides
-from pimforge.base.files import write_outputs
+from pimforge.base.files import check_out_dir, write_outputs
 from pimforge.hw.fp.hierarchy import elaborate as _elaborate
 from pimforge.registry import get_unit, units
 from pimforge.sim.harness.runner import BenchResult, run_unit
@@ -56,11 +56,16 @@ def elaborate(unit: str, cfg=None, flat: bool = False) -> tuple:
     return _elaborate(u, cfg if cfg is not None else u.default_config(), flat)
 
 
-def generate(unit: str, cfg=None, out="build/generated", flat: bool = False) -> list:
-    """Write ``out/<top>.v`` and ``out/<top>.json`` (the manifest) all-or-nothing."""
+def generate(unit: str, cfg=None, out="build/generated", flat: bool = False,
+             filelist: bool = False) -> list:
+    """Write ``out/<top>.v`` and ``out/<top>.json`` (the manifest) all-or-nothing; with
+    ``filelist``, also ``out/<top>.f``, a plain filelist naming the Verilog by absolute path."""
     text, manifest, comp = elaborate(unit, cfg, flat)
-    return write_outputs(out, {f"{comp.top}.v": text,
-                               f"{comp.top}.json": json.dumps(manifest, indent=2) + "\n"})
+    files = {f"{comp.top}.v": text, f"{comp.top}.json": json.dumps(manifest, indent=2) + "\n"}
+    if filelist:
+        out = check_out_dir(out)
+        files[f"{comp.top}.f"] = f"{(out / f'{comp.top}.v').resolve()}\n"
+    return write_outputs(out, files)
 
 
 def run_bench(unit: str, cfg=None, sim: str = "verilator", seed: int = 1, job=None, **bench_kw) -> BenchResult:

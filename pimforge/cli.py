@@ -2,7 +2,10 @@
 
     pimforge list [-v]                       units and presets, one line each
     pimforge config UNIT [--preset P]        print a unit's config as YAML (a starting point)
-    pimforge generate UNIT [--preset P] [--config F.yaml] [--set k=v ...] --out DIR
+    pimforge generate UNIT [--preset P] [--config F.yaml] [--set k=v ...] [--flat] [--filelist] --out DIR
+    pimforge export fusesoc UNIT [--preset P] [--config F] [--set k=v ...] [--flat] --out DIR
+                                             a FuseSoC core: Verilog, manifest, lint waivers (.vlt)
+    pimforge export fusesoc-generator --out DIR   a core with the FuseSoC generator pimforge_unit
     pimforge test UNIT [--preset P] [--config F.yaml] [--set k=v ...] [--sim verilator|icarus] [--seed N]
     pimforge bench [--out DIR] [--only B]    simulated cycles/s, special-function accuracy, PAM PU tiers,
                                              HILOS kernel presets, synthesis flow times (JSON)
@@ -41,6 +44,8 @@ from pimforge.bench import (
     synth_benchmark
 )
 from pimforge.demo import run_demo
+from pimforge.export import add_parser as _export_parser
+from pimforge.export import run_cli as run_export_cli
 from pimforge.prove_cli import add_arguments as _prove_args
 from pimforge.prove_cli import run_cli as run_prove_cli
 from pimforge.registry import get_unit, units
@@ -91,6 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="one flat module; by default each distinct float operator is a module "
                         "(<top>__pf_op_...) that the top instantiates: the same gates, "
                         "elaborated and simulated much faster")
+    q.add_argument("--filelist", action="store_true", help="also write DIR/<top>.f, a plain "
+                   "filelist (the Verilog's absolute path) for verilator -f, iverilog -c, vcs -f")
+    _export_parser(sub)
 
     q = sub.add_parser("test", help="run the unit's cocotb bench on its generated Verilog")
     _add_config_args(q)
@@ -263,7 +271,7 @@ def _cmd_config(args):
 
 def _cmd_generate(args):
     cfg = _config_from(args)
-    paths = api.generate(args.unit, cfg, args.out, flat=args.flat)
+    paths = api.generate(args.unit, cfg, args.out, flat=args.flat, filelist=args.filelist)
     for path in paths:
         print(f"wrote {path}")
     return 0
@@ -387,7 +395,7 @@ def _cmd_reproduce(args):
     return run_reproduce_cli(args)
 
 
-COMMANDS = {"model": _cmd_model, "reproduce": _cmd_reproduce, "list": _cmd_list, "config": _cmd_config, "generate": _cmd_generate, "test": _cmd_test,
+COMMANDS = {"model": _cmd_model, "reproduce": _cmd_reproduce, "list": _cmd_list, "config": _cmd_config, "generate": _cmd_generate, "export": run_export_cli, "test": _cmd_test,
             "bench": _cmd_bench, "synth": _cmd_synth, "prove": _cmd_prove, "demo": _cmd_demo, "run": _cmd_run}
 
 
