@@ -8,6 +8,8 @@
                                              HILOS kernel presets, synthesis flow times (JSON)
     pimforge synth UNIT|all|compare [--preset P] [--config F] [--set k=v ...]
                  [--target generic|xcup|ecp5[,...]] [--device D] [--out DIR] [--jobs N]
+    pimforge sweep SPEC [--out DIR] [--scheduler tcp://HOST:PORT] [--workers N] [--cache DIR]
+                                             design-space sweep on Dask; CSV/JSON/Markdown, Pareto PNGs
     pimforge prove UNIT [--preset P] [--set k=v ...] [--depth N] [--mode bmc|prove|cover] [--out DIR]
                                              stream-protocol proof (SymbiYosys); exit 1 on a counterexample
     pimforge model pam|hilos|hermes|lolpim|papi [--preset P] [--config F] [--set k=v ...] [--describe] [--out DIR]
@@ -52,6 +54,7 @@ from pimforge.software.hermes import gemv as hermes_gemv
 from pimforge.software.hilos import attention as hilos_attention
 from pimforge.software.pam import attention as pam_attention
 from pimforge.software.pam import migrate as pam_migrate
+from pimforge.sweep import cli as sweep_cli
 from pimforge.synth_cli import add_arguments as _synth_args
 from pimforge.synth_cli import run_cli
 
@@ -121,6 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "UltraScale+ resources (xcup), ECP5 resources and fmax (ecp5); 'synth all' "
                        "for every preset, 'synth compare' against the papers")
     _synth_args(q)
+
+    sweep_cli.add_arguments(sub.add_parser("sweep", help=sweep_cli.HELP))
 
     q = sub.add_parser("prove", help="formal proof (SymbiYosys, Yices) that the unit's output "
                        "streams obey the valid/ready rules under arbitrary back-pressure and its "
@@ -388,7 +393,8 @@ def _cmd_reproduce(args):
 
 
 COMMANDS = {"model": _cmd_model, "reproduce": _cmd_reproduce, "list": _cmd_list, "config": _cmd_config, "generate": _cmd_generate, "test": _cmd_test,
-            "bench": _cmd_bench, "synth": _cmd_synth, "prove": _cmd_prove, "demo": _cmd_demo, "run": _cmd_run}
+            "bench": _cmd_bench, "synth": _cmd_synth, "prove": _cmd_prove, "demo": _cmd_demo, "run": _cmd_run,
+            "sweep": sweep_cli.run_cli}
 
 
 def main(argv=None) -> int:

@@ -10,6 +10,8 @@ last, so an interrupted run leaves nothing that looks complete.
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -55,18 +57,31 @@ _LOCKS: dict = {}
 _LOCKS_GUARD = threading.Lock()
 
 
+@contextlib.contextmanager
+def _process_lock(work: Path):
+    """Hold ``work/.lock`` (``flock``): processes sharing a cache directory (``pimforge sweep``'s
+    Dask workers) compute a key one at a time, and never in the same work directory at once."""
+    work.mkdir(parents=True, exist_ok=True)
+    with open(work / ".lock", "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def _cached(parts: dict, compute, use_cache: bool = True):
     """Return ``(result, cached)``: the stored result for ``parts``, or ``compute(workdir)``
-    stored under its key.  One thread computes a key at a time; others wait and reuse it."""
+    stored under its key.  One thread or process computes a key at a time; others wait and
+    reuse it."""
     key = _key(parts)
     work = cache_root() / key
     done = work / "result.json"
     with _LOCKS_GUARD:
         lock = _LOCKS.setdefault(key, threading.Lock())
-    with lock:
+    with lock, _process_lock(work):
         if use_cache and done.exists():
             return json.loads(done.read_text()), True
-        work.mkdir(parents=True, exist_ok=True)
         t0 = time.perf_counter()
         result = compute(work)
         result["wall_s"] = round(time.perf_counter() - t0, 2)
