@@ -40,9 +40,10 @@ def add_arguments(q) -> None:
                         "a directory every worker sees")
     q.add_argument("--serial", action="store_true",
                    help="evaluate the points one by one in this process, without Dask")
-    q.add_argument("--retries", type=int, default=2, metavar="N",
-                   help="times a point's task is run again after its worker process dies "
-                        "(default 2)")
+    q.add_argument("--retries", type=int, default=3, metavar="N",
+                   help="worker deaths a point's task survives before it is reported as failed "
+                        "(Dask's allowed-failures, default 3; a dying worker also counts against "
+                        "a task Dask had queued on it)")
     q.add_argument("--quiet", action="store_true", help="no progress bar")
     q.epilog = (f"metrics of a unit sweep: {', '.join(UNIT_METRICS)}; of a system sweep: "
                 f"{', '.join(SYSTEM_METRICS)}.  Exit status 1 when a point failed (the "

@@ -4,7 +4,8 @@ Each finished point is stored at once as ``OUT/points/<key>.json`` (``key`` hash
 system, the point's whole config and the metric settings), so a rerun skips it: resume after an
 interruption, or extend a grid.  A failed point is reported and not stored; a rerun tries it
 again.  A task whose worker process dies is run again by Dask (``allowed-failures``) on a fresh
-worker; after ``retries`` deaths it is reported as failed, like any other point.
+worker; when its workers have died more than ``retries`` times it is reported as failed, like
+any other point.
 """
 from __future__ import annotations
 
@@ -96,14 +97,26 @@ def _serial(todo, task, cache, evaluate, finish):
         finish(point, evaluate(task, point.config, cache))
 
 
-def _distributed(todo, task, cache, evaluate, finish, client, retries):
+def _distributed(todo, task, cache, evaluate, finish, client, retries, slots):
+    """Keep ``slots`` points in flight (one per worker thread) and submit the next as one
+    finishes: a worker that dies then takes only its own point with it.  (Dask would hand
+    every task to a worker at once and blame all of a dead worker's tasks.)"""
+    pending = iter(todo)
     futures = {}
-    for point in todo:
-        fut = client.submit(evaluate, task, point.config, cache, key=f"sweep-{point.key}",
-                            retries=retries, pure=False)
-        futures[fut] = point
-    for fut in as_completed(list(futures)):
-        point = futures[fut]
+    done = as_completed()
+
+    def submit():
+        point = next(pending, None)
+        if point is not None:
+            fut = client.submit(evaluate, task, point.config, cache, key=f"sweep-{point.key}",
+                                retries=retries, pure=False)
+            futures[fut] = point
+            done.add(fut)
+
+    for _ in range(max(1, slots)):
+        submit()
+    for fut in done:
+        point = futures.pop(fut)
         if fut.status == "error":      # the task itself crashed, or its workers kept dying
             exc = fut.exception()
             finish(point, {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
@@ -111,6 +124,7 @@ def _distributed(todo, task, cache, evaluate, finish, client, retries):
         else:
             finish(point, fut.result())
         fut.release()
+        submit()
 
 
 def _client(scheduler, workers, retries):
@@ -127,7 +141,7 @@ def _client(scheduler, workers, retries):
 
 
 def run_sweep(spec, out, *, scheduler: str | None = None, workers: int = 2, cache=None,
-              serial: bool = False, retries: int = 2, progress: bool = True,
+              serial: bool = False, retries: int = 3, progress: bool = True,
               evaluate=evaluate_point, stream=None) -> SweepRun:
     """Evaluate every point of ``spec`` not already stored under ``out/points``.
 
@@ -171,8 +185,10 @@ def run_sweep(spec, out, *, scheduler: str | None = None, workers: int = 2, cach
         elif todo:
             client, cluster = _client(scheduler, workers, retries)
             try:
-                run.workers = len(client.scheduler_info()["workers"])
-                _distributed(todo, spec.task(), cache, evaluate, finish, client, retries)
+                info = client.scheduler_info()["workers"]
+                run.workers = len(info)
+                slots = sum(w.get("nthreads", 1) for w in info.values())
+                _distributed(todo, spec.task(), cache, evaluate, finish, client, retries, slots)
             finally:
                 client.close()
                 if cluster is not None:
