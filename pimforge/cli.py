@@ -40,7 +40,7 @@ from pimforge.base.config import config_to_dict
 from pimforge.base.errors import ToolError, UserError
 from pimforge.bench import (
     accuracy_benchmark, harness_benchmark, hilos_benchmark, model_benchmark, pam_benchmark,
-    synth_benchmark
+    sweep_benchmark, synth_benchmark
 )
 from pimforge.demo import run_demo
 from pimforge.prove_cli import add_arguments as _prove_args
@@ -108,14 +108,15 @@ def build_parser() -> argparse.ArgumentParser:
                        "PAM PU tiers (cycles/token, tokens/s, utilization), the HILOS kernel "
                        "presets (cycles vs bound, GFLOPS vs the paper), the synthesis flow "
                        "(synth all wall time; every unit's area, logic depth and ECP5 fmax) "
-                       "and the system model (reproduce wall time); "
+                       "the system model (reproduce wall time) and sweep points/s on one and "
+                       "two workers; "
                        "writes JSON files")
     q.add_argument("--out", default="build/bench", metavar="DIR",
                    help="directory for harness.json, accuracy.json, pam.json, hilos.json, "
-                        "synth.json and model.json "
+                        "synth.json, model.json and sweep.json "
                         "(default build/bench)")
     q.add_argument("--only", choices=("all", "harness", "accuracy", "pam", "hilos", "synth",
-                                      "model"),
+                                      "model", "sweep"),
                    default="all",
                    help="run one benchmark only (default all)")
     q.add_argument("--cycles", type=int, default=200000, help="operations to stream (default 200000)")
@@ -358,6 +359,13 @@ def _cmd_bench(args):
             print(f"  {name}: {r['wall_s']} s wall ({r['model_s']} s in the model; aim "
                   f"{r['aim_s']} s), {r['within_20pct']} of {r['rows']} rows within 20%")
         written.append("model.json")
+    if only in ("all", "sweep"):
+        print("design-space sweep (pimforge sweep, LocalCluster, empty cache):")
+        swp = sweep_benchmark(out / "sweep.json", progress=progress)
+        for name, r in swp["results"].items():
+            print(f"  {r['workers']} worker(s): {r['points']} points in {r['wall_s']} s = "
+                  f"{r['points_per_second']} points/s")
+        written.append("sweep.json")
     print("wrote " + ", ".join(str(out / w) for w in written))
     return 0
 

@@ -15,6 +15,7 @@ import yaml
 
 from pimforge.cli import main
 from pimforge.registry import get_unit
+from pimforge.software.cli import model_config, system_module
 from pimforge.sweep.evaluate import evaluate_point
 from pimforge.sweep.report import best_per_metric, pareto, sweep_files
 from pimforge.sweep.run import run_sweep
@@ -245,3 +246,17 @@ def test_missing_spec_names_the_shipped_ones(capsys):
     assert main(["sweep", "no_such_spec"]) == 2
     line = _one_error_line(capsys)
     assert "sweep spec 'no_such_spec' does not exist" in line and "pam_pu" in line
+
+
+def test_system_sweep_reports_the_models_throughput(tmp_path):
+    spec = parse_spec({"system": "hilos", "preset": "small",
+                       "axes": {"smartssds": [4, 8], "batch": [8, 16]},
+                       "metrics": ["model_tokens_per_s"]}, "hilos_sys")
+    run = run_sweep(spec, tmp_path / "out", serial=True, progress=False)
+    assert not run.failed and len(run.rows) == 4
+    for row in run.rows:   # each against `pimforge model hilos` at the same fields
+        cfg = model_config("hilos", "small", None, ["sweep=none"] +
+                           [f"{k}={v}" for k, v in row["values"].items()])
+        res = system_module("hilos", "model").run_model(cfg, progress=False)
+        want = res.data["point"][f"HILOS({row['values']['smartssds']})"]["throughput"]
+        assert row["metrics"]["model_tokens_per_s"] == round(want, 4)
