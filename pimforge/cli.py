@@ -107,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     q = sub.add_parser("bench", help="measure simulation speed, special-function accuracy, the "
                        "PAM PU tiers (cycles/token, tokens/s, utilization), the HILOS kernel "
                        "presets (cycles vs bound, GFLOPS vs the paper), the synthesis flow "
-                       "(synth all wall time; every unit's area, logic depth and ECP5 fmax) "
+                       "(synth all wall time; every unit's area, logic depth and ECP5 fmax), "
                        "the system model (reproduce wall time) and sweep points/s on one and "
                        "two workers; "
                        "writes JSON files")
@@ -364,7 +364,8 @@ def _cmd_bench(args):
         swp = sweep_benchmark(out / "sweep.json", progress=progress)
         for name, r in swp["results"].items():
             print(f"  {r['workers']} worker(s): {r['points']} points in {r['wall_s']} s = "
-                  f"{r['points_per_second']} points/s")
+                  f"{r['points_per_second']} points/s ({r['points_per_second_after_start']} "
+                  f"after {r['cluster_start_s']} s of cluster start)")
         written.append("sweep.json")
     print("wrote " + ", ".join(str(out / w) for w in written))
     return 0

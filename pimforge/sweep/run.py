@@ -39,6 +39,7 @@ class SweepRun:
     scheduler: str
     ran: int = 0
     resumed: int = 0
+    startup_s: float = 0.0          # starting (or reaching) the cluster
     failed: list = field(default_factory=list)
 
 
@@ -183,7 +184,9 @@ def run_sweep(spec, out, *, scheduler: str | None = None, workers: int = 2, cach
         if todo and serial:
             _serial(todo, spec.task(), cache, evaluate, finish)
         elif todo:
+            t_start = time.perf_counter()
             client, cluster = _client(scheduler, workers, retries)
+            run.startup_s = round(time.perf_counter() - t_start, 2)
             try:
                 info = client.scheduler_info()["workers"]
                 run.workers = len(info)
