@@ -12,6 +12,7 @@ from pathlib import Path
 import cloudpickle
 import pytest
 import yaml
+from distributed import LocalCluster
 
 from pimforge.cli import main
 from pimforge.registry import get_unit
@@ -260,3 +261,16 @@ def test_system_sweep_reports_the_models_throughput(tmp_path):
         res = system_module("hilos", "model").run_model(cfg, progress=False)
         want = res.data["point"][f"HILOS({row['values']['smartssds']})"]["throughput"]
         assert row["metrics"]["model_tokens_per_s"] == round(want, 4)
+
+
+def test_an_existing_cluster_via_its_scheduler_address(tmp_path):
+    spec = parse_spec(CYCLE_SPEC, "pu")
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster:
+        run = run_sweep(spec, tmp_path / "dist", scheduler=cluster.scheduler_address,
+                        progress=False)
+        assert run.workers == 2 and run.scheduler == cluster.scheduler_address
+        assert len(cluster.scheduler.workers) == 2     # the sweep leaves the cluster running
+    serial = run_sweep(spec, tmp_path / "serial", serial=True, progress=False)
+    assert [r["status"] for r in run.rows] == ["ok"] * 4
+    assert _metrics(run) == _metrics(serial)
