@@ -274,3 +274,20 @@ def test_an_existing_cluster_via_its_scheduler_address(tmp_path):
     serial = run_sweep(spec, tmp_path / "serial", serial=True, progress=False)
     assert [r["status"] for r in run.rows] == ["ok"] * 4
     assert _metrics(run) == _metrics(serial)
+
+
+def test_failed_points_are_reported_and_the_outputs_written(tmp_path, capsys):
+    spec = tmp_path / "sys.yaml"
+    spec.write_text(yaml.safe_dump({"system": "hilos", "preset": "small",
+                                    "axes": {"smartssds": [4, 8]},
+                                    "metrics": ["model_tokens_per_s"],
+                                    "model_system": "HILOS(N={smartssds})"}))
+    out = tmp_path / "out"
+    assert main(["sweep", str(spec), "--out", str(out), "--serial"]) == 1
+    cap = capsys.readouterr()
+    assert "Traceback" not in cap.out + cap.err
+    assert "2 failed" in cap.out and "'HILOS(N=4)' is not a system" in cap.err
+    rows = list(csv.DictReader((out / "sweep.csv").open()))
+    assert [r["status"] for r in rows] == ["failed", "failed"]
+    assert "allowed: FLEX(DRAM)" in rows[0]["error"]
+    assert not list((out / "points").iterdir())      # nothing stored: a rerun tries again
