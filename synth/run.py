@@ -11,6 +11,7 @@ last, so an interrupted run leaves nothing that looks complete.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import fcntl
 import hashlib
 import json
@@ -32,14 +33,33 @@ from pimforge.hw.fp.ops import operator_ports, operator_verilog
 from pimforge.synth import area, flows, timing
 from pimforge.synth.tools import tool_version
 
-__all__ = ["SynthJob", "synthesize", "synthesize_many", "cache_root", "operator_result"]
+__all__ = ["SynthJob", "synthesize", "synthesize_many", "cache_root", "cache_dir",
+           "operator_result"]
+
+
+_CACHE_DIR: contextvars.ContextVar = contextvars.ContextVar("pimforge_synth_cache", default=None)
 
 
 def cache_root() -> Path:
+    """The cache directory: :func:`cache_dir`'s, else ``$PIMFORGE_SYNTH_CACHE``, else
+    ``build/synth-cache`` (under ``$PIMFORGE_BUILD`` if set)."""
+    if _CACHE_DIR.get():
+        return Path(_CACHE_DIR.get())
     env = os.environ.get("PIMFORGE_SYNTH_CACHE")
     if env:
         return Path(env)
     return Path(os.environ.get("PIMFORGE_BUILD", "build")) / "synth-cache"
+
+
+@contextlib.contextmanager
+def cache_dir(path):
+    """Use ``path`` (if given) as the cache directory in this thread for the ``with`` block, so
+    that tasks of different sweeps on one Dask worker keep to their own caches."""
+    token = _CACHE_DIR.set(str(path) if path else None)
+    try:
+        yield
+    finally:
+        _CACHE_DIR.reset(token)
 
 
 def _tools(target: str) -> dict:

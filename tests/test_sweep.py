@@ -6,6 +6,7 @@ import csv
 import json
 import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from pimforge.sweep.evaluate import evaluate_point
 from pimforge.sweep.report import best_per_metric, pareto, sweep_files
 from pimforge.sweep.run import run_sweep
 from pimforge.sweep.spec import load_spec, parse_spec, shipped_specs
-from pimforge.synth.run import SynthJob, synthesize
+from pimforge.synth.run import SynthJob, cache_dir, synthesize
 
 # the task functions below travel to the workers by value: this module is not importable there
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -54,11 +55,8 @@ def test_two_workers_equal_the_serial_run(tmp_path):
     unit = get_unit("fp_add")
     row = dist.rows[3]
     cfg = unit.config(None, row["values"])
-    os.environ["PIMFORGE_SYNTH_CACHE"] = str(tmp_path / "cache_a")
-    try:
+    with cache_dir(tmp_path / "cache_a"):
         rep = synthesize(SynthJob(unit, cfg, "check"), ["generic"], {"generic": None})
-    finally:
-        os.environ.pop("PIMFORGE_SYNTH_CACHE")
     assert row["metrics"]["nand2"] == round(rep["targets"]["generic"]["nand2_eq"], 1)
     assert row["metrics"]["cycles"] == unit.cycle_model(cfg, 500)
 
@@ -291,3 +289,34 @@ def test_failed_points_are_reported_and_the_outputs_written(tmp_path, capsys):
     assert [r["status"] for r in rows] == ["failed", "failed"]
     assert "allowed: FLEX(DRAM)" in rows[0]["error"]
     assert not list((out / "points").iterdir())      # nothing stored: a rerun tries again
+
+
+SHARED_KEY = """
+import json, sys, time
+from pathlib import Path
+from pimforge.synth.run import _cached, cache_dir
+log = Path(sys.argv[2])
+
+def compute(work):
+    with log.open("a") as fh:
+        fh.write("computed\\n")
+    time.sleep(1.0)            # long enough for the other process to reach the lock
+    return {"answer": 42}
+
+with cache_dir(sys.argv[1]):
+    res, cached = _cached({"test": "shared key"}, compute)
+print(json.dumps([res["answer"], cached]))
+"""
+
+
+def test_processes_sharing_a_cache_compute_a_key_once(tmp_path):
+    """Two processes ask for one key at once: one computes it, the other waits on the key's
+    file lock and reads the stored result (what sweep workers sharing --cache do)."""
+    log = tmp_path / "log"
+    procs = [subprocess.Popen([sys.executable, "-c", SHARED_KEY, str(tmp_path / "cache"),
+                               str(log)], stdout=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    outs = sorted(json.loads(p.communicate(timeout=120)[0]) for p in procs)
+    assert all(p.returncode == 0 for p in procs)
+    assert outs == [[42, False], [42, True]]
+    assert log.read_text() == "computed\n"

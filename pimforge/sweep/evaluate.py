@@ -7,7 +7,6 @@ to any worker.  A failure of the point (a tool error, a bad combination of field
 """
 from __future__ import annotations
 
-import contextlib
 import inspect
 import os
 import time
@@ -19,7 +18,7 @@ from pimforge.base.errors import ToolError, UserError
 from pimforge.registry import get_unit
 from pimforge.software.cli import SYSTEMS, system_module
 from pimforge.synth import flows
-from pimforge.synth.run import SynthJob, synthesize
+from pimforge.synth.run import SynthJob, cache_dir, synthesize
 
 __all__ = ["evaluate_point", "synth_targets", "RTL_RANDOM_OPS"]
 
@@ -35,29 +34,13 @@ def synth_targets(metrics) -> list:
     return [t for t in flows.TARGETS if t in need]
 
 
-@contextlib.contextmanager
-def _synth_cache(path):
-    """Point :func:`pimforge.synth.run.cache_root` at ``path`` for this task (the worker's
-    environment may differ from the client's, e.g. on a remote cluster)."""
-    saved = os.environ.get("PIMFORGE_SYNTH_CACHE")
-    if path:
-        os.environ["PIMFORGE_SYNTH_CACHE"] = str(path)
-    try:
-        yield
-    finally:
-        if saved is None:
-            os.environ.pop("PIMFORGE_SYNTH_CACHE", None)
-        else:
-            os.environ["PIMFORGE_SYNTH_CACHE"] = saved
-
-
 def _synth_metrics(task, unit, cfg, cache) -> dict:
     targets = synth_targets(task["metrics"])
     if not targets:
         return {}
     devices = {"generic": None, "ecp5": flows.resolve_device("ecp5", task["ecp5_device"]),
                "xcup": flows.resolve_device("xcup", task["xcup_device"])}
-    with _synth_cache(cache):
+    with cache_dir(cache):
         rep = synthesize(SynthJob(unit, cfg, "sweep"), targets, devices)
     out = {}
     g = rep["targets"].get("generic")
