@@ -194,6 +194,8 @@ BAD = [
      "metrics: [cycles]\n", ["axes.pipeline_depth: step must be > 0"]),
     ("no-clock", "unit: fp_add\naxes: {fmt: [fp16]}\nmetrics: [tokens_per_s]\n",
      ["clock_mhz: tokens_per_s needs a clock", "allowed:"]),
+    ("bad-clock", "unit: fp_add\naxes: {fmt: [fp16]}\nmetrics: [cycles]\nclock_mhz: fast\n",
+     ["clock_mhz: got 'fast'", "allowed: a number"]),
     ("bad-device", "unit: fp_add\naxes: {fmt: [fp16]}\nmetrics: [fmax]\necp5_device: 99k\n",
      ["unknown ecp5 device '99k'", "allowed:"]),
     ("bad-ops", "unit: fp_add\naxes: {fmt: [fp16]}\nmetrics: [cycles]\nworkload: {ops: 0}\n",

@@ -163,11 +163,11 @@ def _clock(where, data, unit_name, preset, metrics):
     clock = data.get("clock_mhz")
     if clock is None and preset:
         clock = PRESET_CLOCKS.get(unit_name, {}).get(preset, {}).get("mhz")
-    if "tokens_per_s" not in metrics:
-        return clock
     if clock is None:
-        raise _err(where, "clock_mhz: tokens_per_s needs a clock; allowed: a number of MHz or "
-                          "'fmax' (with the fmax metric)")
+        if "tokens_per_s" in metrics:
+            raise _err(where, "clock_mhz: tokens_per_s needs a clock; allowed: a number of MHz "
+                              "or 'fmax' (with the fmax metric)")
+        return None
     if clock == "fmax":
         if "fmax" not in metrics:
             raise _err(where, "clock_mhz: 'fmax' needs the fmax metric in metrics")
