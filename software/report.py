@@ -19,7 +19,7 @@ import numpy as np
 from pimforge.base.files import write_outputs
 
 __all__ = ["Table", "Plot", "Row", "ModelResult", "Progress", "write_result", "fmt", "rows_table",
-           "plain", "FIDELITY"]
+           "plain", "FIDELITY", "plot_png"]
 
 FIDELITY = 0.20     # the issue's aim: every headline within +-20% of the paper
 
@@ -44,9 +44,11 @@ class Table:
 
 @dataclass
 class Plot:
-    """``kind`` ``bar`` (grouped bars: ``groups`` on the x axis, one bar per series) or ``line``
-    (``x`` values shared by every series).  ``series`` maps a label to its y values (None or
-    NaN draws nothing, e.g. OOM); ``labels`` optionally writes a text above each bar."""
+    """``kind`` ``bar`` (grouped bars: ``groups`` on the x axis, one bar per series), ``line``
+    (``x`` values shared by every series) or ``scatter`` (each series an ``(xs, ys)`` pair,
+    drawn as points, or as a line if its label is in ``lines``).  ``series`` maps a label to
+    its y values (None or NaN draws nothing, e.g. OOM); ``labels`` optionally writes a text
+    above each bar."""
 
     name: str
     title: str
@@ -59,6 +61,7 @@ class Plot:
     logy: bool = False
     labels: dict = field(default_factory=dict)
     hlines: list = field(default_factory=list)      # dashed reference lines (y values)
+    lines: list = field(default_factory=list)       # scatter: series drawn as lines
 
 
 @dataclass
@@ -198,6 +201,10 @@ def _png(plot: Plot) -> bytes:
                                 va="bottom", fontsize=6, rotation=90)
         ax.set_xticks(xs)
         ax.set_xticklabels(plot.groups, rotation=30, ha="right", fontsize=8)
+    elif plot.kind == "scatter":
+        for name, (xs, ys) in plot.series.items():
+            ax.plot(xs, ys, marker="o", label=name,
+                    linestyle="-" if name in plot.lines else "none")
     else:
         for name, ys in plot.series.items():
             ys = [np.nan if v is None else v for v in ys]
@@ -217,6 +224,11 @@ def _png(plot: Plot) -> bytes:
     fig.savefig(buf, format="png")
     plt.close(fig)
     return buf.getvalue()
+
+
+def plot_png(plot: Plot) -> bytes:
+    """The plot as PNG bytes (Agg)."""
+    return _png(plot)
 
 
 def headline_plot(result: ModelResult) -> Plot | None:

@@ -10,6 +10,9 @@ last, so an interrupted run leaves nothing that looks complete.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import fcntl
 import hashlib
 import json
 import os
@@ -30,14 +33,33 @@ from pimforge.hw.fp.ops import operator_ports, operator_verilog
 from pimforge.synth import area, flows, timing
 from pimforge.synth.tools import tool_version
 
-__all__ = ["SynthJob", "synthesize", "synthesize_many", "cache_root", "operator_result"]
+__all__ = ["SynthJob", "synthesize", "synthesize_many", "cache_root", "cache_dir",
+           "operator_result"]
+
+
+_CACHE_DIR: contextvars.ContextVar = contextvars.ContextVar("pimforge_synth_cache", default=None)
 
 
 def cache_root() -> Path:
+    """The cache directory: :func:`cache_dir`'s, else ``$PIMFORGE_SYNTH_CACHE``, else
+    ``build/synth-cache`` (under ``$PIMFORGE_BUILD`` if set)."""
+    if _CACHE_DIR.get():
+        return Path(_CACHE_DIR.get())
     env = os.environ.get("PIMFORGE_SYNTH_CACHE")
     if env:
         return Path(env)
     return Path(os.environ.get("PIMFORGE_BUILD", "build")) / "synth-cache"
+
+
+@contextlib.contextmanager
+def cache_dir(path):
+    """Use ``path`` (if given) as the cache directory in this thread for the ``with`` block, so
+    that tasks of different sweeps on one Dask worker keep to their own caches."""
+    token = _CACHE_DIR.set(str(path) if path else None)
+    try:
+        yield
+    finally:
+        _CACHE_DIR.reset(token)
 
 
 def _tools(target: str) -> dict:
@@ -55,18 +77,31 @@ _LOCKS: dict = {}
 _LOCKS_GUARD = threading.Lock()
 
 
+@contextlib.contextmanager
+def _process_lock(work: Path):
+    """Hold ``work/.lock`` (``flock``): processes sharing a cache directory (``pimforge sweep``'s
+    Dask workers) compute a key one at a time, and never in the same work directory at once."""
+    work.mkdir(parents=True, exist_ok=True)
+    with open(work / ".lock", "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def _cached(parts: dict, compute, use_cache: bool = True):
     """Return ``(result, cached)``: the stored result for ``parts``, or ``compute(workdir)``
-    stored under its key.  One thread computes a key at a time; others wait and reuse it."""
+    stored under its key.  One thread or process computes a key at a time; others wait and
+    reuse it."""
     key = _key(parts)
     work = cache_root() / key
     done = work / "result.json"
     with _LOCKS_GUARD:
         lock = _LOCKS.setdefault(key, threading.Lock())
-    with lock:
+    with lock, _process_lock(work):
         if use_cache and done.exists():
             return json.loads(done.read_text()), True
-        work.mkdir(parents=True, exist_ok=True)
         t0 = time.perf_counter()
         result = compute(work)
         result["wall_s"] = round(time.perf_counter() - t0, 2)

@@ -95,5 +95,6 @@ def test_wheel_installs_only_the_pimforge_namespace(tmp_path):
     assert tops == {"pimforge", f"{wheel.name.split('-')[0]}-{wheel.name.split('-')[1]}.dist-info"}
     for needed in ("pimforge/hw/fp/add.py", "pimforge/sim/harness/engine.py",
                    "pimforge/sim/golden/fp/core.py", "pimforge/base/config.py",
-                   "pimforge/hw/catalog.py", "pimforge/cli.py"):
+                   "pimforge/hw/catalog.py", "pimforge/cli.py",
+                   "pimforge/sweep/specs/pam_pu.yaml", "pimforge/sweep/specs/hilos_kernel.yaml"):
         assert needed in names

@@ -1,0 +1,1 @@
+"""``pimforge sweep``: design-space exploration of a unit or a system model on Dask distributed."""
