@@ -92,15 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     q = sub.add_parser("config", help="print a unit's resolved config as YAML")
     _add_config_args(q)
 
-    q = sub.add_parser("generate", help="write DIR/<top>.v and DIR/<top>.json (the manifest)")
-    _add_config_args(q)
-    q.add_argument("--out", required=True, metavar="DIR", help="output directory (created if missing)")
-    q.add_argument("--flat", action="store_true",
-                   help="one flat module; by default each distinct float operator is a module "
-                        "(<top>__pf_op_...) that the top instantiates: the same gates, "
-                        "elaborated and simulated much faster")
-    q.add_argument("--filelist", action="store_true", help="also write DIR/<top>.f, a plain "
-                   "filelist (the Verilog's absolute path) for verilator -f, iverilog -c, vcs -f")
+    _add_generate(sub)
     _export_parser(sub)
 
     q = sub.add_parser("test", help="run the unit's cocotb bench on its generated Verilog")
@@ -112,22 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "units (operations, default 20000), online_softmax (inputs, default "
                         "3000) and pam_ru (about N input beats); other units reject it")
 
-    q = sub.add_parser("bench", help="measure simulation speed, special-function accuracy, the "
-                       "PAM PU tiers (cycles/token, tokens/s, utilization), the HILOS kernel "
-                       "presets (cycles vs bound, GFLOPS vs the paper), the synthesis flow "
-                       "(synth all wall time; every unit's area, logic depth and ECP5 fmax), "
-                       "the system model (reproduce wall time) and sweep points/s on one and "
-                       "two workers; "
-                       "writes JSON files")
-    q.add_argument("--out", default="build/bench", metavar="DIR",
-                   help="directory for harness.json, accuracy.json, pam.json, hilos.json, "
-                        "synth.json, model.json and sweep.json "
-                        "(default build/bench)")
-    q.add_argument("--only", choices=("all", "harness", "accuracy", "pam", "hilos", "synth",
-                                      "model", "sweep"),
-                   default="all",
-                   help="run one benchmark only (default all)")
-    q.add_argument("--cycles", type=int, default=200000, help="operations to stream (default 200000)")
+    _add_bench(sub)
 
     q = sub.add_parser("synth", help="open-source synthesis reports: gate-level area (generic), "
                        "UltraScale+ resources (xcup), ECP5 resources and fmax (ecp5); 'synth all' "
@@ -201,6 +178,39 @@ def build_parser() -> argparse.ArgumentParser:
     _add_hermes_gemv(flows)
     _add_pam_migrate(flows)
     return p
+
+
+def _add_generate(sub) -> None:
+    """``pimforge generate``'s options."""
+    q = sub.add_parser("generate", help="write DIR/<top>.v and DIR/<top>.json (the manifest)")
+    _add_config_args(q)
+    q.add_argument("--out", required=True, metavar="DIR", help="output directory (created if missing)")
+    q.add_argument("--flat", action="store_true",
+                   help="one flat module; by default each distinct float operator is a module "
+                        "(<top>__pf_op_...) that the top instantiates: the same gates, "
+                        "elaborated and simulated much faster")
+    q.add_argument("--filelist", action="store_true", help="also write DIR/<top>.f, a plain "
+                   "filelist (the Verilog's absolute path) for verilator -f, iverilog -c, vcs -f")
+
+
+def _add_bench(sub) -> None:
+    """``pimforge bench``'s options."""
+    q = sub.add_parser("bench", help="measure simulation speed, special-function accuracy, the "
+                       "PAM PU tiers (cycles/token, tokens/s, utilization), the HILOS kernel "
+                       "presets (cycles vs bound, GFLOPS vs the paper), the synthesis flow "
+                       "(synth all wall time; every unit's area, logic depth and ECP5 fmax), "
+                       "the system model (reproduce wall time) and sweep points/s on one and "
+                       "two workers; "
+                       "writes JSON files")
+    q.add_argument("--out", default="build/bench", metavar="DIR",
+                   help="directory for harness.json, accuracy.json, pam.json, hilos.json, "
+                        "synth.json, model.json and sweep.json "
+                        "(default build/bench)")
+    q.add_argument("--only", choices=("all", "harness", "accuracy", "pam", "hilos", "synth",
+                                      "model", "sweep"),
+                   default="all",
+                   help="run one benchmark only (default all)")
+    q.add_argument("--cycles", type=int, default=200000, help="operations to stream (default 200000)")
 
 
 def _add_pam_migrate(flows) -> None:
