@@ -2,6 +2,7 @@
 
 * ``PIMFORGE_LONG=1`` enables the long sweeps (tests marked ``slow``).
 * Simulator choice: Verilator always; Icarus tests skip with a reason when iverilog is absent.
+* Verilator models are compiled with ``PIMFORGE_VERILATOR_OPT_FAST=-O0`` unless set.
 """
 import os
 
@@ -9,6 +10,9 @@ import numpy as np
 import pytest
 
 os.environ.setdefault("PIMFORGE_QUIET", "1")
+# The suite's Verilator builds outweigh its simulations: the models' per-cycle C++ at -O0 builds
+# about 30% faster (pam_ru fp32: 41 s -> 29 s) and gives the same bits; users' default stays -O1.
+os.environ.setdefault("PIMFORGE_VERILATOR_OPT_FAST", "-O0")
 
 LONG = os.environ.get("PIMFORGE_LONG", "") not in ("", "0")
 
