@@ -22,13 +22,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from amaranth.back import verilog
 
 from pimforge.base.config import config_to_dict
 from pimforge.base.errors import ToolError
 from pimforge.hw.catalog import PRESET_CLOCKS
-from pimforge.hw.core.inventory import OpKey, recording
-from pimforge.hw.core.macros import macro_mode, module_name
+from pimforge.hw.core.inventory import OpKey
+from pimforge.hw.core.macros import module_name
+from pimforge.hw.fp.hierarchy import elaborate_top
 from pimforge.hw.fp.ops import operator_ports, operator_verilog
 from pimforge.synth import area, flows, timing
 from pimforge.synth.tools import tool_version
@@ -182,15 +182,7 @@ class SynthJob:
         """Verilog text, top name and the operator inventory (elaborated once per mode)."""
         flat = self.flat if flat is None else flat
         if flat not in self._elab:
-
-            with recording() as ops:
-                if flat:
-                    comp = self.unit.factory(self.cfg)
-                    text = verilog.convert(comp, name=comp.top, emit_src=False)
-                else:
-                    with macro_mode():
-                        comp = self.unit.factory(self.cfg)
-                        text = verilog.convert(comp, name=comp.top, emit_src=False)
+            text, comp, ops = elaborate_top(self.unit, self.cfg, flat)
             self._elab[flat] = (drop_zero_memory_init(text), comp.top, dict(ops))
         return self._elab[flat]
 

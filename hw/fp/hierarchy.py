@@ -17,7 +17,7 @@ from pimforge.hw.core.inventory import recording
 from pimforge.hw.core.macros import macro_mode
 from pimforge.hw.fp.ops import operator_verilog
 
-__all__ = ["elaborate", "operator_prefix"]
+__all__ = ["elaborate", "elaborate_top", "operator_prefix"]
 
 _CACHE: dict = {}
 
@@ -38,17 +38,28 @@ def elaborate(unit, cfg, flat: bool = False) -> tuple:
     return _CACHE[key]
 
 
+def elaborate_top(unit, cfg, flat: bool, prefixed: bool = False) -> tuple:
+    """``(top_verilog, component, operator Counter)``: the unit flat, or its top module with
+    each float operator an instance of a module ``pf_op_...`` (``<top>__pf_op_...`` if
+    ``prefixed``) that the text does not contain.  Generation appends those modules;
+    hierarchical synthesis synthesizes them on their own."""
+    comp = unit.factory(cfg)   # operators are built when it elaborates, inside the block
+    with recording() as ops:
+        if flat:
+            text = verilog.convert(comp, name=comp.top, emit_src=False)
+        else:
+            with macro_mode(operator_prefix(comp.top) if prefixed else ""):
+                text = verilog.convert(comp, name=comp.top, emit_src=False)
+    return text, comp, ops
+
+
 def _flat(unit, cfg) -> tuple:
-    comp = unit.factory(cfg)
-    text = verilog.convert(comp, name=comp.top, emit_src=False)
+    text, comp, _ = elaborate_top(unit, cfg, flat=True)
     return text, comp.manifest(), comp
 
 
 def _hierarchical(unit, cfg) -> tuple:
-    comp = unit.factory(cfg)   # operators are built when it elaborates, inside the block
-    prefix = operator_prefix(comp.top)
-    with recording() as ops, macro_mode(prefix):
-        text = verilog.convert(comp, name=comp.top, emit_src=False)
+    text, comp, ops = elaborate_top(unit, cfg, flat=False, prefixed=True)
     for op in sorted({k for k in ops if not k.inline}):
-        text += "\n" + operator_verilog(op, prefix)[0]
+        text += "\n" + operator_verilog(op, operator_prefix(comp.top))[0]
     return text, comp.manifest(), comp
