@@ -15,7 +15,7 @@ from pimforge.hw.hilos.config import KERNEL_CLOCK_MHZ
 from pimforge.hw.lolpim import dispatcher, pingpong
 from pimforge.hw.lolpim.aim import AIM_CLOCK_HZ
 from pimforge.hw.pam import device, pu, pu_formal, ru, softmax, system
-from pimforge.hw.pam.config import TIER_CLOCK_MHZ, TIERS
+from pimforge.hw.pam.config import HBM_FP32_CLOCK_MHZ, PAPER_TIER_CLOCK_MHZ, TIER_CLOCK_MHZ, TIERS
 from pimforge.hw.pamif import buffer, buffer_formal, interface, receiver, sender, sender_formal
 from pimforge.hw.pamif.layout import IF_CLOCK_PS
 from pimforge.hw.papi import pu as papi_pu, scheduler
@@ -53,9 +53,12 @@ def _clocks(unit: str, presets, mhz: float, source: str, target: str = "ASIC") -
 _HILOS_PRESETS = ("hilos_dgroup1", "hilos_dgroup4", "hilos_dgroup5")
 _HILOS_CLOCK = ("HILOS §6.2: the SmartSSD's kernel clock", "FPGA (Kintex UltraScale+ KU15P)")
 _PAMIF = ("pam_interface", "pamif_buffer", "pamif_sender", "pamif_receiver")
+_NETLIST = "the clock this preset's netlist supports (ASAP7 estimate, hw/pam/config.py)"
 PRESET_CLOCKS = {
-    **{u: {t: {"mhz": TIER_CLOCK_MHZ[t], "source": f"PAM Table 1 / §7.1: the {t} tier's PU clock",
-               "target": "ASIC"} for t in TIERS if t in HW_UNITS[u].presets}
+    **{u: {t: {"mhz": TIER_CLOCK_MHZ[t], "source": _NETLIST, "target": "ASIC",
+               "paper_mhz": PAPER_TIER_CLOCK_MHZ[t],
+               "paper_source": f"PAM Table 1 / §7.1: the {t} tier's PU clock"}
+           for t in TIERS if t in HW_UNITS[u].presets}
        for u in ("pam_pu", "pam_device")},
     **{u: _clocks(u, HW_UNITS[u].presets, NDP_CLOCK_MHZ, "Hermes Table II: the NDP core clock")
        for u in ("hermes_gemv", "hermes_act")},
@@ -70,7 +73,9 @@ PRESET_CLOCKS = {
                   "(hw/pamif/layout.py IF_CLOCK_PS)")
        for u in _PAMIF},
 }
-PRESET_CLOCKS["pam_pu"]["hbm_fp32"] = dict(PRESET_CLOCKS["pam_pu"]["hbm"])
-"""unit -> preset -> ``{"mhz", "source", "target"}``: the clock a paper states for the hardware
-a preset models.  ``pimforge synth`` checks the preset's logic depth per stage against it
-(README, "Synthesis reports"); the system models run their cycle counts at the same constants."""
+PRESET_CLOCKS["pam_pu"]["hbm_fp32"] = dict(PRESET_CLOCKS["pam_pu"]["hbm"], mhz=HBM_FP32_CLOCK_MHZ)
+"""unit -> preset -> ``{"mhz", "source", "target"}``: the clock of the hardware a preset models:
+the paper's, or (PAM, whose paper clocks the netlists do not reach) the netlist's, with the
+paper's beside it (``paper_mhz``, ``paper_source``).  ``pimforge synth`` checks the preset's
+logic depth per stage against it (README, "Synthesis reports"); the system models run their
+cycle counts at the same constants."""

@@ -88,8 +88,12 @@ def _clock_md(c: dict) -> list:
              f"- at most {c['max_levels']} levels per stage fit the period",
              f"- critical path: {c['levels']} levels, {c['delay_ps']} ps, about "
              f"{c['estimated_fmax_mhz']:g} MHz: **{verdict}**"
-             + (f" ({c['note']}; `--flat` joins them)" if c.get("note") else ""), "",
-             "| stage | levels | ASAP7 delay (ps) | fits |", "|---|---|---|---|"]
+             + (f" ({c['note']}; `--flat` joins them)" if c.get("note") else "")]
+    if c.get("paper_mhz"):
+        lines.append(f"- the paper's clock: {c['paper_mhz']:g} MHz ({c['paper_source']}): "
+                     + ("met" if c["paper_met"] else "**not reached** by this netlist"))
+    lines += ["",
+              "| stage | levels | ASAP7 delay (ps) | fits |", "|---|---|---|---|"]
     rows = [s for s in c["stages"] if not s["met"]] or c["stages"][:3]
     lines += [f"| {s['stage']} | {s['levels']} | {s['delay_ps']} | {'yes' if s['met'] else 'no'} |"
               for s in rows[:STAGE_ROWS]]

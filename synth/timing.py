@@ -301,4 +301,7 @@ def clock_check(timing: dict, clock: dict) -> dict:
             "levels": timing["levels"], "delay_ps": round(critical),
             "estimated_fmax_mhz": round(1e6 / critical, 1), "met": critical <= period,
             "failing_stages": sum(1 for s in stages if not s["met"]), "stages": stages,
-            "note": timing.get("note")}
+            "note": timing.get("note"),
+            **({"paper_mhz": clock["paper_mhz"], "paper_source": clock.get("paper_source"),
+                "paper_met": critical <= 1e6 / clock["paper_mhz"]}
+               if clock.get("paper_mhz") else {})}

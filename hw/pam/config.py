@@ -17,7 +17,8 @@ from pimforge.base.errors import ConfigError
 from pimforge.base.formats import FP16, FP32
 
 __all__ = ["OnlineSoftmaxConfig", "PamPuConfig", "PamRuConfig", "PamDeviceConfig",
-           "PamSystemConfig", "PU_TIER_PRESETS", "TIER_CLOCK_MHZ", "TIERS", "ACC_FORMATS",
+           "PamSystemConfig", "PU_TIER_PRESETS", "TIER_CLOCK_MHZ", "PAPER_TIER_CLOCK_MHZ",
+           "HBM_FP32_CLOCK_MHZ", "TIERS", "ACC_FORMATS",
            "acc_check", "pow2_check"]
 
 TIERS = ("hbm", "ddr", "ssd")
@@ -43,7 +44,18 @@ def _acc_field():
 
 def _op_depth_field():
     return param(2, "pipeline registers inside each float operation (mul, add, fma, compare, "
-                 "convert); exp/log/recip use one more", lo=1, hi=3)
+                 "convert); exp/log/recip use one more.  The O and l updates revisit a beat "
+                 "every head_dim/width cycles, so op_depth < head_dim/width", lo=1, hi=8)
+
+
+def _revisit(cfg, field: str, beats: int, what: str):
+    """A beat's fma (op_depth cycles) must be written back before the next token or partial
+    reads the same beat, ``beats`` cycles later: op_depth <= beats - 1."""
+    if cfg.op_depth > beats - 1:
+        raise ConfigError(cfg.UNIT, "op_depth", cfg.op_depth,
+                          f"at most head_dim/{field} - 1 = {beats - 1} (each {what} beat's fma "
+                          f"result must be written back before the next {what} reads it, "
+                          f"{beats} cycles later)")
 
 
 def _four_beats(cfg, field: str, what: str):
@@ -85,6 +97,7 @@ class PamPuConfig(UnitConfig):
 
     def validate(self):
         _four_beats(self, "lanes", "row")
+        _revisit(self, "lanes", self.beats, "row")
 
     @property
     def beats(self) -> int:
@@ -102,10 +115,20 @@ class PamPuConfig(UnitConfig):
 
 
 # PAM §5.2.1 and Table 1 / §7.1: the PU vector width (fp16 lanes) of the HBM3, DDR4 and SSD
-# tiers.  The tiers' PU clocks (PAM §7.1) change neither the RTL nor the cycle models; the
-# system model's devices (``pimforge.software.devices.PAM_TIERS``) run at them, and
-# ``pimforge synth`` checks a tier preset's logic depth against them (``hw.catalog.PRESET_CLOCKS``).
-TIER_CLOCK_MHZ = {"hbm": 666.0, "ddr": 500.0, "ssd": 1000.0}
+# tiers, and the PU clocks the paper states for them.
+PAPER_TIER_CLOCK_MHZ = {"hbm": 666.0, "ddr": 500.0, "ssd": 1000.0}
+# The clocks the tier presets' netlists support, which the system model's devices
+# (``pimforge.software.devices.PAM_TIERS``) run at and ``pimforge synth`` checks each preset
+# against (``hw.catalog.PRESET_CLOCKS``): the ASAP7 estimate of the preset's generic netlist
+# (36 ps a gate level plus 86 ps of flip-flop, ``synth/timing.py``), the lower of the
+# hierarchical and the ``--flat`` figure, rounded down to 10 MHz.  At op_depth 2 the 16-lane
+# PU's deepest stage is 107 levels hierarchical (253.9 MHz, in the score scale's fp32
+# multiplier) and 112 flat (242.8 MHz, inside an O-update fma); the 4-lane ddr PU has the same
+# operators.  With the fp32 accumulator (``hbm_fp32``) the fp32 fma's 158 levels (173.2 MHz)
+# bound it.  The paper's clocks are not reached: see README, "Synthesis reports".  The clocks
+# change neither the RTL nor the cycle models.
+TIER_CLOCK_MHZ = {"hbm": 240.0, "ddr": 240.0, "ssd": 240.0}
+HBM_FP32_CLOCK_MHZ = 170.0
 PU_TIER_PRESETS = {
     "hbm": {"lanes": 16},
     "ddr": {"lanes": 4},
@@ -130,6 +153,7 @@ class PamRuConfig(UnitConfig):
 
     def validate(self):
         _four_beats(self, "vector_width", "partial")
+        _revisit(self, "vector_width", self.beats, "partial")
         need = self.head_dim * self.acc.width // 8
         if self.scratch_bytes < need:
             raise ConfigError(self.UNIT, "scratch_bytes", self.scratch_bytes,
@@ -165,7 +189,12 @@ class PamDeviceConfig(UnitConfig):
         if self.head_dim // self.ru_vector_width < 4:
             raise ConfigError(self.UNIT, "ru_vector_width", self.ru_vector_width,
                               f"at most head_dim/4 = {self.head_dim // 4}")
-        PamPuConfig(lanes=self.lanes, head_dim=self.head_dim)  # same lanes limits
+        self.pu_config()    # the PU's and the RU's limits (lanes, op_depth)
+        try:
+            self.ru_config()
+        except ConfigError as e:
+            raise ConfigError(self.UNIT, e.field, e.value,
+                              e.allowed.replace("/vector_width", "/ru_vector_width")) from None
 
     def pu_config(self) -> PamPuConfig:
         return PamPuConfig(lanes=self.lanes, head_dim=self.head_dim, acc=self.acc,

@@ -8,6 +8,7 @@ from pimforge import api
 from pimforge.base import numerics as num
 from pimforge.base.errors import ConfigError, UserError
 from pimforge.base.formats import FP16, FP32
+from pimforge.hw.catalog import PRESET_CLOCKS
 from pimforge.hw.pam.config import PamPuConfig
 from pimforge.hw.pam.pu import pu_cycles, pu_schedule
 from pimforge.registry import get_unit
@@ -107,21 +108,28 @@ def test_checker_catches_a_one_bit_error(hbm_run):
 
 @pytest.mark.parametrize("overrides, sets", [
     ({"lanes": 4, "head_dim": 64, "acc": "fp32", "tile_tokens": 8}, (1, 3, 8, 9, 30)),
+    # the O_t / l_t read-after-write edge: B = 8 beats per row and op_depth 7, so each beat's
+    # fma result is written back in the cycle before the next token reads it
+    ({"lanes": 8, "head_dim": 64, "op_depth": 7}, (1, 17, 40)),
 ])
 def test_rtl_other_configs(overrides, sets):
-    """A 4-lane (DDR-like) PU with fp32 accumulation and short tiles: bit-exact, stalls, and the
-    exact cycle model (including the tile-merge interlock of one-token tiles)."""
+    """A 4-lane (DDR-like) PU with fp32 accumulation and short tiles, and a PU at the deepest
+    op_depth its row allows: bit-exact, stalls, and the exact cycle model (including the
+    tile-merge interlock of one-token tiles)."""
     cfg = UNIT.config(None, overrides)
     res = _run(cfg, pu_job(cfg, np.random.default_rng(2), seed=2, sets=sets))
     assert res.phases[0].cycles == pu_schedule(cfg, sets)[-1][1] + 1
 
 
 def test_presets_and_manifest():
-    # the tier presets set the PU width; the tiers' clocks live in the system model's devices
-    for name, lanes, clock in (("hbm", 16, 666.0), ("ddr", 4, 500.0), ("ssd", 16, 1000.0)):
+    # the tier presets set the PU width; the system model's devices run at the clocks the
+    # presets' netlists support (checked against synthesis in test_synth_timing), below the
+    # paper's
+    for name, lanes, paper in (("hbm", 16, 666.0), ("ddr", 4, 500.0), ("ssd", 16, 1000.0)):
         cfg = UNIT.preset_config(name)
         assert cfg.lanes == PAM_TIERS[name].lanes == lanes
-        assert PAM_TIERS[name].clock_mhz == clock
+        clock = PRESET_CLOCKS["pam_pu"][name]
+        assert PAM_TIERS[name].clock_mhz == clock["mhz"] < clock["paper_mhz"] == paper
     ddr = UNIT.preset_config("ddr")
     assert (ddr.lanes, ddr.beats) == (4, 32)
     man = api.elaborate("pam_pu", ddr)[1]
@@ -146,7 +154,9 @@ def test_removed_parameters_are_unknown_fields(field, value):
     ({"head_dim": 96}, "head_dim"),
     ({"acc": "bf16"}, "acc"),
     ({"tile_tokens": 0}, "tile_tokens"),
-    ({"op_depth": 4}, "op_depth"),
+    ({"op_depth": 9}, "op_depth"),
+    ({"op_depth": 8}, "op_depth"),                      # B = 8: a beat's fma may take 7
+    ({"op_depth": 4, "head_dim": 64}, "op_depth"),      # B = 4
 ])
 def test_bad_config_names_the_field(overrides, field):
     with pytest.raises(ConfigError) as e:

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from pimforge.base.config import ConfigError
+from pimforge.hw.catalog import PRESET_CLOCKS
 from pimforge.hw.hilos.attention import kernel_schedule
 from pimforge.hw.hilos.config import HilosAttentionConfig
 from pimforge.hw.pam.config import PamPuConfig, PamRuConfig
@@ -254,7 +255,8 @@ def test_pam_keeps_important_tokens_high_and_static_does_not():
 
 def test_tier_time_is_the_pu_cycle_model():
     tier = dv.PAM_TIERS["ddr"]
-    assert tier.clock_mhz == 500.0 and tier.lanes == 4
+    # the DDR tier runs at the clock its pam_pu preset's netlist supports (test_synth_timing)
+    assert tier.clock_mhz == PRESET_CLOCKS["pam_pu"]["ddr"]["mhz"] and tier.lanes == 4
     cfg = PamPuConfig(lanes=4, head_dim=128, tile_tokens=16)
     one = pu_schedule(cfg, [16])[-1][1] + 1
     five = pu_schedule(cfg, [16] * 5)[-1][1] + 1
@@ -262,10 +264,10 @@ def test_tier_time_is_the_pu_cycle_model():
     assert cal.pu_set_cycles(4, 128, 16) == marginal
     sets = 1e6
     per_pu = sets / (tier.active_pus * tier.devices)
-    want = (per_pu * marginal + (one - marginal)) / 500e6
+    want = (per_pu * marginal + (one - marginal)) / (tier.clock_mhz * 1e6)
     assert tier.pu_time(128, sets, 16) == pytest.approx(want)
-    # power cap: 204 GFLOPS over 2 * 4 lanes * 500 MHz = 51 PUs may run
-    assert tier.active_pus == pytest.approx(51.0)
+    # power cap: 204 GFLOPS over 2 * 4 lanes * 240 MHz = 106.25 of the 128 PUs may run
+    assert tier.clock_mhz == 240.0 and tier.active_pus == pytest.approx(106.25)
 
 
 def test_smartssd_kernel_time_is_the_hilos_cycle_model():
@@ -300,11 +302,13 @@ def test_pamattention_cost_is_the_slowest_tier_plus_the_reduction():
     assert r["attention"] == pytest.approx(max(tiers) + r["comm"] + r["final_reduce"])
     assert r["final_reduce"] > 0
     # the final merge is the RU cycle model: sets = 4096 x 64 heads x 80 layers requests of
-    # as many partials as tiers with tokens, over 256 RUs x 40 stacks at 666 MHz, in the
-    # RU's final (normalizing) mode
+    # as many partials as tiers with tokens, over 256 RUs x 40 stacks at the HBM tier's clock
+    # (its netlist's), in the RU's final (normalizing) mode
     hbm = dv.PAM_TIERS["hbm"]
+    assert hbm.clock_mhz == PRESET_CLOCKS["pam_pu"]["hbm"]["mhz"]
     partials = sum(f > 0 for f in r["frac"])
-    want = 4096 * 64 * 80 / (256 * 40) * cal.ru_merge_cycles(16, 128, partials, True) / 666e6
+    want = (4096 * 64 * 80 / (256 * 40) * cal.ru_merge_cycles(16, 128, partials, True)
+            / (hbm.clock_mhz * 1e6))
     assert cal.ru_merge_cycles(16, 128, partials, True) >= cal.ru_merge_cycles(16, 128, partials)
     assert r["final_reduce"] == pytest.approx(want)
     assert hbm.rus == 256
