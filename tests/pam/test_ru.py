@@ -100,6 +100,8 @@ RU_SLOW = {
     "fp16-w8-d64-od1": dict(vector_width=8, head_dim=64, op_depth=1),
     "fp32-w16-d64-od3": dict(vector_width=16, head_dim=64, acc="fp32", op_depth=3),
     "fp32-w16-d128-final-od1": dict(acc="fp32", final=True, op_depth=1),
+    # the read-after-write edge (Bw = op_depth + 1) at the deepest op_depth Bw = 8 allows
+    "fp16-w16-d128-final-od7": dict(final=True, op_depth=7),
 }
 
 
@@ -223,7 +225,10 @@ def test_ru_cycle_model_shape():
     (dict(head_dim=64, vector_width=32), "vector_width", "at most head_dim/4 = 16"),
     (dict(vector_width=12), "vector_width", "a power of two"),
     (dict(acc="bf16"), "acc", "fp16, fp32"),
-    (dict(op_depth=4), "op_depth", "an integer in 1..3"),
+    (dict(op_depth=9), "op_depth", "an integer in 1..8"),
+    # the next partial reads a beat Bw = 8 cycles after this one: its fma may take 7
+    (dict(op_depth=8), "op_depth", "at most head_dim/vector_width - 1 = 7"),
+    (dict(head_dim=64, op_depth=4), "op_depth", "at most head_dim/vector_width - 1 = 3"),
 ])
 def test_bad_ru_config_names_the_field(kw, field, allowed):
     with pytest.raises(ConfigError) as e:

@@ -98,5 +98,5 @@ def test_softmax_cycle_model_shape(acc, ops):
 def test_bad_softmax_config_names_the_field():
     with pytest.raises(ConfigError, match=r"online_softmax: field 'acc': got 'e5m4'"):
         api.config("online_softmax", overrides={"acc": "e5m4"})
-    with pytest.raises(ConfigError, match=r"field 'op_depth': got 0; allowed: an integer in 1..3"):
+    with pytest.raises(ConfigError, match=r"field 'op_depth': got 0; allowed: an integer in 1..8"):
         api.config("online_softmax", overrides={"op_depth": 0})
