@@ -30,9 +30,10 @@ one-entry skid buffer (:func:`~pimforge.hw.core.pipeline.output_skid`), and the 
 while it is empty.  When ``o`` stalls, the decision in D4 moves into the skid buffer and the
 stages stop a cycle later, so ``o.ready`` reaches no input's ``ready`` (``i.ready`` is the
 enable and the batch-running bit; ``i_host.ready`` the enable, the write's kind and the
-pipeline-empty bit); with ``o`` always ready the skid buffer stays empty.  Latency: an iteration's decision is on ``o`` ``5 + tree_stages``
-cycles after its last beat's transfer, a start's 4 cycles after it; throughput one beat a
-cycle (a one-beat iteration a cycle).  Cycle model: :func:`scheduler_schedule`.
+pipeline-empty bit); with ``o`` always ready the skid buffer stays empty.  Latency: an
+iteration's decision is on ``o`` ``5 + tree_stages`` cycles after its last beat's transfer, a
+start's 4 cycles after it; throughput one beat a cycle (a one-beat iteration a cycle).  Cycle
+model: :func:`scheduler_schedule`.
 
 Parameters
 ----------
