@@ -304,7 +304,8 @@ def ready_paths(g: _Graph) -> dict:
         if row["levels"] is not None and (out["levels"] is None or row["levels"] > out["levels"]):
             out.update(levels=row["levels"], start=row["port"], end=row["end"])
         for port, lv in row["reaches"].items():
-            if _READY.search(port) and (out["ready_to_ready"] is None or lv > out["ready_to_ready"]):
+            deepest = out["ready_to_ready"]
+            if _READY.search(port) and (deepest is None or lv > deepest):
                 out.update(ready_to_ready=lv, ready_start=row["port"], ready_end=port)
     return out
 
