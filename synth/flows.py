@@ -30,7 +30,7 @@ __all__ = ["TARGETS", "XCUP_DEVICES", "ECP5_DEVICES", "ABC_SCRIPT", "generic", "
 
 TARGETS = ("generic", "xcup", "ecp5")
 # Bump when a script or a parser changes: it is part of every cache key.
-FLOW_VERSION = "6"
+FLOW_VERSION = "7"
 
 # ABC's default gate-mapping script adds SAT sweeping (&fraig, scorr) and choice mapping (&dch);
 # on float multipliers and exponent tables those take minutes in WebAssembly (an fp32 exp:

@@ -76,7 +76,23 @@ def _timing_md(t: dict | None) -> list:
     if t["stage_groups"] > STAGE_ROWS:
         lines.append(f"\n{t['stage_groups'] - STAGE_ROWS} shallower stage groups are in "
                      "report.json.")
-    return lines
+    return lines + _ready_md(t.get("ready_paths"))
+
+
+def _ready_md(h: dict | None) -> list:
+    """One line on the handshake: how far ``*__ready`` inputs reach before a register."""
+    if not h or not h["inputs"]:
+        return []
+    if h["levels"] is None:
+        deepest = "drive no logic"
+    else:
+        deepest = f"reach at most {h['levels']} gate levels (`{h['start']}` to `{h['end']}`)"
+    if h["ready_to_ready"] is None:
+        chain = "no ready output depends combinationally on a ready input"
+    else:
+        chain = (f"ready to ready: {h['ready_to_ready']} gate levels (`{h['ready_start']}` to "
+                 f"`{h['ready_end']}`)")
+    return ["", f"Ready paths: the {len(h['inputs'])} `*__ready` input(s) {deepest}; {chain}."]
 
 
 def _clock_md(c: dict) -> list:

@@ -34,7 +34,7 @@ from pimforge.synth import area, flows, timing
 from pimforge.synth.tools import tool_version
 
 __all__ = ["SynthJob", "synthesize", "synthesize_many", "cache_root", "cache_dir",
-           "operator_result"]
+           "operator_result", "unit_part"]
 
 
 _CACHE_DIR: contextvars.ContextVar = contextvars.ContextVar("pimforge_synth_cache", default=None)
@@ -265,8 +265,9 @@ def _generic_report(job: SynthJob, res: dict, ops: dict, use_cache: bool) -> dic
     return out
 
 
-def _unit_target(job: SynthJob, target: str, dev, use_cache: bool) -> tuple:
-    """``(result, cached)`` of one target for one job."""
+def _part(job: SynthJob, target: str, dev, use_cache: bool) -> tuple:
+    """``(result, cached, macro_ops)``: the unit around its float operators (black boxes), or
+    the whole netlist when it is flat or has none."""
     flat = job.flat_run
     text, top, ops = job.elaborate(flat)
     macro_ops = {} if flat else {k: n for k, n in ops.items() if not k.inline}
@@ -285,6 +286,19 @@ def _unit_target(job: SynthJob, target: str, dev, use_cache: bool) -> tuple:
     else:
         fn = lambda work: flows.ecp5(text, top, work, dev[1], place=place, lib=lib)  # noqa: E731
     res, cached = _cached(parts, fn, use_cache)
+    return res, cached, macro_ops
+
+
+def unit_part(job: SynthJob, use_cache: bool = True) -> dict:
+    """The generic result of the unit alone, its float operators black boxes (cached like
+    :func:`synthesize`'s).  Its ``timing["ready_paths"]`` are the unit's whole: the operators
+    take no ``ready``."""
+    return _part(job, "generic", None, use_cache)[0]
+
+
+def _unit_target(job: SynthJob, target: str, dev, use_cache: bool) -> tuple:
+    """``(result, cached)`` of one target for one job."""
+    res, cached, macro_ops = _part(job, target, dev, use_cache)
     if not macro_ops:
         res["flow"] = "flat"
         return res, cached

@@ -13,6 +13,13 @@ the end registers into pipeline stages (:func:`stage_of`).
 
 :func:`clock_check` turns levels into an ASAP7 delay estimate (:data:`ASAP7_TIMING`) and
 compares it with a clock period.
+
+:func:`ready_paths` follows the handshake: from every input port bit named ``*__ready`` (a stream
+output's back-pressure, ``o__ready``) the longest combinational path, and which ``*__ready`` /
+``*__valid`` output ports it reaches without a register in between.  A unit whose ``o__ready``
+reaches its ``i__ready`` chains its neighbours' ready logic into one path; a skid buffer or
+credit counter breaks it (none reached).  Black boxes end these paths too: the float operators
+are free-running and take no ``ready``.
 """
 from __future__ import annotations
 
@@ -22,7 +29,7 @@ from collections import defaultdict
 from pathlib import Path
 
 __all__ = ["analyze", "analyze_file", "stage_of", "ASAP7_TIMING", "asap7_delay_ps",
-           "clock_check", "merge"]
+           "clock_check", "merge", "ready_paths"]
 
 # Sequential gate types of Yosys's internal cell library: a path ends at their inputs.
 _SEQ = re.compile(r"^\$_(DFF|DFFE|SDFF|SDFFE|SDFFCE|ALDFF|ALDFFE|DFFSR|DFFSRE|DLATCH|DLATCHSR|SR)_")
@@ -31,6 +38,8 @@ _SEQ = re.compile(r"^\$_(DFF|DFFE|SDFF|SDFFE|SDFFCE|ALDFF|ALDFFE|DFFSR|DFFSRE|DL
 _STAGE_TOKEN = re.compile(r"^(p|pipe|s|st|stage)\d+$")
 _BIT = re.compile(r"\[\d+\]$")
 _NUMBER = re.compile(r"\d+$")
+_READY = re.compile(r"__ready$")               # Amaranth's stream ports: o__ready, i_k__ready
+_HANDSHAKE = re.compile(r"__(ready|valid)$")
 STAGES_KEPT = 200  # per report: the deepest stage groups (a PAM device has hundreds)
 
 # ASAP7 delays (ps) from the 7.5-track standard-cell library's NLDM tables, RVT, typical corner,
@@ -148,6 +157,7 @@ class _Graph:
                 else:
                     self.source_name.setdefault(b, label)
         self.ins, self.outs = ins, outs
+        self.order = []       # the gates in topological order
         self.level, self.pred, self.loops = self._levels()
 
     def _boundary(self, cname, cell, ctype, dirs, conns):
@@ -191,6 +201,7 @@ class _Graph:
         while ready:
             c = ready.pop()
             done += 1
+            self.order.append(c)
             best, via = -1, None
             for b in self.ins[c]:
                 lv = level.get(b, 0)
@@ -224,6 +235,7 @@ def analyze(netlist: dict, top: str) -> dict:
     loop, normally 0)."""
     mod = netlist["modules"][top]
     g = _Graph(mod)
+    hs = ready_paths(g)
     groups = {}
     for bit, name, kind in g.ends:
         lv = g.level.get(bit, 0)
@@ -245,7 +257,57 @@ def analyze(netlist: dict, top: str) -> dict:
             "start": crit["start"] if crit else None, "end": crit["end"] if crit else None,
             "end_kind": crit["kind"] if crit else None,
             "stages": stages[:STAGES_KEPT], "stage_groups": len(stages),
-            "gates": len(g.ins), "loops": g.loops}
+            "gates": len(g.ins), "loops": g.loops, "ready_paths": hs}
+
+
+def ready_paths(g: _Graph) -> dict:
+    """The combinational paths that start at ``*__ready`` input ports (one more walk over
+    ``g``'s gates in topological order, carrying per net the longest path from each of them).
+
+    Returns ``inputs``: per ready input, ``port``, ``levels`` (gates on its longest path to any
+    end, ``None`` when it drives nothing), ``end`` and ``reaches`` (handshake output port ->
+    gates on the longest path to it; 0 = a plain wire); ``levels``, ``start`` and ``end`` of the
+    deepest of them; ``ready_to_ready`` (the longest ready-input-to-ready-output path, ``None``
+    when no ready output is reached) with its ``ready_start`` and ``ready_end``."""
+    mod = g.mod
+    srcs, dist = [], {}   # dist: net -> {ready input index: gates on the longest path}
+    for pname, port in mod.get("ports", {}).items():
+        if port["direction"] == "input" and _READY.search(pname):
+            for b in _ints(port["bits"]):
+                dist.setdefault(b, {})[len(srcs)] = 0
+            srcs.append(pname)
+    if srcs:
+        for c in g.order:
+            acc = None
+            for b in g.ins[c]:
+                d = dist.get(b)
+                if d:
+                    acc = {} if acc is None else acc
+                    for k, lv in d.items():
+                        if lv >= acc.get(k, 0):
+                            acc[k] = lv + 1
+            if acc:
+                for b in g.outs[c]:
+                    dist[b] = acc
+    rows = [{"port": p, "levels": None, "end": None, "reaches": {}} for p in srcs]
+    for bit, name, kind in g.ends:
+        for k, lv in dist.get(bit, {}).items():
+            row = rows[k]
+            if row["levels"] is None or lv > row["levels"]:
+                row.update(levels=lv, end=name)
+            port = _BIT.sub("", name)
+            if kind == "output" and _HANDSHAKE.search(port) and lv >= row["reaches"].get(port, -1):
+                row["reaches"][port] = lv
+    out = {"inputs": rows, "levels": None, "start": None, "end": None,
+           "ready_to_ready": None, "ready_start": None, "ready_end": None}
+    for row in rows:
+        if row["levels"] is not None and (out["levels"] is None or row["levels"] > out["levels"]):
+            out.update(levels=row["levels"], start=row["port"], end=row["end"])
+        for port, lv in row["reaches"].items():
+            deepest = out["ready_to_ready"]
+            if _READY.search(port) and (deepest is None or lv > deepest):
+                out.update(ready_to_ready=lv, ready_start=row["port"], ready_end=port)
+    return out
 
 
 def analyze_file(path: Path, top: str) -> dict:
@@ -276,6 +338,9 @@ def merge(parts: list) -> dict:
                gates=sum(t["gates"] for _, t in parts if t),
                loops=sum(t["loops"] for _, t in parts if t),
                note="paths that cross an operator boundary are not joined")
+    # the operators take no ready: the handshake paths are the unit's own
+    out["ready_paths"] = next((t.get("ready_paths") for label, t in parts if label is None and t),
+                              None)
     return out
 
 

@@ -70,6 +70,10 @@ def test_hierarchical_timing_is_the_deepest_part():
     assert t["levels"] == g["logic_depth"]
     assert any(r["stage"].startswith("[") for r in t["stages"])   # operators' stages, labelled
     assert any(not r["stage"].startswith("[") for r in t["stages"])  # and the unit's own
+    # the handshake paths are the unit's own: o.ready ends at registers, reaches no ready
+    h = t["ready_paths"]
+    assert [r["port"] for r in h["inputs"]] == ["o__ready"] and h["levels"] >= 1
+    assert h["ready_to_ready"] is None and h["inputs"][0]["reaches"] == {}
 
 
 @pytest.mark.parametrize("name, group", [
@@ -119,6 +123,10 @@ def test_cli_report_has_clock_check(tmp_path, capsys):
     assert c["met"] == (c["delay_ps"] <= c["period_ps"])
     md = (out / "report.md").read_text()
     assert "## Clock check (ASAP7 estimate)" in md and "Critical path:" in md
+    h = g["timing"]["ready_paths"]
+    assert {r["port"] for r in h["inputs"]} == {"o__ready", "o_free__ready"}
+    assert f"Ready paths: the 2 `*__ready` input(s) reach at most {h['levels']} gate levels" in md
+    assert "no ready output depends combinationally on a ready input" in md
     assert "36 ps per gate level" in md
     # no clock stated: no section
     assert main(["synth", "fp_cmp", "--preset", "fp16", "--out", str(tmp_path / "c")]) == 0

@@ -20,7 +20,7 @@ from __future__ import annotations
 from amaranth.hdl import Mux, Signal, Value
 
 __all__ = ["build_pipeline", "register_positions", "segment_levels", "levels", "stage_levels", "parallel",
-           "streaming_cycles"]
+           "streaming_cycles", "output_skid"]
 
 
 def levels(n: int):
@@ -163,9 +163,22 @@ def build_pipeline(m, stages, inputs: dict, depth: int, i_stream, o_stream, outp
         seen = Signal(name="pipe_any_transfer")
         m.d.sync += seen.eq(seen | (i_stream.valid & i_stream.ready))
         return
-    skid_full = Signal(name="pipe_skid_full")
-    skid = Signal(result.shape(), name="pipe_skid")
-    m.d.comb += [adv.eq(~skid_full), i_stream.ready.eq(adv),
+    m.d.comb += i_stream.ready.eq(adv)
+    output_skid(m, adv, valid, result, o_stream, "pipe")
+
+
+def output_skid(m, adv, valid, result, o_stream, prefix: str) -> None:
+    """A one-entry skid buffer between a pipeline's last register boundary (``valid``,
+    ``result``) and ``o_stream``; drives the pipeline's enable ``adv`` from a register.
+
+    ``adv = ~<prefix>_skid_full``: while the skid buffer is empty every boundary loads, and a
+    result that ``o`` does not take moves into it; the pipeline stops the cycle after, and goes
+    on the cycle after ``o`` takes the held result.  So ``o.ready`` reaches only the skid
+    buffer's registers, and with ``o`` always ready the timing is the pipeline's alone."""
+    result = Value.cast(result)
+    skid_full = Signal(name=f"{prefix}_skid_full")
+    skid = Signal(result.shape(), name=f"{prefix}_skid")
+    m.d.comb += [adv.eq(~skid_full),
                  o_stream.valid.eq(skid_full | valid),
                  o_stream.payload.eq(Mux(skid_full, skid, result))]
     with m.If(skid_full):

@@ -4,7 +4,7 @@
 
     i_host (start / tlp / alpha / eos) ─► registers; start ─────────────────────┐
     i (token beats) ─► S1 <eos> flags ─► popcount tree (tree_stages) ─► D1 total ┴► D2 RLP update
-         ─► D3 RLP x TLP (registered multiply) ─► D4 compare with alpha, flip ─► o (decisions)
+         ─► D3 RLP x TLP (registered multiply) ─► D4 compare with alpha, flip ─► skid ─► o
 
 * **Host** (``i_host``: ``kind``, ``value``; kinds :data:`~pimforge.hw.papi.config.HOST_KINDS`).
   ``tlp``, ``alpha`` and ``eos`` write their registers at once (§5.2.2: the host CPU updates the
@@ -25,10 +25,15 @@
   the placement in force.  RLP = 0 ends the batch: ``done``, placement kept, no migration, and
   ``i`` waits for the next ``start``.
 
-Every stage advances when ``o`` is empty or taken (one enable; ``i.ready`` is that enable and
-the batch-running bit).  Latency: an iteration's decision is on ``o`` ``5 + tree_stages``
-cycles after its last beat's transfer, a start's 4 cycles after it; throughput one beat a
-cycle (a one-beat iteration a cycle).  Cycle model: :func:`scheduler_schedule`.
+Every stage advances on one enable, ``advance``, which is a register: D4 drives ``o`` through a
+one-entry skid buffer (:func:`~pimforge.hw.core.pipeline.output_skid`), and the stages advance
+while it is empty.  When ``o`` stalls, the decision in D4 moves into the skid buffer and the
+stages stop a cycle later, so ``o.ready`` reaches no input's ``ready`` (``i.ready`` is the
+enable and the batch-running bit; ``i_host.ready`` the enable, the write's kind and the
+pipeline-empty bit); with ``o`` always ready the skid buffer stays empty.  Latency: an
+iteration's decision is on ``o`` ``5 + tree_stages`` cycles after its last beat's transfer, a
+start's 4 cycles after it; throughput one beat a cycle (a one-beat iteration a cycle).  Cycle
+model: :func:`scheduler_schedule`.
 
 Parameters
 ----------
@@ -42,6 +47,7 @@ from amaranth.lib.wiring import In, Out
 
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.payload import flag, payload_layout, uint
+from pimforge.hw.core.pipeline import output_skid
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.papi.config import HOST_KINDS, PLACEMENTS, SCHEDULER_PRESETS, SchedulerConfig
 
@@ -100,8 +106,7 @@ class PapiScheduler(PimComponent):
     def elaborate(self, platform):
         m = Module()
         cfg = self.cfg
-        adv = Signal(name="advance")
-        m.d.comb += adv.eq(~self.o.valid | self.o.ready)
+        adv = Signal(name="advance")      # a register: the output skid buffer is empty
         r = self._registers()
         s1 = self._flags(m, r, adv)
         cnt = self._tree(m, s1, adv)
@@ -231,18 +236,22 @@ class PapiScheduler(PimComponent):
         return d2
 
     def _decide(self, m, r, d3, adv):
-        """D4 (§5.2.1, §5.2.2 step 4): RLP x TLP > alpha -> GPU; migrate on a flip."""
+        """D4 (§5.2.1, §5.2.2 step 4): RLP x TLP > alpha -> GPU; migrate on a flip.  D4 drives
+        ``o`` through the output skid buffer, which drives ``adv``."""
         o, cur = self.o, r["cur"]
         gpu = d3["prod"] > d3["alpha"]
         place = Mux(d3["done"], cur, gpu)
+        d4_v = Signal(name="d4_v")
+        d4 = Signal(o.payload.shape(), name="d4")
         with m.If(adv):
-            m.d.sync += [o.valid.eq(d3["v"]), o.payload.iteration.eq(d3["iter"]),
-                         o.payload.rlp.eq(d3["rlp"]), o.payload.intensity.eq(d3["prod"]),
-                         o.payload.placement.eq(place),
-                         o.payload.migrate.eq(~d3["done"] & (gpu != cur)),
-                         o.payload.freed.eq(d3["freed"]), o.payload.done.eq(d3["done"])]
+            m.d.sync += [d4_v.eq(d3["v"]), d4.iteration.eq(d3["iter"]),
+                         d4.rlp.eq(d3["rlp"]), d4.intensity.eq(d3["prod"]),
+                         d4.placement.eq(place),
+                         d4.migrate.eq(~d3["done"] & (gpu != cur)),
+                         d4.freed.eq(d3["freed"]), d4.done.eq(d3["done"])]
             with m.If(d3["v"]):
                 m.d.sync += cur.eq(place)
+        output_skid(m, adv, d4_v, d4, o, "out")
 
 
 def _regs(prefix: str, **widths) -> dict:
