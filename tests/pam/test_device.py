@@ -14,6 +14,7 @@ from pimforge import api
 from pimforge.base import numerics as num
 from pimforge.base.errors import ConfigError, UserError
 from pimforge.base.formats import FP16, FP32
+from pimforge.hw.catalog import PRESET_CLOCKS
 from pimforge.hw.pam.config import PamDeviceConfig
 from pimforge.hw.pam.device import PamDevice, device_cycles, device_schedule
 from pimforge.registry import get_unit
@@ -102,11 +103,14 @@ def test_manifest_lists_every_stream():
 
 
 def test_presets():
-    # the tier presets set the PU width; the tiers' clocks live in the system model's devices
+    # the tier presets set the PU width; the system model's devices run at the clock the
+    # preset's netlist supports (test_synth_timing), below the paper's
     unit = get_unit("pam_device")
-    for t, lanes, clock in (("hbm", 16, 666.0), ("ddr", 4, 500.0), ("ssd", 16, 1000.0)):
+    for t, lanes, paper in (("hbm", 16, 666.0), ("ddr", 4, 500.0), ("ssd", 16, 1000.0)):
         cfg = unit.preset_config(t)
-        assert (cfg.lanes, PAM_TIERS[t].clock_mhz) == (lanes, clock)
+        clock = PRESET_CLOCKS["pam_device"][t]
+        assert cfg.lanes == lanes and PAM_TIERS[t].clock_mhz == clock["mhz"]
+        assert clock["mhz"] < clock["paper_mhz"] == paper
     assert (DEVICE.pus, DEVICE.lanes, DEVICE.ru_vector_width, DEVICE.head_dim) == (2, 4, 8, 64)
 
 
