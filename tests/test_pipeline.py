@@ -1,7 +1,14 @@
 """Register placement of :mod:`pimforge.hw.core.pipeline` (pure Python, no simulation): the
 balanced cuts, and a stage whose register changes its cost (a ROM read that a block RAM
 absorbs, issue 19)."""
+import pytest
+
+from pimforge.base.formats import FP16, FP32
 from pimforge.hw.core.pipeline import levels, register_positions, segment_levels
+from pimforge.hw.fp.exp import exp_stages
+from pimforge.hw.fp.func_common import LV_ROM_OUT
+from pimforge.hw.fp.log import log_stages
+from pimforge.hw.fp.recip import recip_stages
 
 
 def _stage(n, cut=None):
@@ -30,3 +37,25 @@ def test_cut_levels_move_a_rom_read_into_the_next_segment():
     # two: the second takes the RAM's output before any logic
     assert register_positions(stages, 2) == [0, 1, 1, 0]
     assert segment_levels(stages, 2) == [8, 14, 6]
+
+
+@pytest.mark.parametrize("name, stages_of, depth", [
+    ("exp", exp_stages, 24), ("recip", recip_stages, 24), ("recip", recip_stages, 16),
+    ("log", log_stages, 24)])
+def test_fp32_table_output_register_holds_no_logic(name, stages_of, depth):
+    """At depth 16 and 24 the fp32 kernel's ROM read is followed by two registers: the block
+    RAM's own and a plain one, so the RAM's slow clock-to-out does not meet the first
+    multiplier level (ECP5: 97.4 MHz exp, 104.3 MHz recip at depth 24 before)."""
+    stages = stages_of(FP32, False)
+    counts = register_positions(stages, depth)
+    k = [s.__name__ for s in stages].index("lookup")
+    assert counts[k] == 1 and counts[k + 1] == 1, (name, counts)
+    assert LV_ROM_OUT in segment_levels(stages, depth)
+
+
+@pytest.mark.parametrize("stages_of", [exp_stages, recip_stages, log_stages])
+def test_deeper_never_estimates_deeper(stages_of):
+    for fmt in (FP16, FP32):
+        stages = stages_of(fmt, False)
+        worst = [max(segment_levels(stages, d)) for d in range(25)]
+        assert all(b <= a for a, b in zip(worst, worst[1:])), worst
