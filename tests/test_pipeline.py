@@ -39,6 +39,17 @@ def test_cut_levels_move_a_rom_read_into_the_next_segment():
     assert segment_levels(stages, 2) == [8, 14, 6]
 
 
+def test_a_register_after_wiring_is_the_register_after_the_rom():
+    # a register after the ROM's empty follower sits on the ROM's output all the same: the block
+    # RAM takes it, so it is priced as the cut right after the ROM (2 | 14 + 0 + 10), not as
+    # 20 | 10
+    stages = [_stage(20, cut=(2, 14)), _stage(0), _stage(10)]
+    assert register_positions(stages, 1) == [1, 0, 0]
+    assert segment_levels(stages, 1) == [2, 24]
+    # with two registers both go after the ROM: 2 | 14 | 10
+    assert segment_levels(stages, 2) == [2, 14, 10]
+
+
 @pytest.mark.parametrize("name, stages_of, depth", [
     ("exp", exp_stages, 24), ("recip", recip_stages, 24), ("recip", recip_stages, 16),
     ("log", log_stages, 24)])

@@ -81,11 +81,33 @@ def _weights(stages) -> tuple:
     return w, [c[0] for c in cut], [c[1] for c in cut]
 
 
-def _segment_cost(weights, prefix: list, k: int, i: int) -> int:
+def _shadowed(weights) -> list:
+    """For each stage, the stage with cut levels that a register after it really follows, when
+    only stages without logic lie between them (else ``None``): such a register sits on that
+    stage's output just as a register right after it would."""
+    w, before, after = weights
+    out, last = [], None
+    for x, b, a in zip(w, before, after):
+        if (b, a) != (x, 0):
+            last = len(out)
+            out.append(None)
+        elif x or b or a:
+            last = None
+            out.append(None)
+        else:
+            out.append(last)
+    return out
+
+
+def _segment_cost(weights, prefix: list, k: int, i: int, shadowed=None) -> float:
     """Estimated levels of the segment of stages ``k .. i - 1``: a register before it (when
-    ``k > 0``) and after it (when ``i < n``) use the stages' cut levels."""
+    ``k > 0``) and after it (when ``i < n``) use the stages' cut levels.  A segment that ends in
+    stages without logic after a stage with cut levels (``shadowed``) is not priced (infinite):
+    its register is the same as one right after that stage, which is priced."""
     w, before, after = weights
     n = len(w)
+    if shadowed is not None and i < n and shadowed[i - 1] is not None and shadowed[i - 1] >= k:
+        return float("inf")
     cost = prefix[i] - prefix[k]
     if k > 0:
         cost += after[k - 1]
@@ -123,6 +145,7 @@ def _balanced_cuts(weights, cuts: int) -> list:
     prefix = [0]
     for x in weights[0]:
         prefix.append(prefix[-1] + x)
+    shadowed = _shadowed(weights)
     inf = (float("inf"), float("inf"))
     # best[j][i]: (deepest, sum of squares) of the first i stages cut into j segments
     best = [[inf] * (n + 1) for _ in range(cuts + 2)]
@@ -134,7 +157,7 @@ def _balanced_cuts(weights, cuts: int) -> list:
                 prev = best[j - 1][k]
                 if prev == inf:
                     continue
-                seg = _segment_cost(weights, prefix, k, i)
+                seg = _segment_cost(weights, prefix, k, i, shadowed)
                 cand = (max(prev[0], seg), prev[1] + seg * seg)
                 if cand < best[j][i]:
                     best[j][i], arg[j][i] = cand, k
