@@ -9,6 +9,10 @@ chain into ``depth + 1`` segments with the smallest deepest segment).  The deepe
 grows when ``depth`` grows; registers beyond the number of stage boundaries go at the end, where
 they only add latency (no open-source flow retimes them into the logic).
 
+A stage may also say what a register right after it costs (``levels(n, cut=(before, after))``):
+a ROM read whose output register the FPGA tools absorb into a block RAM leaves only the address
+path (``before``) in its own segment, and the RAM's slow clock-to-out (``after``) starts the next.
+
 Handshake: each register boundary has a valid bit; all boundaries load together on a registered
 enable, and a one-entry skid buffer at the output absorbs the result in flight when ``o`` stalls,
 so no ``ready`` path crosses a pipeline stage.  Latency is ``depth`` cycles, throughput one
@@ -19,14 +23,20 @@ from __future__ import annotations
 
 from amaranth.hdl import Mux, Signal, Value
 
-__all__ = ["build_pipeline", "register_positions", "segment_levels", "levels", "stage_levels", "parallel",
-           "streaming_cycles", "output_skid"]
+__all__ = ["build_pipeline", "register_positions", "segment_levels", "levels", "stage_levels",
+           "stage_cut_levels", "parallel", "streaming_cycles", "output_skid"]
 
 
-def levels(n: int):
-    """Decorator: mark a stage function with its estimated logic depth in gate levels."""
+def levels(n: int, cut: tuple | None = None):
+    """Decorator: mark a stage function with its estimated logic depth in gate levels.
+
+    ``cut = (before, after)``: when a register boundary directly follows the stage, the stage
+    counts ``before`` levels in its own segment and adds ``after`` levels at the start of the
+    next one (instead of ``n`` in its own)."""
     def mark(fn):
         fn.levels = max(0, int(n))
+        if cut is not None:
+            fn.cut_levels = (max(0, int(cut[0])), max(0, int(cut[1])))
         return fn
     return mark
 
@@ -34,6 +44,12 @@ def levels(n: int):
 def stage_levels(stage) -> int:
     """A stage's estimated logic depth (1 when it carries no estimate)."""
     return getattr(stage, "levels", 1)
+
+
+def stage_cut_levels(stage) -> tuple:
+    """``(before, after)``: a stage's levels in its own segment and at the start of the next
+    one when a register follows it (``(levels, 0)`` unless the stage says otherwise)."""
+    return getattr(stage, "cut_levels", (stage_levels(stage), 0))
 
 
 def parallel(*stage_lists) -> list:
@@ -48,14 +64,56 @@ def parallel(*stage_lists) -> list:
                 v = g(m, v)
             return v
         st.levels = max(stage_levels(g) for g in group)
+        if any(hasattr(g, "cut_levels") for g in group):
+            cuts = [stage_cut_levels(g) for g in group]
+            st.cut_levels = (max(c[0] for c in cuts), max(c[1] for c in cuts))
         out.append(st)
     return out
 
 
-def _weights(stages) -> list:
+def _weights(stages) -> tuple:
+    """``(levels, before, after)`` per stage: its levels, and those of :func:`stage_cut_levels`
+    (``stages`` may also be a list of level counts or a stage count, for equal weights)."""
     if isinstance(stages, int):
-        return [1] * stages
-    return [w if isinstance(w, int) else stage_levels(w) for w in stages]
+        stages = [1] * stages
+    w = [w if isinstance(w, int) else stage_levels(w) for w in stages]
+    cut = [(w, 0) if isinstance(w, int) else stage_cut_levels(w) for w in stages]
+    return w, [c[0] for c in cut], [c[1] for c in cut]
+
+
+def _shadowed(weights) -> list:
+    """For each stage, the stage with cut levels that a register after it really follows, when
+    only stages without logic lie between them (else ``None``): such a register sits on that
+    stage's output just as a register right after it would."""
+    w, before, after = weights
+    out, last = [], None
+    for x, b, a in zip(w, before, after):
+        if (b, a) != (x, 0):
+            last = len(out)
+            out.append(None)
+        elif x or b or a:
+            last = None
+            out.append(None)
+        else:
+            out.append(last)
+    return out
+
+
+def _segment_cost(weights, prefix: list, k: int, i: int, shadowed=None) -> float:
+    """Estimated levels of the segment of stages ``k .. i - 1``: a register before it (when
+    ``k > 0``) and after it (when ``i < n``) use the stages' cut levels.  A segment that ends in
+    stages without logic after a stage with cut levels (``shadowed``) is not priced (infinite):
+    its register is the same as one right after that stage, which is priced."""
+    w, before, after = weights
+    n = len(w)
+    if shadowed is not None and i < n and shadowed[i - 1] is not None and shadowed[i - 1] >= k:
+        return float("inf")
+    cost = prefix[i] - prefix[k]
+    if k > 0:
+        cost += after[k - 1]
+    if i < n:
+        cost += before[i - 1] - w[i - 1]
+    return cost
 
 
 def register_positions(stages, depth: int) -> list:
@@ -66,26 +124,28 @@ def register_positions(stages, depth: int) -> list:
     as shallow as possible (exact, by dynamic programming); ties go to the earliest cut positions
     that achieve it.  Boundaries that find no stage gap go after the last stage.
     """
-    w = _weights(stages)
-    n = len(w)
+    weights = _weights(stages)
+    n = len(weights[0])
     counts = [0] * n
     if depth == 0 or n == 0:
         return counts
     inner = min(depth, n - 1)
-    cuts = _balanced_cuts(w, inner)
+    cuts = _balanced_cuts(weights, inner)
     for k in cuts:
         counts[k] += 1
     counts[-1] += depth - len(cuts)
     return counts
 
 
-def _balanced_cuts(w: list, cuts: int) -> list:
-    """Stage indices after which to cut ``w`` into ``cuts + 1`` segments, minimizing the deepest
-    segment, then the sum of squared segment depths (so the other segments balance too)."""
-    n = len(w)
+def _balanced_cuts(weights, cuts: int) -> list:
+    """Stage indices after which to cut the chain into ``cuts + 1`` segments, minimizing the
+    deepest segment, then the sum of squared segment depths (so the other segments balance
+    too)."""
+    n = len(weights[0])
     prefix = [0]
-    for x in w:
+    for x in weights[0]:
         prefix.append(prefix[-1] + x)
+    shadowed = _shadowed(weights)
     inf = (float("inf"), float("inf"))
     # best[j][i]: (deepest, sum of squares) of the first i stages cut into j segments
     best = [[inf] * (n + 1) for _ in range(cuts + 2)]
@@ -97,7 +157,7 @@ def _balanced_cuts(w: list, cuts: int) -> list:
                 prev = best[j - 1][k]
                 if prev == inf:
                     continue
-                seg = prefix[i] - prefix[k]
+                seg = _segment_cost(weights, prefix, k, i, shadowed)
                 cand = (max(prev[0], seg), prev[1] + seg * seg)
                 if cand < best[j][i]:
                     best[j][i], arg[j][i] = cand, k
@@ -112,15 +172,16 @@ def _balanced_cuts(w: list, cuts: int) -> list:
 def segment_levels(stages, depth: int) -> list:
     """The estimated logic levels between consecutive registers (input to first register, ...,
     last register to output) for ``depth`` registers placed by :func:`register_positions`."""
-    w = _weights(stages)
-    segs, cur = [], 0
-    for x, c in zip(w, register_positions(w, depth)):
-        cur += x
-        for _ in range(c):
-            segs.append(cur)
-            cur = 0
-    segs.append(cur)
-    return segs
+    weights = _weights(stages)
+    n = len(weights[0])
+    prefix = [0]
+    for x in weights[0]:
+        prefix.append(prefix[-1] + x)
+    counts = register_positions(stages, depth)
+    bounds = [k + 1 for k, c in enumerate(counts) if c and k < n - 1]
+    edges = [0] + bounds + [n]
+    segs = [_segment_cost(weights, prefix, a, b) for a, b in zip(edges, edges[1:])]
+    return segs + [0] * (depth - len(bounds))
 
 
 def build_pipeline(m, stages, inputs: dict, depth: int, i_stream, o_stream, output_fn):

@@ -12,7 +12,17 @@ from pimforge.hw.core.payload import fp
 from pimforge.hw.core.pipeline import levels, parallel
 from pimforge.hw.fp import core
 
-__all__ = ["rom", "quad_width", "quad_stages", "normalize_stages", "FpFuncUnit"]
+__all__ = ["rom", "quad_width", "quad_stages", "normalize_stages", "FpFuncUnit", "LV_ROM_OUT",
+           "ROM_BLOCK_BITS"]
+
+# Gate levels worth of a block RAM's clock-to-out: nextpnr gives 5.8 ns for an ECP5 DP16KD read
+# (speed 6), about what 14 levels of the project's estimate take there (fp_log fp32 runs at
+# 106 MHz with 25-level segments; fp_recip fp32's ROM output into a 6-level segment, 84 MHz).
+LV_ROM_OUT = 14
+# Tables larger than this many bits become block RAMs on ECP5: yosys's memory_libmap prices a ROM
+# bit as logic at 1/16 and a DP16KD at 128.  Measured: the fp32 tables (5,952 bits and up) map to
+# EBRs, the fp16 ones (1,536 bits at most) to LUTs, whose register stays a plain flip-flop.
+ROM_BLOCK_BITS = 2048
 
 
 def rom(m, name: str, values, shape):
@@ -47,7 +57,12 @@ def quad_stages(tab, in_key: str, out_key: str, name: str = "quad") -> list:
     k = lambda key: f"{name}_{key}"  # noqa: E731
     a_bits = tab.d_bits - tab.sq_pre
 
-    @levels(core.LV_MUX * core.lv_log(tab.depth) + 2)
+    # As logic, a ROM is a multiplexer tree on the index.  A register right after a large one
+    # becomes the output register of a block RAM (ECP5 EBR: yosys maps it with NOREG), which
+    # leaves only the address in this segment but puts the RAM's clock-to-out first in the next.
+    block_ram = tab.depth * max(w0, w1, w2) > ROM_BLOCK_BITS
+
+    @levels(core.LV_MUX * core.lv_log(tab.depth) + 2, cut=(2, LV_ROM_OUT) if block_ram else None)
     def lookup(m, v):
         u = v[in_key]
         index = Signal(range(tab.depth), name=k("index"))
@@ -59,6 +74,12 @@ def quad_stages(tab, in_key: str, out_key: str, name: str = "quad") -> list:
             m.d.comb += addr.eq(index)
             new[k(key)] = data
         return core.pass_on(v, (in_key,), **new)
+
+    def rom_held(m, v):
+        return v
+    # no logic: a register here (the second after the ROM) is a plain flip-flop that takes the
+    # block RAM's output, so its clock-to-out does not add to the first multiplier level
+    rom_held.levels = 0
 
     def square_done(m, v):
         sq = Signal(2 * a_bits - tab.sq_post, name=k("sq"))
@@ -90,7 +111,7 @@ def quad_stages(tab, in_key: str, out_key: str, name: str = "quad") -> list:
         return core.pass_on(v, (k("c0"), k("t1"), k("t2")), **{out_key: out})
 
     # c1 * d runs beside the square; c2 * sq follows the square
-    return [lookup] + parallel(square + t2 + [term2], t1 + [term1]) + [total]
+    return [lookup] + ([rom_held] if block_ram else []) + parallel(square + t2 + [term2], t1 + [term1]) + [total]
 
 
 def normalize_stages(fmt, name: str = "norm") -> list:

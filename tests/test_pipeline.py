@@ -1,0 +1,73 @@
+"""Register placement of :mod:`pimforge.hw.core.pipeline` (pure Python, no simulation): the
+balanced cuts, and a stage whose register changes its cost (a ROM read that a block RAM
+absorbs, issue 19)."""
+import pytest
+
+from pimforge.base.formats import FP16, FP32
+from pimforge.hw.core.pipeline import levels, register_positions, segment_levels
+from pimforge.hw.fp.exp import exp_stages
+from pimforge.hw.fp.func_common import LV_ROM_OUT
+from pimforge.hw.fp.log import log_stages
+from pimforge.hw.fp.recip import recip_stages
+
+
+def _stage(n, cut=None):
+    @levels(n, cut=cut)
+    def st(m, v):
+        return v
+    return st
+
+
+def test_plain_levels_balance_the_deepest_segment():
+    assert register_positions([4, 4, 4, 4], 1) == [0, 1, 0, 0]
+    assert segment_levels([4, 4, 4, 4], 1) == [8, 8]
+    # registers beyond the stage gaps go after the last stage, with empty segments
+    assert register_positions([3, 5], 3) == [1, 2]
+    assert segment_levels([3, 5], 3) == [3, 5, 0, 0]
+
+
+def test_cut_levels_move_a_rom_read_into_the_next_segment():
+    # a 20-level ROM as logic; registered, 2 levels of address before and 14 after the cut
+    stages = [_stage(6), _stage(20, cut=(2, 14)), _stage(0), _stage(6)]
+    # with no register after the ROM it counts in full
+    assert segment_levels(stages, 0) == [32]
+    # one register: after the ROM (6 + 2 | 14 + 0 + 6), not after the first stage (6 | 26)
+    assert register_positions(stages, 1) == [0, 1, 0, 0]
+    assert segment_levels(stages, 1) == [8, 20]
+    # two: the second takes the RAM's output before any logic
+    assert register_positions(stages, 2) == [0, 1, 1, 0]
+    assert segment_levels(stages, 2) == [8, 14, 6]
+
+
+def test_a_register_after_wiring_is_the_register_after_the_rom():
+    # a register after the ROM's empty follower sits on the ROM's output all the same: the block
+    # RAM takes it, so it is priced as the cut right after the ROM (2 | 14 + 0 + 10), not as
+    # 20 | 10
+    stages = [_stage(20, cut=(2, 14)), _stage(0), _stage(10)]
+    assert register_positions(stages, 1) == [1, 0, 0]
+    assert segment_levels(stages, 1) == [2, 24]
+    # with two registers both go after the ROM: 2 | 14 | 10
+    assert segment_levels(stages, 2) == [2, 14, 10]
+
+
+@pytest.mark.parametrize("name, stages_of, depth", [
+    ("exp", exp_stages, 24), ("recip", recip_stages, 24), ("recip", recip_stages, 16),
+    ("log", log_stages, 24)])
+def test_fp32_table_output_register_holds_no_logic(name, stages_of, depth):
+    """At these depths the fp32 kernel's ROM read is followed by two registers: the block
+    RAM's own and a plain one, so the RAM's slow clock-to-out does not meet the first
+    multiplier level (ECP5: 97.4 MHz exp, 104.3 MHz recip at depth 24 before).  fp_exp at 16
+    has too few registers for that; its RAM output meets one counter level."""
+    stages = stages_of(FP32, False)
+    counts = register_positions(stages, depth)
+    k = [s.__name__ for s in stages].index("lookup")
+    assert counts[k] == 1 and counts[k + 1] == 1, (name, counts)
+    assert LV_ROM_OUT in segment_levels(stages, depth)
+
+
+@pytest.mark.parametrize("stages_of", [exp_stages, recip_stages, log_stages])
+def test_deeper_never_estimates_deeper(stages_of):
+    for fmt in (FP16, FP32):
+        stages = stages_of(fmt, False)
+        worst = [max(segment_levels(stages, d)) for d in range(25)]
+        assert all(b <= a for a, b in zip(worst, worst[1:])), worst
