@@ -100,7 +100,7 @@ def float_op(m, kind: str, fmt, op_depth: int, operands: dict, valid=None, side=
         carry = delay(m, side, depth, f"{name}_p")
         return values, carry.pop("_valid", None), carry
     stages = _stages(kind, fmt, src)
-    counts = register_positions(stages, depth)
+    counts = _unit_positions(stages, depth)
     values = dict(operands)
     carry = dict(side)
     idx = 0
@@ -112,6 +112,19 @@ def float_op(m, kind: str, fmt, op_depth: int, operands: dict, valid=None, side=
             idx += 1
     valid_out = carry.pop("_valid", None)
     return values, valid_out, carry
+
+
+def _unit_positions(stages, depth: int) -> list:
+    """Register positions of an operation inside a unit: the last of the ``depth`` registers
+    at its output, the others balanced over its stages.  Operations feed each other and the
+    unit's own logic, so an unregistered output would join its last segment to the next
+    operation's first one (a standalone ``fp_*`` unit, whose ports are registered by its
+    neighbours, balances all ``depth + 1`` segments instead)."""
+    if depth == 0:
+        return register_positions(stages, 0)
+    counts = register_positions(stages, depth - 1)
+    counts[-1] += 1
+    return counts
 
 
 def _register(m, values: dict, prefix: str) -> dict:
