@@ -48,6 +48,45 @@ def fma_window(fmt) -> int:
     return 3 * fmt.precision + 3 + GUARD
 
 
+def _sum_stages(p: int, w: int, n: int) -> list:
+    """The add (or subtract) of the product and the aligned ``c`` in the ``w``-bit window, the
+    ``n``-bit slice, and its magnitude and sign: keys ``sig`` and ``sign`` for the rounding."""
+    @levels(core.lv_add(w + 2) + 1)
+    def addsub(m, v):
+        sub = Signal(name="fma_sub")
+        m.d.comb += sub.eq(v["s_prod"] != v["s_c"])
+        x = Cat(Const(0, GUARD), v["prod"], Const(0, w - GUARD - 2 * p))
+        y = v["c_al"]
+        # x - y = x + ~y + 1 over w + 1 bits (the top bit is the sign); the carry-in rides in an
+        # extra low bit of both operands, so this is one two-input adder.
+        wide = Signal(w + 2, name="fma_wide")
+        ye = Cat(y, Const(0, 1))
+        m.d.comb += wide.eq(Cat(sub, x, Const(0, 1)) + Cat(sub, Mux(sub, ~ye, ye)))
+        return core.pass_on(v, ("prod", "c_al"), fma_sum=wide[1:w + 1], fma_neg=wide[w + 1])
+
+    @levels(core.lv_log(p + 1) + 2)
+    def select(m, v):
+        # Slice 2p + 5 bits of the sum: [p + 1, w) with the bits below ORed into its LSB, or
+        # [0, 2p + 5), exact.  The sticky OR commutes with negation (for a nonzero part below,
+        # the negated sum's slice is ~h | 1 = -(h | 1)), so the magnitude is taken after it.
+        d, upper = v["fma_sum"], v["fma_upper"]
+        part = Signal(n, name="fma_part")
+        m.d.comb += part.eq(Mux(upper, d[p + 1:] | (d[:p + 1] != 0), d[:n]))
+        return core.pass_on(v, ("fma_sum", "fma_upper"), fma_part=part)
+
+    @levels(core.lv_add(n) + 1)
+    def absolute(m, v):
+        # |x - y| = ~(x - y) + 1 when negative: c was the larger magnitude
+        neg, part = v["fma_neg"], v["fma_part"]
+        mag = Signal(n, name="fma_mag")
+        m.d.comb += mag.eq((part ^ neg.replicate(n)) + neg)
+        # an exact zero (no sticky either), tested beside the increment
+        sign = Mux(part == 0, v["s_prod"] & v["s_c"], Mux(neg, v["s_c"], v["s_prod"]))
+        return core.pass_on(v, ("fma_part", "fma_neg", "s_prod", "s_c"), sig=mag, sign=sign)
+
+    return [addsub, select, absolute]
+
+
 def fma_stages(fmt, ftz):
     """The FMA datapath as pipeline stages over a dict with keys ``a``, ``b`` and ``c``: unpack,
     then the carry-save multiplier side by side with ``c``'s place and alignment shift, the add
@@ -88,14 +127,22 @@ def fma_stages(fmt, ftz):
             "inf": prod_inf | c["inf"], "inf_sign": Mux(prod_inf, s_prod, c["sign"]),
         }
 
-    @levels(core.lv_add(ebits) + core.lv_cmp(ebits) + 2)
-    def place(m, v):
-        # e_p, e_c: the window's MSB weight when the product, or c, sets the place
-        e_p, e_c, e_lo = (Signal(eshape, name=k) for k in ("e_p", "e_c", "e_lo"))
-        diff = Signal(eshape, name="place_diff")
+    @levels(core.lv_add(ebits))
+    def exponents(m, v):
+        # e_p, e_c: the window's MSB weight when the product, or c, sets the place; e_lo: the
+        # lower slice's MSB weight
+        e_p, e_c, e_lo, diff = (Signal(eshape, name=k) for k in ("e_p", "e_c", "e_lo", "e_diff"))
         e_sum, c_raw = v["e_sum"], v["c_raw"]
         m.d.comb += [e_p.eq(e_sum + (off - 2 * fmt.bias)), e_lo.eq(e_sum + (off - 2 * fmt.bias - p - 1)),
                      e_c.eq(c_raw + (1 - fmt.bias)), diff.eq(e_sum - c_raw + (off - 1 - fmt.bias))]
+        tiny = Signal(name="e_tiny")  # the lower slice's exponent below emin
+        m.d.comb += tiny.eq((e_sum < fmt.emin + p + 1 + 2 * fmt.bias - off) if no_right else 0)
+        return core.pass_on(v, ("e_sum", "c_raw"), e_p=e_p, e_c=e_c, e_lo=e_lo, e_diff=diff,
+                            e_tiny=tiny)
+
+    @levels(core.lv_cmp(ebits) + 2)
+    def place(m, v):
+        diff = v["e_diff"]
         # c sets the place when the product is zero (c then lands whole, at the top) or when c
         # reaches above its highest place; the product then lies below c's LSB, and two zero
         # bits between them keep guard, round and sticky exact.  A zero c never sets it.
@@ -107,51 +154,17 @@ def fma_stages(fmt, ftz):
         # the upper one's sticky LSB still lies below any guard bit (and then no right shift
         # is needed in the rounding, when the upper slice's exponent cannot fall below emin).
         upper = Signal(name="fma_upper")
-        tiny = (e_sum < fmt.emin + p + 1 + 2 * fmt.bias - off) if no_right else 0
-        m.d.comb += upper.eq(v["p_zero"] | (~v["c_zero"] & (diff <= p)) | tiny)
+        m.d.comb += upper.eq(v["p_zero"] | (~v["c_zero"] & (diff <= p)) | v["e_tiny"])
         exp = Signal(eshape, name="fma_exp")   # the rounded slice's MSB weight
-        m.d.comb += exp.eq(Mux(c_top, e_c, Mux(upper, e_p, e_lo)))
-        return core.pass_on(v, ("e_sum", "c_raw", "p_zero", "c_zero", "sc"), exp=exp,
-                            align_amt=amount, fma_upper=upper,
+        m.d.comb += exp.eq(Mux(c_top, v["e_c"], Mux(upper, v["e_p"], v["e_lo"])))
+        return core.pass_on(v, ("e_p", "e_c", "e_lo", "e_diff", "e_tiny", "p_zero", "c_zero", "sc"),
+                            exp=exp, align_amt=amount, fma_upper=upper,
                             c_hi=Cat(Const(0, w - p - 1), v["sc"], Const(0, 1)))
 
     align = core.shifter_stages("c_hi", "align_amt", "c_al", w,
                                 core.amount_bits(w, diff_max.bit_length()), False, 2, "align",
                                 sticky=True)
     mul = core.multiply_stages("sa", "sb", "prod", p, p)
-
-    @levels(core.lv_add(w + 2) + 1)
-    def addsub(m, v):
-        sub = Signal(name="fma_sub")
-        m.d.comb += sub.eq(v["s_prod"] != v["s_c"])
-        x = Cat(Const(0, GUARD), v["prod"], Const(0, w - GUARD - 2 * p))
-        y = v["c_al"]
-        # x - y = x + ~y + 1 over w + 1 bits (the top bit is the sign); the carry-in rides in an
-        # extra low bit of both operands, so this is one two-input adder.
-        wide = Signal(w + 2, name="fma_wide")
-        ye = Cat(y, Const(0, 1))
-        m.d.comb += wide.eq(Cat(sub, x, Const(0, 1)) + Cat(sub, Mux(sub, ~ye, ye)))
-        return core.pass_on(v, ("prod", "c_al"), fma_sum=wide[1:w + 1], fma_neg=wide[w + 1])
-
-    @levels(core.lv_log(p + 1) + 2)
-    def select(m, v):
-        # Slice 2p + 5 bits of the difference: [p + 1, w) with the bits below ORed into its LSB,
-        # or [0, 2p + 5), exact.  The sticky OR commutes with negation (-(h | s) = (~h + 1) | s
-        # for a nonzero part below), so the magnitude is taken after the slice.
-        d, upper = v["fma_sum"], v["fma_upper"]
-        part = Signal(n, name="fma_part")
-        m.d.comb += part.eq(Mux(upper, d[p + 1:] | (d[:p + 1] != 0), d[:n]))
-        return core.pass_on(v, ("fma_sum", "fma_upper"), fma_part=part)
-
-    @levels(core.lv_add(n) + 1)
-    def absolute(m, v):
-        # |x - y| = ~(x - y) + 1 when negative: c was the larger magnitude
-        neg, part = v["fma_neg"], v["fma_part"]
-        mag = Signal(n, name="fma_mag")
-        m.d.comb += mag.eq((part ^ neg.replicate(n)) + neg)
-        # an exact zero (no sticky either), tested beside the increment
-        sign = Mux(part == 0, v["s_prod"] & v["s_c"], Mux(neg, v["s_c"], v["s_prod"]))
-        return core.pass_on(v, ("fma_part", "fma_neg", "s_prod", "s_c"), sig=mag, sign=sign)
 
     def post(m, v, rounded):
         return {"r": core.special_result(fmt, v["nan"], v["inf"], v["inf_sign"], rounded)}
@@ -162,8 +175,8 @@ def fma_stages(fmt, ftz):
 
     # c's place and alignment run beside the multiplier; its last (sticky) shift stage lines up
     # with the multiplier's carry-propagate adder.
-    side = [place] + align[:-1] + [idle] * max(0, len(mul) - len(align) - 1) + align[-1:]
-    return ([unpack] + parallel(mul, side) + [addsub, select, absolute]
+    side = [exponents, place] + align[:-1] + [idle] * max(0, len(mul) - len(align) - 2) + align[-1:]
+    return ([unpack] + parallel(mul, side) + _sum_stages(p, w, n)
             + core.round_stages(fmt, ftz, n, post, exp_min, shift_groups=2))
 
 
