@@ -4,11 +4,11 @@ from __future__ import annotations
 import numpy as np
 
 from pimforge.hw.fp.config import FpConfig
-from pimforge.sim.benches.fp.common import operand_job, random_operands
+from pimforge.sim.benches.fp.common import corner_tuples, operand_job, random_operands
 from pimforge.sim.golden.fp.fma import fp_fma
 from pimforge.sim.golden.fp.mul import fp_mul
 
-__all__ = ["BENCHES", "fma_operands"]
+__all__ = ["BENCHES", "fma_operands", "window_corners"]
 
 
 def fma_operands(fmt, rng, n: int) -> list:
@@ -52,9 +52,24 @@ def fma_operands(fmt, rng, n: int) -> list:
     return [a, b, c]
 
 
+def window_corners(fmt) -> list:
+    """Triples where a subnormal times a large normal gives a product with ``p - 1`` leading
+    zeros, and ``c`` (just above the smallest normal, either sign) has bits below the product's
+    LSB: the difference rounds from a guard bit three places below the product, so a datapath
+    that keeps fewer bits there rounds wrongly (fp16 ``0x0001 * 0x7000 + 0x8403`` is ``0x0eff``,
+    not ``0x0f00``)."""
+    p = fmt.precision
+    a = [1, 1, 1, 3]
+    b = [(fmt.bias + p + k) << fmt.frac_bits for k in (2, 2, 3, 2)]
+    c = [fmt.sign_bit | (1 << fmt.frac_bits) | f for f in (3, 1, 3, 5)]
+    c += [x ^ fmt.sign_bit for x in c]
+    return [np.array(x + x, dtype=np.int64) for x in (a, b)] + [np.array(c, dtype=np.int64)]
+
+
 def fma_bench(cfg, rng, n_random=20000, seed=1):
+    corners = [np.concatenate(z) for z in zip(corner_tuples(cfg.fmt, 3), window_corners(cfg.fmt))]
     return operand_job(cfg.fmt, lambda a, b, c: fp_fma(cfg, a, b, c), ["a", "b", "c"], "r", rng,
-                       n_random, seed, randoms=fma_operands(cfg.fmt, rng, n_random))
+                       n_random, seed, corners=corners, randoms=fma_operands(cfg.fmt, rng, n_random))
 
 
 BENCHES = {"fp_fma": fma_bench}

@@ -1,4 +1,10 @@
-"""Bit-exact golden model of ``fp_fma`` (mirrors hw/fp/fma.py step by step).
+"""Bit-exact golden model of ``fp_fma``.
+
+It normalizes the exact product and ``c``, orders them by magnitude and aligns the smaller one,
+which is not how hw/fp/fma.py gets there (it aligns ``c`` against the unnormalized product in a
+``3p + 6``-bit window, which would not fit int64 for fp32).  A fused multiply-add rounded once
+to nearest even has one correct result, and NaN is always the format's canonical NaN, so the
+two agree bit for bit; the RTL bench and Berkeley SoftFloat check that.
 
 The widest intermediate is the ``2p + 4``-bit sum (``p`` = precision): 52 bits for fp32, so
 formats up to ``p = 29`` fit the int64 arrays.
