@@ -121,14 +121,14 @@ PAPER_TIER_CLOCK_MHZ = {"hbm": 666.0, "ddr": 500.0, "ssd": 1000.0}
 # (``pimforge.software.devices.PAM_TIERS``) run at and ``pimforge synth`` checks each preset
 # against (``hw.catalog.PRESET_CLOCKS``): the ASAP7 estimate of the preset's generic netlist
 # (36 ps a gate level plus 86 ps of flip-flop, ``synth/timing.py``), the lower of the
-# hierarchical and the ``--flat`` figure, rounded down to 10 MHz.  At op_depth 2 the 16-lane
-# PU's deepest stage is 107 levels hierarchical (253.9 MHz, in the score scale's fp32
-# multiplier) and 112 flat (242.8 MHz, inside an O-update fma); the 4-lane ddr PU has the same
-# operators.  With the fp32 accumulator (``hbm_fp32``) the fp32 fma's 158 levels (173.2 MHz)
-# bound it.  The paper's clocks are not reached: see README, "Synthesis reports".  The clocks
-# change neither the RTL nor the cycle models.
-TIER_CLOCK_MHZ = {"hbm": 240.0, "ddr": 240.0, "ssd": 240.0}
-HBM_FP32_CLOCK_MHZ = 170.0
+# hierarchical and the ``--flat`` figure, rounded down to 10 MHz.  At op_depth 2 the PU's
+# deepest stage is inside the fp16 exponential (3 registers): 121 levels hierarchical
+# (225.1 MHz), 120 flat (227.0 MHz); the 4-lane ddr PU has the same operators.  With the fp32
+# accumulator (``hbm_fp32``) the fp32 exponential and fma bound it: 178 levels hierarchical
+# (154.0 MHz), 186 flat (147.4 MHz).  The paper's clocks are not reached: see README,
+# "Synthesis reports".  The clocks change neither the RTL nor the cycle models.
+TIER_CLOCK_MHZ = {"hbm": 220.0, "ddr": 220.0, "ssd": 220.0}
+HBM_FP32_CLOCK_MHZ = 140.0
 PU_TIER_PRESETS = {
     "hbm": {"lanes": 16},
     "ddr": {"lanes": 4},
