@@ -189,12 +189,8 @@ class PamDeviceConfig(UnitConfig):
         if self.head_dim // self.ru_vector_width < 4:
             raise ConfigError(self.UNIT, "ru_vector_width", self.ru_vector_width,
                               f"at most head_dim/4 = {self.head_dim // 4}")
-        self.pu_config()    # the PU's and the RU's limits (lanes, op_depth)
-        try:
-            self.ru_config()
-        except ConfigError as e:
-            raise ConfigError(self.UNIT, e.field, e.value,
-                              e.allowed.replace("/vector_width", "/ru_vector_width")) from None
+        self.pu_config()    # the PU's limits (lanes, op_depth)
+        _revisit(self, "ru_vector_width", self.head_dim // self.ru_vector_width, "partial")
 
     def pu_config(self) -> PamPuConfig:
         return PamPuConfig(lanes=self.lanes, head_dim=self.head_dim, acc=self.acc,

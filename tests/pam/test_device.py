@@ -118,6 +118,10 @@ def test_presets():
     ({"lanes": 16, "ru_vector_width": 8}, "ru_vector_width", "multiple of lanes"),
     ({"ru_vector_width": 64, "lanes": 16}, "ru_vector_width", "head_dim/4"),
     ({"pus": 0}, "pus", ""),
+    # the RU revisits a beat every head_dim/ru_vector_width = 4 cycles, the PU every 32
+    ({"lanes": 4, "ru_vector_width": 32, "op_depth": 4}, "op_depth",
+     "at most head_dim/ru_vector_width - 1 = 3"),
+    ({"op_depth": 8}, "op_depth", "at most head_dim/lanes - 1 = 7"),
 ])
 def test_bad_config_names_the_field(overrides, field, text):
     with pytest.raises(ConfigError) as e:
