@@ -1,13 +1,16 @@
 """Register placement of :mod:`pimforge.hw.core.pipeline` (pure Python, no simulation): the
-balanced cuts, and a stage whose register changes its cost (a ROM read that a block RAM
-absorbs, issue 19)."""
+balanced cuts, a stage whose register changes its cost (a ROM read that a block RAM
+absorbs, issue 19), and the float operations inside units, whose last register is on their
+output."""
 import pytest
+from amaranth.hdl import Module, Signal
 
 from pimforge.base.formats import FP16, FP32
 from pimforge.hw.core.pipeline import levels, register_positions, segment_levels
 from pimforge.hw.fp.exp import exp_stages
 from pimforge.hw.fp.func_common import LV_ROM_OUT
 from pimforge.hw.fp.log import log_stages
+from pimforge.hw.fp.ops import float_op, op_latency
 from pimforge.hw.fp.recip import recip_stages
 
 
@@ -71,3 +74,19 @@ def test_deeper_never_estimates_deeper(stages_of):
         stages = stages_of(fmt, False)
         worst = [max(segment_levels(stages, d)) for d in range(25)]
         assert all(b <= a for a, b in zip(worst, worst[1:])), worst
+
+
+@pytest.mark.parametrize("kind, fmt, op_depth, operands", [
+    ("add", FP32, 1, "ab"), ("add", FP32, 2, "ab"), ("fma", FP16, 3, "abc"), ("exp", FP16, 2, "a")])
+def test_unit_operation_result_is_its_last_register(kind, fmt, op_depth, operands):
+    """Inside a unit an operation's result comes straight out of its last register (the
+    ``op_latency``-th, named ``<name>_p<k>_<key>`` by ``float_op``), so the next operation's
+    first segment starts at a flip-flop; the valid bit and the side values leave the same
+    register stage.  With the last register inside the datapath, ``r`` would be a stage's
+    combinational output instead."""
+    m = Module()
+    r, v, side = float_op(m, kind, fmt, op_depth, {k: Signal(fmt.width, name=k) for k in operands},
+                          valid=Signal(name="vin"), side={"flag": Signal(name="flag")}, name="t")
+    last = op_latency(kind, op_depth) - 1
+    assert (r["r"].name, v.name, side["flag"].name) == (f"t_p{last}_r", f"t_p{last}_valid",
+                                                        f"t_p{last}_flag")
