@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """Register placement of :mod:`pimforge.hw.core.pipeline` (pure Python, no simulation): the
 balanced cuts, a stage whose register changes its cost (a ROM read that a block RAM
 absorbs, issue 19), and the float operations inside units, whose last register is on their
