@@ -77,7 +77,10 @@ class OnlineSoftmaxConfig(UnitConfig):
 
     UNIT = "online_softmax"
     acc: object = _acc_field()
-    op_depth: int = _op_depth_field()
+    # no O vector here, so no head_dim/width revisit limit: up to the float operators' 16
+    op_depth: int = param(2, "pipeline registers inside each float operation (sub, convert, "
+                          "fma); exp uses one more.  One input every op_depth + 1 cycles",
+                          lo=1, hi=16)
 
 
 @dataclass(frozen=True)

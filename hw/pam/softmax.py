@@ -10,16 +10,17 @@ use it; the callers update their O vectors themselves with the returned ``g``, `
 
 Datapath of one merge (cycle 0 = the input pulse)::
 
-    cycle 0     order(m_in, m) -> swap, m' (m register loads m' at the end of the cycle), lo
-    register    (1 cycle)
+    cycle 0     greater(m_in, m)                 registered with the input
+    cycle 1     swap, m', lo (the m register loads m' at the end of the cycle), registered
     sub         d = lo - m'  (fp32)             op_depth cycles
     convert     d to acc (fp16 acc only)        op_depth cycles
     exp         g = first ? 1 : exp(d)          op_depth + 1 cycles
     fma         l' = swap ? fma(l, g, l_in) : fma(l_in, g, l)   (first: fma(l_in, 1, +0))
                                                 op_depth cycles; l register loads l'
 
-so ``merge_latency = 3 * op_depth + 2`` with an fp32 accumulator and ``4 * op_depth + 2`` with
-fp16.  The maxima are in the score format (fp32, :data:`~pimforge.base.numerics.SCORE`), the
+so ``merge_latency = 3 * op_depth + 3`` with an fp32 accumulator and ``4 * op_depth + 3`` with
+fp16.  The running-max loop (m -> compare -> m) spans the two registers of cycles 0 and 1: in one
+cycle it bounded ``online_softmax`` on ECP5 at op_depth 16 (an fp32 compare and a mux).  The maxima are in the score format (fp32, :data:`~pimforge.base.numerics.SCORE`), the
 sums and exponentials in the accumulator format.
 
 The fma reads the l register, which holds the previous merge's l' one cycle after that fma
@@ -56,7 +57,7 @@ def to_acc_latency(acc, op_depth: int) -> int:
 
 def merge_latency(op_depth: int, acc) -> int:
     """Cycles from a :func:`merge_stats` input pulse to its outputs (module docstring)."""
-    return 1 + op_latency("sub", op_depth) + to_acc_latency(acc, op_depth) \
+    return 2 + op_latency("sub", op_depth) + to_acc_latency(acc, op_depth) \
         + op_latency("exp", op_depth) + op_latency("fma", op_depth)
 
 
@@ -115,19 +116,23 @@ def merge_stats(m, acc, op_depth, *, valid, first, m_in, l_in, name="ms") -> dic
     with m.If(valid):
         m.d.sync += fresh.eq(0)
     first = first | fresh
-    # Cycle 0: the decision and the m update take effect at once, so the next input sees m'.
+    # Cycle 0: the comparison, registered with the input.  Cycle 1: the decision and the m
+    # update, so the loop m -> compare -> m spans two registers; the next input (at least
+    # merge_interval >= 2 cycles later) compares against m'.
     gt = greater(m, m_in, m_run, name=f"{name}_gt")
+    c = delay(m, {"gt": gt, "first": first, "m_in": m_in, "l_in": l_in}, 1, name=f"{name}_q")
+    valid1 = delay_valid(m, valid, 1, name=f"{name}_qv")
     swap = Signal(name=f"{name}_swap_in")
     m_new = Signal(SCORE.width, name=f"{name}_m_new")
     lo = Signal(SCORE.width, name=f"{name}_lo")
-    m.d.comb += [swap.eq(~first & gt),
-                 m_new.eq(Mux(first | gt, m_in, m_run)),
-                 lo.eq(Mux(swap, m_run, m_in))]      # the smaller side's maximum
-    with m.If(valid):
+    m.d.comb += [swap.eq(~c["first"] & c["gt"]),
+                 m_new.eq(Mux(c["first"] | c["gt"], c["m_in"], m_run)),
+                 lo.eq(Mux(swap, m_run, c["m_in"]))]      # the smaller side's maximum
+    with m.If(valid1):
         m.d.sync += m_run.eq(m_new)
-    s0 = delay(m, {"first": first, "swap": swap, "lo": lo, "m": m_new, "l_in": l_in}, 1,
-               name=f"{name}_c")
-    v0 = delay_valid(m, valid, 1, name=f"{name}_cv")
+    s0 = delay(m, {"first": c["first"], "swap": swap, "lo": lo, "m": m_new, "l_in": c["l_in"]},
+               1, name=f"{name}_c")
+    v0 = delay_valid(m, valid1, 1, name=f"{name}_cv")
     side = {k: s0[k] for k in ("first", "swap", "m", "l_in")}
     e, v2, s2 = exp_diff(m, acc, op_depth, s0["lo"], s0["m"], valid=v0, side=side, name=name)
     g = Signal(w, name=f"{name}_g")
@@ -162,7 +167,7 @@ class OnlineSoftmax(PimComponent):
 
     An input is accepted at most every ``merge_interval = op_depth + 1`` cycles (throughput
     ``1 / (op_depth + 1)``); the latency is ``merge_latency + 1`` cycles (the merge, then the output
-    FIFO): ``3 * op_depth + 3`` with fp32, ``4 * op_depth + 3`` with fp16 (the exponent argument's
+    FIFO): ``3 * op_depth + 4`` with fp32, ``4 * op_depth + 4`` with fp16 (the exponent argument's
     conversion).  A credit counter admits an input only when the FIFO can take its result, so
     back-pressure on ``o`` never loses data.
 

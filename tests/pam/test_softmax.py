@@ -61,12 +61,18 @@ def test_golden_merge_special_values():
 
 # ---------------------------------------------------------------- online_softmax RTL
 
-@pytest.mark.parametrize("preset", [None, "fp32"])
-def test_rtl_online_softmax(preset):
+@pytest.mark.parametrize("preset, op_depth", [
+    (None, None), ("fp32", None),
+    # op_depth 1: inputs two cycles apart, so each compare reads the m its predecessor wrote
+    # in the cycle before (the running-max loop spans two registers)
+    (None, 1),
+    pytest.param(None, 16, marks=pytest.mark.slow)])
+def test_rtl_online_softmax(preset, op_depth):
     """Specials and 1500 random inputs with no stalls, then a quarter with random stalls;
     bit-exact, one input every merge_interval cycles, and the exact cycle model."""
     require_sim("verilator")
-    cfg = api.config("online_softmax", preset=preset)
+    cfg = api.config("online_softmax", preset=preset,
+                     overrides={} if op_depth is None else {"op_depth": op_depth})
     job = get_unit("online_softmax").bench(cfg, np.random.default_rng(2), seed=2, n_random=1500)
     # a third phase whose first input lacks the `first` flag: after reset it restarts anyway
     x = {k: np.array(v[100:160]) for k, v in job.phases[0].inputs["i"].items()}
@@ -88,15 +94,16 @@ def test_rtl_online_softmax(preset):
 
 @pytest.mark.parametrize("acc, ops", [("fp32", 3), ("fp16", 4)])
 def test_softmax_cycle_model_shape(acc, ops):
-    """One input: decision register, sub, (fp16: convert to fp16), exp (one extra stage), fma,
-    output FIFO, counted inclusively; then one input every op_depth + 1 cycles."""
+    """One input: compare register, decision register, sub, (fp16: convert to fp16), exp (one
+    extra stage), fma, output FIFO, counted inclusively; then one input every op_depth + 1
+    cycles."""
     cfg = OnlineSoftmaxConfig(op_depth=3, acc=acc)
-    assert softmax_cycles(cfg, 1) == 1 + ops * 3 + 1 + 1 + 1
+    assert softmax_cycles(cfg, 1) == 2 + ops * 3 + 1 + 1 + 1
     assert softmax_cycles(cfg, 11) - softmax_cycles(cfg, 1) == 10 * 4
 
 
 def test_bad_softmax_config_names_the_field():
     with pytest.raises(ConfigError, match=r"online_softmax: field 'acc': got 'e5m4'"):
         api.config("online_softmax", overrides={"acc": "e5m4"})
-    with pytest.raises(ConfigError, match=r"field 'op_depth': got 0; allowed: an integer in 1..8"):
+    with pytest.raises(ConfigError, match=r"field 'op_depth': got 0; allowed: an integer in 1..16"):
         api.config("online_softmax", overrides={"op_depth": 0})
