@@ -45,7 +45,7 @@ def _acc_field():
 def _op_depth_field():
     return param(2, "pipeline registers inside each float operation (mul, add, fma, compare, "
                  "convert); exp/log/recip use one more.  The O and l updates revisit a beat "
-                 "every head_dim/width cycles, so op_depth < head_dim/width", lo=1, hi=8)
+                 "every head_dim/width cycles, so op_depth < head_dim/width", lo=1, hi=16)
 
 
 def _revisit(cfg, field: str, beats: int, what: str):

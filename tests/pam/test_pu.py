@@ -111,6 +111,9 @@ def test_checker_catches_a_one_bit_error(hbm_run):
     # the O_t / l_t read-after-write edge: B = 8 beats per row and op_depth 7, so each beat's
     # fma result is written back in the cycle before the next token reads it
     ({"lanes": 8, "head_dim": 64, "op_depth": 7}, (1, 17, 40)),
+    # the same edge at op_depth 15 (B = 16): every float operation 15 registers deep
+    pytest.param({"lanes": 4, "head_dim": 64, "op_depth": 15}, (1, 17, 40),
+                 marks=pytest.mark.slow),
 ])
 def test_rtl_other_configs(overrides, sets):
     """A 4-lane (DDR-like) PU with fp32 accumulation and short tiles, and a PU at the deepest
@@ -154,6 +157,7 @@ def test_removed_parameters_are_unknown_fields(field, value):
     ({"head_dim": 96}, "head_dim"),
     ({"acc": "bf16"}, "acc"),
     ({"tile_tokens": 0}, "tile_tokens"),
+    ({"op_depth": 17, "lanes": 2}, "op_depth"),         # above the float operators' 16
     ({"op_depth": 9}, "op_depth"),
     ({"op_depth": 8}, "op_depth"),                      # B = 8: a beat's fma may take 7
     ({"op_depth": 4, "head_dim": 64}, "op_depth"),      # B = 4

@@ -102,6 +102,8 @@ RU_SLOW = {
     "fp32-w16-d128-final-od1": dict(acc="fp32", final=True, op_depth=1),
     # the read-after-write edge (Bw = op_depth + 1) at the deepest op_depth Bw = 8 allows
     "fp16-w16-d128-final-od7": dict(final=True, op_depth=7),
+    # the same edge at op_depth 15 (Bw = 16)
+    "fp16-w4-d64-od15": dict(vector_width=4, head_dim=64, op_depth=15),
 }
 
 
