@@ -227,7 +227,7 @@ def test_ru_cycle_model_shape():
     (dict(head_dim=64, vector_width=32), "vector_width", "at most head_dim/4 = 16"),
     (dict(vector_width=12), "vector_width", "a power of two"),
     (dict(acc="bf16"), "acc", "fp16, fp32"),
-    (dict(op_depth=9), "op_depth", "an integer in 1..8"),
+    (dict(op_depth=17), "op_depth", "an integer in 1..16"),
     # the next partial reads a beat Bw = 8 cycles after this one: its fma may take 7
     (dict(op_depth=8), "op_depth", "at most head_dim/vector_width - 1 = 7"),
     (dict(head_dim=64, op_depth=4), "op_depth", "at most head_dim/vector_width - 1 = 3"),
