@@ -42,10 +42,11 @@ def _acc_field():
                  kind="format", check=acc_check)
 
 
-def _op_depth_field():
+def _op_depth_field(limit: str = "The O and l updates revisit a beat every head_dim/width "
+                                   "cycles, so op_depth < head_dim/width"):
+    # up to the float operators' 16 registers (exp/log/recip take one more, up to their 24)
     return param(2, "pipeline registers inside each float operation (mul, add, fma, compare, "
-                 "convert); exp/log/recip use one more.  The O and l updates revisit a beat "
-                 "every head_dim/width cycles, so op_depth < head_dim/width", lo=1, hi=16)
+                 f"convert); exp/log/recip use one more.  {limit}", lo=1, hi=16)
 
 
 def _revisit(cfg, field: str, beats: int, what: str):
@@ -77,10 +78,8 @@ class OnlineSoftmaxConfig(UnitConfig):
 
     UNIT = "online_softmax"
     acc: object = _acc_field()
-    # no O vector here, so no head_dim/width revisit limit: up to the float operators' 16
-    op_depth: int = param(2, "pipeline registers inside each float operation (sub, convert, "
-                          "fma); exp uses one more.  One input every op_depth + 1 cycles",
-                          lo=1, hi=16)
+    # no O vector here, so no head_dim/width revisit limit
+    op_depth: int = _op_depth_field("One input every op_depth + 1 cycles")
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,10 @@ Datapath of one merge (cycle 0 = the input pulse)::
                                                 op_depth cycles; l register loads l'
 
 so ``merge_latency = 3 * op_depth + 3`` with an fp32 accumulator and ``4 * op_depth + 3`` with
-fp16.  The running-max loop (m -> compare -> m) spans the two registers of cycles 0 and 1: in one
-cycle it bounded ``online_softmax`` on ECP5 at op_depth 16 (an fp32 compare and a mux).  The maxima are in the score format (fp32, :data:`~pimforge.base.numerics.SCORE`), the
-sums and exponentials in the accumulator format.
+fp16.  The running-max loop (m -> compare -> m) spans the two registers of cycles 0 and 1: in
+one cycle it bounded ``online_softmax`` on ECP5 at op_depth 16 (an fp32 compare and a mux).
+The maxima are in the score format (fp32, :data:`~pimforge.base.numerics.SCORE`), the sums and
+exponentials in the accumulator format.
 
 The fma reads the l register, which holds the previous merge's l' one cycle after that fma
 finished: inputs must be ``merge_interval = op_depth + 1`` cycles apart or more.
