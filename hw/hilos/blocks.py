@@ -3,8 +3,9 @@
 :func:`accumulate` is the fp32 accumulator bank of the GEMV units: ``lanes`` adders that add a
 product into an accumulator addressed by ``addr``, read from a memory and written back.  The
 adder takes ``op_depth`` cycles, so an address may come back every ``op_depth`` cycles or later:
-the write of the previous update is forwarded to a read of the same address in the cycle it
-lands (the configs check ``block / beat_elems`` and ``head_dim / beat_elems`` against this).
+the bank is read a cycle before the add (:data:`ACC_READ`), and the write of the previous update
+is forwarded both to that read and to the add, whichever cycle it lands in (the configs check
+``block / beat_elems`` and ``head_dim / beat_elems`` against this).
 Flow control happens at the units' inputs; the bank itself is free-running.
 
 :func:`rotate_elems` rotates a vector of elements by a variable count, one 2:1 multiplexer level
@@ -16,9 +17,19 @@ from amaranth.hdl import Cat, Const, Mux, Signal
 
 from pimforge.base.formats import FP32
 from pimforge.hw.core.memories import buffer
-from pimforge.hw.fp.ops import float_op
+from pimforge.hw.fp.ops import delay, delay_valid, float_op, op_latency
 
-__all__ = ["accumulate", "rotate_elems"]
+__all__ = ["accumulate", "acc_latency", "rotate_elems", "ACC_READ"]
+
+# Cycles of accumulate()'s read stage: the bank is read a cycle before the add, through a
+# register, so the LUT-RAM read and the address's fan-out to every lane do not share a cycle
+# with the adder's first stage (on ECP5 that path set sv_gemv's clock at op_depth 8).
+ACC_READ = 1
+
+
+def acc_latency(op_depth: int) -> int:
+    """Cycles from an update's product to its new sum (and its write into the bank)."""
+    return ACC_READ + op_latency("add", op_depth)
 
 
 def rotate_elems(m, value, amount, elem_bits: int, *, left: bool, name: str):
@@ -51,24 +62,32 @@ def accumulate(m, products: list, *, valid, addr, first, depth: int, op_depth: i
     read_addr : optional second address: a combinational read port for whoever drains the bank
         (``sv_gemv`` reads a finished job's accumulators while the next job updates others).
 
-    Returns ``(sums, valid_out, side_out)`` ``op_depth`` cycles later: the new values, which are
-    also written back to the bank in that cycle; with ``read_addr`` a fourth item, the bank word
-    at ``read_addr`` (the memory as it is, no forwarding).
+    Returns ``(sums, valid_out, side_out)`` :func:`acc_latency` cycles later: the new values,
+    which are also written back to the bank in that cycle; with ``read_addr`` a fourth item, the
+    bank word at ``read_addr`` (the memory as it is, no forwarding).
     """
     lanes = len(products)
     mem = buffer(m, f"{name}_bank", 32 * lanes, depth)
     wr = mem.write_port()
     rd = mem.read_port(domain="comb")
     m.d.comb += rd.addr.eq(addr)
-    # forwarding: the update that lands this cycle is not in the memory yet
+    # read stage (ACC_READ): the word, with the update that lands this cycle forwarded (it is not
+    # in the memory yet) and +0 for a first update, registered with the products and the tags
+    word = Signal(32 * lanes, name=f"{name}_word")
+    m.d.sync += word.eq(Mux(first, 0, Mux(wr.en & (wr.addr == addr), wr.data, rd.data)))
+    staged = delay(m, {"_addr": addr, "_first": first, **(side or {}),
+                       **{f"_p{i}": p for i, p in enumerate(products)}}, ACC_READ,
+                   name=f"{name}_rs")
+    valid = delay_valid(m, valid, ACC_READ, name=f"{name}_rs_v")
+    # the update that lands in the add cycle is forwarded again
     old = Signal(32 * lanes, name=f"{name}_old")
-    m.d.comb += old.eq(Mux(wr.en & (wr.addr == addr), wr.data, rd.data))
-    tags = dict(side or {})
-    tags["_addr"] = addr
+    hit = wr.en & (wr.addr == staged["_addr"]) & ~staged.pop("_first")
+    m.d.comb += old.eq(Mux(hit, wr.data, word))
+    products = [staged.pop(f"_p{i}") for i in range(lanes)]
+    tags = staged
     sums, v_out, t_out = [], None, None
     for i, p in enumerate(products):
-        a = Mux(first, Const(0, 32), old[32 * i:32 * (i + 1)])
-        r, v, t = float_op(m, "add", FP32, op_depth, {"a": a, "b": p},
+        r, v, t = float_op(m, "add", FP32, op_depth, {"a": old[32 * i:32 * (i + 1)], "b": p},
                            valid=valid if i == 0 else None, side=tags if i == 0 else None,
                            name=f"{name}{i}")
         sums.append(r["r"])

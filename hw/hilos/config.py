@@ -77,7 +77,7 @@ def _mask_value():
 
 def _op_depth():
     return param(2, "pipeline registers inside each float operation; exp and recip use one "
-                 "more", lo=1, hi=3)
+                 "more", lo=1, hi=16)
 
 
 def score_lanes(d_group: int, beat_elems: int, head_dim: int) -> int:

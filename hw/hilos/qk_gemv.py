@@ -59,8 +59,8 @@ from pimforge.base.numerics import log2_exact, scale_bits
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.core.memories import buffer
-from pimforge.hw.fp.ops import float_op, op_latency
-from pimforge.hw.hilos.blocks import accumulate, rotate_elems
+from pimforge.hw.fp.ops import delay, delay_valid, float_op, op_latency
+from pimforge.hw.hilos.blocks import acc_latency, accumulate, rotate_elems
 from pimforge.hw.hilos.config import HILOS_PRESETS, QkGemvConfig
 from pimforge.hw.hilos.streams import k_signature, score_signature, vec_signature
 
@@ -71,7 +71,11 @@ def qk_timing(cfg: QkGemvConfig) -> dict:
     """Fixed latencies of ``qk_gemv``, in cycles (used by the RTL and the cycle model).
 
     * ``tile``: MAC-array cycles per tile, ``block x head_dim / E``.
-    * ``mac``: from a MAC issue to the cycle its sum is written (K-Buf read, multiply, add).
+    * ``read``: the K-Buf and Q buffer reads: the block RAM's read, then a register on its
+      output, so that the RAM's clock-to-out does not share a cycle with the K^T view's rotation
+      and the multiplier's first stage (on ECP5 it set the unit's clock at op_depth 3).
+    * ``mac``: from a MAC issue to the cycle its sum is written (reads, multiply, the
+      accumulator's read stage and add).
     * ``scale``, ``conv``: the drain's fp32 scale multiply and its rounding to ``score_fmt``
       (0 for fp32).
     * ``drain``: from a drain read to the cycle its beat can leave on ``o`` (score-buffer read,
@@ -80,9 +84,11 @@ def qk_timing(cfg: QkGemvConfig) -> dict:
     """
     od = cfg.op_depth
     conv = op_latency("convert", od) if cfg.score_fmt.width != 32 else 0
-    mac = 1 + op_latency("mul_wide", od) + op_latency("add", od)
+    read = 2
+    mac = read + op_latency("mul_wide", od) + acc_latency(od)
     drain = 1 + op_latency("mul", od) + conv + 1
-    return {"tile": cfg.block * cfg.row_beats, "mac": mac, "scale": op_latency("mul", od),
+    return {"tile": cfg.block * cfg.row_beats, "read": read, "mac": mac,
+            "scale": op_latency("mul", od),
             "conv": conv, "drain": drain, "fifo": drain + 1}
 
 
@@ -297,10 +303,16 @@ class QkGemv(PimComponent):
                      rd_tag["t"].eq(mac["t"]),
                      rd_tag["first"].eq(step < T), rd_tag["final"].eq(step >= (D - 1) * T),
                      rd_tag["half"].eq(mac["half"])]
-        banks = Cat(*[r.data for r in k_rd])
+        # the reads' output registers (qk_timing "read"): the words and their tag, a cycle on
+        banks = Signal(16 * E, name="kt_banks")
+        q_words = [Signal(16 * E, name=f"q_word{g}") for g in range(G)]
+        m.d.sync += [banks.eq(Cat(*[r.data for r in k_rd]))]
+        m.d.sync += [w.eq(r.data) for w, r in zip(q_words, q_rd)]
+        rd_tag = delay(m, rd_tag, 1, name="kt_reg")
+        rd_valid = delay_valid(m, rd_valid, 1, name="kt_reg_v")
         kt_view = rotate_elems(m, banks, rd_tag["sel"], 16, left=False, name="kt_unskew")
         kt_view = [kt_view[16 * e:16 * (e + 1)] for e in range(E)]
-        q_col = [r.data.word_select(rd_tag["sel"], 16) for r in q_rd]
+        q_col = [w.word_select(rd_tag["sel"], 16) for w in q_words]
         prods, p_valid, p_tag = [], None, None
         for g in range(G):
             for e in range(E):

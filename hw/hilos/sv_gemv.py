@@ -45,7 +45,7 @@ from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.memories import buffer
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp.ops import float_op, op_latency
-from pimforge.hw.hilos.blocks import accumulate
+from pimforge.hw.hilos.blocks import acc_latency, accumulate
 from pimforge.hw.hilos.config import HILOS_PRESETS, SvGemvConfig
 from pimforge.hw.hilos.streams import v_signature, vec_signature, y_signature
 
@@ -57,12 +57,13 @@ NEG_ZERO16 = 0x8000
 def sv_timing(cfg: SvGemvConfig) -> dict:
     """Fixed latencies of the unit's pipelines, in cycles (used by the RTL and the cycle model).
 
-    ``mul`` and ``add``: the widening multiplier and the accumulator adder; ``conv``: the
+    ``mul`` and ``add``: the widening multiplier and the accumulator (its read stage and
+    adder, :func:`~pimforge.hw.hilos.blocks.acc_latency`); ``conv``: the
     fp32 -> fp16 converts of the drain; ``out_fifo``: output FIFO depth (the drain's credits:
     ``conv + 2`` sustain one beat per cycle); ``tail``: cycles from the last V beat of a job to
     its first output beat when the drain is idle."""
     od = cfg.op_depth
-    mul, add, conv = op_latency("mul_wide", od), op_latency("add", od), op_latency("convert", od)
+    mul, add, conv = op_latency("mul_wide", od), acc_latency(od), op_latency("convert", od)
     return {"mul": mul, "add": add, "conv": conv, "out_fifo": conv + 2,
             "tail": mul + add + 1 + conv + 1}
 
@@ -81,7 +82,7 @@ class SvGemv(PimComponent):
 
     ``i_v`` is taken at one beat per cycle at steady state (``throughput`` = 1.0 V beats per
     cycle, d_group x beat_elems multiply-accumulates each); O leaves ``latency`` =
-    ``3 op_depth + 2`` cycles after the job's last V beat (when the drain is idle), at one beat
+    ``3 op_depth + 3`` cycles after the job's last V beat (when the drain is idle), at one beat
     per cycle, while the next job streams in.
 
     Parameters

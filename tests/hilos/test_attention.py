@@ -122,6 +122,8 @@ def test_presets_and_manifest():
     ({"block": 96}, "block"), ({"beat_elems": 64}, "beat_elems"), ({"d_group": 9}, "d_group"),
     ({"head_dim": 256}, "head_dim"), ({"score_fmt": "bf16"}, "score_fmt"),
     ({"block": 32, "beat_elems": 32}, "block"),
+    # the small config's qk accumulators come back every block / beat_elems = 4 cycles
+    ({"op_depth": 5}, "block"), ({"op_depth": 17}, "op_depth"),
 ])
 def test_bad_config_names_the_field(overrides, field):
     with pytest.raises(ConfigError) as e:
@@ -135,3 +137,11 @@ def test_rtl_presets(preset):
     """The paper's presets (d = 128, 512-bit beats, block 128): default jobs with stalls."""
     cfg = api.get_unit("hilos_attention").preset_config(preset)
     _run(cfg, api.get_unit("hilos_attention").bench(cfg, np.random.default_rng(1)))
+
+
+@pytest.mark.slow
+def test_rtl_deeper_pipeline():
+    """op_depth 4: qk_gemv's token accumulators (block / beat_elems = 4) at their revisit limit
+    inside the whole kernel, bit-exact with stalls."""
+    cfg = _cfg(op_depth=4)
+    _run(cfg, api.get_unit("hilos_attention").bench(cfg, np.random.default_rng(2)))

@@ -189,7 +189,7 @@ def test_presets():
     ({"d_group": 0}, "d_group"),
     ({"head_dim": 96}, "head_dim"),
     ({"score_fmt": "bf16"}, "score_fmt"),
-    ({"op_depth": 4}, "op_depth"),
+    ({"op_depth": 17}, "op_depth"),
     # block / beat_elems = 1 accumulator per lane, revisited every cycle: the adder takes 2
     ({"block": 32, "beat_elems": 32, "op_depth": 2}, "block"),
 ])
@@ -219,4 +219,14 @@ def test_rtl_two_score_lanes_op_depth_3():
                              "op_depth": 3})
     assert cfg.lanes == 2
     res = _run(cfg, qk_job(cfg, np.random.default_rng(3), seed=3, slow_sink=SLOW_SINK))
+    _check_schedule(cfg, res.phases[0], default_jobs(cfg))
+
+
+@pytest.mark.slow
+def test_rtl_deep_pipeline_at_the_accumulator_revisit_limit():
+    """op_depth 8 with block / beat_elems = 8: each token accumulator comes back the cycle its
+    previous sum lands (forwarding), and the K-Buf read register sits before the multipliers."""
+    cfg = UNIT.config(None, {**SMALL, "block": 64, "op_depth": 8})
+    assert cfg.block // cfg.beat_elems == cfg.op_depth
+    res = _run(cfg, qk_job(cfg, np.random.default_rng(4), seed=4, slow_sink=SLOW_SINK))
     _check_schedule(cfg, res.phases[0], default_jobs(cfg))

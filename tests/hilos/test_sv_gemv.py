@@ -163,7 +163,7 @@ def test_checker_catches_a_one_bit_error(small_run):
     ({"d_group": 9}, "d_group"),
     ({"d_group": 0}, "d_group"),
     ({"head_dim": 96}, "head_dim"),
-    ({"op_depth": 4}, "op_depth"),
+    ({"op_depth": 17}, "op_depth"),
 ])
 def test_bad_config_names_the_field(overrides, field):
     with pytest.raises(ConfigError) as e:
@@ -228,5 +228,16 @@ def test_rtl_two_score_lanes_and_tight_accumulator_loop():
     cfg = SvGemvConfig(beat_elems=32, head_dim=64, block=32, d_group=3, op_depth=2)
     assert cfg.lanes == 2 and cfg.row_beats == cfg.op_depth
     res = _run(cfg, _full_job(cfg, seed=3))
+    _check_schedule(cfg, res.phases[0], [j.job for j in default_jobs(cfg)])
+    _check_schedule(cfg, res.phases[2], [LONG_N])
+
+
+@pytest.mark.slow
+def test_rtl_deep_pipeline_at_the_accumulator_revisit_limit():
+    """op_depth 8 with head_dim / E = 8: the O accumulators' revisit distance equals the adder's
+    latency at a deep pipeline."""
+    cfg = SvGemvConfig(beat_elems=8, head_dim=64, block=32, d_group=3, op_depth=8)
+    assert cfg.row_beats == cfg.op_depth
+    res = _run(cfg, _full_job(cfg, seed=4))
     _check_schedule(cfg, res.phases[0], [j.job for j in default_jobs(cfg)])
     _check_schedule(cfg, res.phases[2], [LONG_N])

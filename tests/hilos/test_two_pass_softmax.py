@@ -198,7 +198,7 @@ def test_presets():
     ({"head_dim": 96}, "head_dim"),
     ({"score_fmt": "bf16"}, "score_fmt"),
     ({"mask_value": 1.0}, "mask_value"),
-    ({"op_depth": 4}, "op_depth"),
+    ({"op_depth": 17}, "op_depth"),
 ])
 def test_bad_config_names_the_field(overrides, field):
     with pytest.raises(ConfigError) as e:
@@ -227,3 +227,10 @@ def test_rtl_fp16_scores():
 @pytest.mark.parametrize("preset", ["hilos_dgroup5", "hilos_dgroup1"])
 def test_rtl_presets(preset):
     _full_run(UNIT.preset_config(preset), seed=3)
+
+
+@pytest.mark.slow
+def test_rtl_deepest_pipeline():
+    """op_depth 16 (exp and recip 17): every latency the cycle model derives grows, and the
+    stats merge's input interval (G x block_beats) still exceeds its loop."""
+    _full_run(UNIT.config(None, {**SMALL, "op_depth": 16}), seed=4)
