@@ -75,13 +75,20 @@ def accumulate(m, products: list, *, valid, addr, first, depth: int, op_depth: i
     # in the memory yet) and +0 for a first update, registered with the products and the tags
     word = Signal(32 * lanes, name=f"{name}_word")
     m.d.sync += word.eq(Mux(first, 0, Mux(wr.en & (wr.addr == addr), wr.data, rd.data)))
-    staged = delay(m, {"_addr": addr, "_first": first, **(side or {}),
+    staged = delay(m, {"_addr": addr, **(side or {}),
                        **{f"_p{i}": p for i, p in enumerate(products)}}, ACC_READ,
                    name=f"{name}_rs")
     valid = delay_valid(m, valid, ACC_READ, name=f"{name}_rs_v")
-    # the update that lands in the add cycle is forwarded again
+    # the update that lands in the add cycle is forwarded again.  Which one that is is known a
+    # cycle ahead: the add that started lat - 1 cycles before the read (a copy of the adder's
+    # valid and address pipeline), so the forwarding select is a register, and the adder's
+    # first stage sees one multiplexer level in front of it.
+    lat = op_latency("add", op_depth)
+    in_flight = delay(m, {"addr": staged["_addr"]}, lat - 1, name=f"{name}_fl")["addr"]
+    in_flight_v = delay_valid(m, valid, lat - 1, name=f"{name}_fl_v")
+    hit = Signal(name=f"{name}_hit")
+    m.d.sync += hit.eq(in_flight_v & (in_flight == addr) & ~first)
     old = Signal(32 * lanes, name=f"{name}_old")
-    hit = wr.en & (wr.addr == staged["_addr"]) & ~staged.pop("_first")
     m.d.comb += old.eq(Mux(hit, wr.data, word))
     products = [staged.pop(f"_p{i}") for i in range(lanes)]
     tags = staged

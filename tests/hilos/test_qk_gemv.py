@@ -2,8 +2,9 @@
 stalls, under output back-pressure), the cycle model vs RTL cycle stamps, K rate and MAC
 utilization at 4096 tokens, the checker, config errors and the manifest.
 
-The default run uses one Verilator build (SMALL: 16 MAC lanes, 2 queries, fp16 scores); the
-presets and a second config (U = 2 score lanes, op_depth 3, fp32) are behind PIMFORGE_LONG."""
+The default run uses one Verilator build (SMALL: 16 MAC lanes, 2 queries, fp16 scores, and
+op_depth 4 = block / beat_elems, so every token accumulator comes back the cycle its previous sum
+lands); the presets and other configs are behind PIMFORGE_LONG."""
 import numpy as np
 import pytest
 from conftest import require_sim
@@ -20,7 +21,7 @@ from pimforge.sim.golden.hilos import qk_gemv as h_qk
 from pimforge.sim.harness.job import Job, Phase
 
 UNIT = get_unit("qk_gemv")
-SMALL = {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 2, "op_depth": 2,
+SMALL = {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 2, "op_depth": 4,
          "score_fmt": "fp16"}
 SLOW_SINK = 12
 
