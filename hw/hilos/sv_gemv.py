@@ -44,7 +44,7 @@ from pimforge.base.numerics import block_starts, log2_exact
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.memories import buffer
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.fp.ops import float_op, op_latency
+from pimforge.hw.fp.ops import delay, delay_valid, float_op, op_latency
 from pimforge.hw.hilos.blocks import acc_latency, accumulate
 from pimforge.hw.hilos.config import HILOS_PRESETS, SvGemvConfig
 from pimforge.hw.hilos.streams import v_signature, vec_signature, y_signature
@@ -57,13 +57,14 @@ NEG_ZERO16 = 0x8000
 def sv_timing(cfg: SvGemvConfig) -> dict:
     """Fixed latencies of the unit's pipelines, in cycles (used by the RTL and the cycle model).
 
-    ``mul`` and ``add``: the widening multiplier and the accumulator (its read stage and
-    adder, :func:`~pimforge.hw.hilos.blocks.acc_latency`); ``conv``: the
+    ``mul``: the operand register and the widening multiplier; ``add``: the accumulator (its
+    read stage and adder, :func:`~pimforge.hw.hilos.blocks.acc_latency`); ``conv``: the
     fp32 -> fp16 converts of the drain; ``out_fifo``: output FIFO depth (the drain's credits:
     ``conv + 2`` sustain one beat per cycle); ``tail``: cycles from the last V beat of a job to
     its first output beat when the drain is idle."""
     od = cfg.op_depth
-    mul, add, conv = op_latency("mul_wide", od), acc_latency(od), op_latency("convert", od)
+    mul = 1 + op_latency("mul_wide", od)
+    add, conv = acc_latency(od), op_latency("convert", od)
     return {"mul": mul, "add": add, "conv": conv, "out_fifo": conv + 2,
             "tail": mul + add + 1 + conv + 1}
 
@@ -82,7 +83,7 @@ class SvGemv(PimComponent):
 
     ``i_v`` is taken at one beat per cycle at steady state (``throughput`` = 1.0 V beats per
     cycle, d_group x beat_elems multiply-accumulates each); O leaves ``latency`` =
-    ``3 op_depth + 3`` cycles after the job's last V beat (when the drain is idle), at one beat
+    ``3 op_depth + 4`` cycles after the job's last V beat (when the drain is idle), at one beat
     per cycle, while the next job streams in.
 
     Parameters
@@ -226,6 +227,14 @@ class SvGemv(PimComponent):
         y_addr = pr * BB + (vj >> lg_u)
         elem = vj[:lg_u] if lg_u else Const(0, 1)
         products, mv, mtag = [], None, None
+        # the operand register (sv_timing "mul"): y and its mask bit per query and the V beat,
+        # so that the P buffer's read and the beat's fan-out do not share a cycle with the
+        # multipliers' first stage (on ECP5 that path set the unit's clock at op_depth 8)
+        v_beat = Signal(16 * E, name="v_beat_r")
+        side = delay(m, {"addr": v_state["acc_slot"] * RB + vb, "first": v_state["first_row"],
+                         "end": v_state["job_end"]}, 1, name="mul_in")
+        fire = delay_valid(m, v_state["fire"], 1, name="mul_in_v")
+        m.d.sync += v_beat.eq(iv.payload.data)
         for g, mem in enumerate(p_mems):
             rd = mem.read_port(domain="comb")
             m.d.comb += rd.addr.eq(y_addr)
@@ -234,19 +243,16 @@ class SvGemv(PimComponent):
             with m.Switch(elem):
                 for u in range(U):
                     with m.Case(u):
-                        m.d.comb += [y_g.eq(rd.data[16 * u:16 * (u + 1)]),
+                        m.d.sync += [y_g.eq(rd.data[16 * u:16 * (u + 1)]),
                                      masked.eq(rd.data[16 * U + u])]
             for e in range(E):
                 lane = g * E + e
                 a = Mux(masked, Const(NEG_ZERO16, 16), y_g)
-                b = Mux(masked, Const(0, 16), iv.payload.data[16 * e:16 * (e + 1)])
-                side = None
-                if lane == 0:
-                    side = {"addr": v_state["acc_slot"] * RB + vb,
-                            "first": v_state["first_row"], "end": v_state["job_end"]}
+                b = Mux(masked, Const(0, 16), v_beat[16 * e:16 * (e + 1)])
                 r, v, t = float_op(m, "mul_wide", FP32, od, {"a": a, "b": b},
-                                   valid=v_state["fire"] if lane == 0 else None, side=side,
-                                   src=FP16, name=f"mac{lane}_mul")
+                                   valid=fire if lane == 0 else None,
+                                   side=side if lane == 0 else None, src=FP16,
+                                   name=f"mac{lane}_mul")
                 products.append(r["r"])
                 if lane == 0:
                     mv, mtag = v, t
