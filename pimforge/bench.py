@@ -296,8 +296,11 @@ UNIT_BENCH_CONFIGS = {
     "pam_device": {"preset": "small"},
     "lolpim_dispatcher": {"preset": "small"},
     "papi_pu": {"preset": "small_1p1b"},
-    **{u: {"set": {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 1}}
-       for u in ("qk_gemv", "sv_gemv", "two_pass_softmax")},
+    # HILOS: E = 8, d = 64, block 32; the GEMVs at the deepest op_depth their accumulator
+    # revisit allows (block/E = 4, d/E = 8), the softmax at its default
+    **{u: {"set": {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 1, **od}}
+       for u, od in (("qk_gemv", {"op_depth": 4}), ("sv_gemv", {"op_depth": 8}),
+                     ("two_pass_softmax", {}))},
     "hermes_gemv": {"set": {"multipliers": 8, "serial_cycles": 8, "beat_words": 1,
                             "max_batch": 2, "buffer_bytes": 512}},
     "hermes_act": {"set": {"lanes": 4, "max_len": 64}},

@@ -31,7 +31,7 @@ from pimforge.synth.formal import MAX_DEPTH, default_depth, prove
 # hermes_act at fp16: the same control (credits, FIFO, the max/sum/normalize passes) as at fp32
 # with half the datapath for the solver; its three checks take 15-17 s each instead of 29 s
 ACT_SMALL = {"lanes": 4, "max_len": 8, "op_depth": 1, "acc": "fp16"}
-# sv_gemv: 32 y beats (block 32, one query) then 2 V beats; first output at step 39.
+# sv_gemv: 32 y beats (block 32, one query) then 2 V beats; first output at step 42.
 SV_SMALL = {"block": 32, "beat_elems": 32, "head_dim": 64, "d_group": 1, "op_depth": 1}
 # pam_ru: a request of one partial is 4 beats; first output at step 13 (a one-beat request with
 # `last`, which the free input allows, already at step 10).
@@ -82,7 +82,7 @@ UNIT_PROOFS = [
     ("online_softmax", {}, None, True, True),
     ("pam_ru", RU_SMALL, 16, True, False),
     ("pam_pu", PAM_PU_SMALL, 43, True, False),
-    ("sv_gemv", SV_SMALL, 42, True, False),
+    ("sv_gemv", SV_SMALL, 44, True, False),
     ("hermes_act", ACT_SMALL, 20, True, False),
     ("hermes_gemv", GEMV_SMALL, 20, True, False),
     # PAM interface, default configs: bmc at latency + 6 (8, 7, 9 cycles; 1-3 s each), a depth

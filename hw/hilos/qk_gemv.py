@@ -78,15 +78,15 @@ def qk_timing(cfg: QkGemvConfig) -> dict:
       accumulator's read stage and add).
     * ``scale``, ``conv``: the drain's fp32 scale multiply and its rounding to ``score_fmt``
       (0 for fp32).
-    * ``drain``: from a drain read to the cycle its beat can leave on ``o`` (score-buffer read,
-      scale, conversion, output FIFO).
+    * ``drain``: from a drain read to the cycle its beat can leave on ``o`` (score-buffer read
+      and its register, scale, conversion, output FIFO).
     * ``fifo``: output FIFO depth (the drain's credits): ``drain + 1`` beats in flight plus one.
     """
     od = cfg.op_depth
     conv = op_latency("convert", od) if cfg.score_fmt.width != 32 else 0
     read = 2
     mac = read + op_latency("mul_wide", od) + acc_latency(od)
-    drain = 1 + op_latency("mul", od) + conv + 1
+    drain = 2 + op_latency("mul", od) + conv + 1
     return {"tile": cfg.block * cfg.row_beats, "read": read, "mac": mac,
             "scale": op_latency("mul", od),
             "conv": conv, "drain": drain, "fifo": drain + 1}
@@ -398,8 +398,12 @@ class QkGemv(PimComponent):
         write side and ``o``."""
         cfg = self.cfg
         U, od, fmt, tm = cfg.lanes, cfg.op_depth, cfg.score_fmt, self.timing
-        chunk = s_rd.data.word_select(d_tag["chunk"], 32 * U)
-        tail = {k: d_tag[k] for k in ("keep", "mask", "last")}
+        # registered (qk_timing "drain"): the read's word select does not share a cycle with
+        # the multipliers' first stage
+        chunk = Signal(32 * U, name="drain_scores")
+        m.d.sync += chunk.eq(s_rd.data.word_select(d_tag["chunk"], 32 * U))
+        tail = delay(m, {k: d_tag[k] for k in ("keep", "mask", "last")}, 1, name="drain_r")
+        d_valid = delay_valid(m, d_valid, 1, name="drain_r_v")
         scale = Const(scale_bits(cfg.scale), 32)
         raw, o_valid, o_tag = [], None, None
         for u in range(U):

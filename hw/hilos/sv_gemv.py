@@ -59,12 +59,12 @@ def sv_timing(cfg: SvGemvConfig) -> dict:
 
     ``mul``: the operand register and the widening multiplier; ``add``: the accumulator (its
     read stage and adder, :func:`~pimforge.hw.hilos.blocks.acc_latency`); ``conv``: the
-    fp32 -> fp16 converts of the drain; ``out_fifo``: output FIFO depth (the drain's credits:
+    drain's read register and its fp32 -> fp16 converts; ``out_fifo``: output FIFO depth (the drain's credits:
     ``conv + 2`` sustain one beat per cycle); ``tail``: cycles from the last V beat of a job to
     its first output beat when the drain is idle."""
     od = cfg.op_depth
     mul = 1 + op_latency("mul_wide", od)
-    add, conv = acc_latency(od), op_latency("convert", od)
+    add, conv = acc_latency(od), 1 + op_latency("convert", od)
     return {"mul": mul, "add": add, "conv": conv, "out_fifo": conv + 2,
             "tail": mul + add + 1 + conv + 1}
 
@@ -83,7 +83,7 @@ class SvGemv(PimComponent):
 
     ``i_v`` is taken at one beat per cycle at steady state (``throughput`` = 1.0 V beats per
     cycle, d_group x beat_elems multiply-accumulates each); O leaves ``latency`` =
-    ``3 op_depth + 4`` cycles after the job's last V beat (when the drain is idle), at one beat
+    ``3 op_depth + 5`` cycles after the job's last V beat (when the drain is idle), at one beat
     per cycle, while the next job streams in.
 
     Parameters
@@ -298,15 +298,18 @@ class SvGemv(PimComponent):
                      slots_held.eq(slots_held + (v_state["fire"] & v_state["job_begin"]) - d_last)]
         # (a case per query, not a dynamic part-select: Amaranth's netlist checks treat every
         # output bit of a part-select as depending on every input bit)
+        # registered (the read stage of sv_timing "conv"): the bank's read and the query select
+        # do not share a cycle with the converts' first stage
         o_words = Signal(32 * E, name="drain_words")
         with m.Switch(d_g):
             for g in range(G):
                 with m.Case(g):
-                    m.d.comb += o_words.eq(drain_word[32 * E * g:32 * E * (g + 1)])
+                    m.d.sync += o_words.eq(drain_word[32 * E * g:32 * E * (g + 1)])
+        w_valid = delay_valid(m, d_fire, 1, name="drain_words_v")
         outs, cv = [], None
         for e in range(E):
             r, v, _ = float_op(m, "convert", FP16, od, {"a": o_words[32 * e:32 * (e + 1)]},
-                               valid=d_fire if e == 0 else None, src=FP32, name=f"o_conv{e}")
+                               valid=w_valid if e == 0 else None, src=FP32, name=f"o_conv{e}")
             outs.append(r["r"])
             if e == 0:
                 cv = v
