@@ -71,25 +71,18 @@ def qk_timing(cfg: QkGemvConfig) -> dict:
     """Fixed latencies of ``qk_gemv``, in cycles (used by the RTL and the cycle model).
 
     * ``tile``: MAC-array cycles per tile, ``block x head_dim / E``.
-    * ``read``: the K-Buf and Q buffer reads: the block RAM's read, then a register on its
-      output, so that the RAM's clock-to-out does not share a cycle with the K^T view's rotation
-      and the multiplier's first stage (on ECP5 it set the unit's clock at op_depth 3).
-    * ``mac``: from a MAC issue to the cycle its sum is written (reads, multiply, the
-      accumulator's read stage and add).
-    * ``scale``, ``conv``: the drain's fp32 scale multiply and its rounding to ``score_fmt``
-      (0 for fp32).
-    * ``drain``: from a drain read to the cycle its beat can leave on ``o`` (score-buffer read
-      and its register, scale, conversion, output FIFO).
+    * ``read``: the K-Buf and Q reads and their output register (the block RAM's clock-to-out
+      stays out of the multipliers' cycle).  ``mac``: a MAC issue to its sum's write.
+    * ``scale``, ``conv``: the drain's scale multiply and rounding to ``score_fmt`` (0: fp32).
+    * ``drain``: a drain read to the cycle its beat can leave (read, register, scale, conv, FIFO).
     * ``fifo``: output FIFO depth (the drain's credits): ``drain + 1`` beats in flight plus one.
     """
     od = cfg.op_depth
     conv = op_latency("convert", od) if cfg.score_fmt.width != 32 else 0
-    read = 2
+    read, drain = 2, 2 + op_latency("mul", od) + conv + 1
     mac = read + op_latency("mul_wide", od) + acc_latency(od)
-    drain = 2 + op_latency("mul", od) + conv + 1
     return {"tile": cfg.block * cfg.row_beats, "read": read, "mac": mac,
-            "scale": op_latency("mul", od),
-            "conv": conv, "drain": drain, "fifo": drain + 1}
+            "scale": op_latency("mul", od), "conv": conv, "drain": drain, "fifo": drain + 1}
 
 
 class QkGemv(PimComponent):
@@ -306,8 +299,8 @@ class QkGemv(PimComponent):
         # the reads' output registers (qk_timing "read"): the words and their tag, a cycle on
         banks = Signal(16 * E, name="kt_banks")
         q_words = [Signal(16 * E, name=f"q_word{g}") for g in range(G)]
-        m.d.sync += [banks.eq(Cat(*[r.data for r in k_rd]))]
-        m.d.sync += [w.eq(r.data) for w, r in zip(q_words, q_rd)]
+        m.d.sync += [banks.eq(Cat(*[r.data for r in k_rd]))] + [
+            w.eq(r.data) for w, r in zip(q_words, q_rd)]
         rd_tag = delay(m, rd_tag, 1, name="kt_reg")
         rd_valid = delay_valid(m, rd_valid, 1, name="kt_reg_v")
         kt_view = rotate_elems(m, banks, rd_tag["sel"], 16, left=False, name="kt_unskew")
@@ -398,8 +391,7 @@ class QkGemv(PimComponent):
         write side and ``o``."""
         cfg = self.cfg
         U, od, fmt, tm = cfg.lanes, cfg.op_depth, cfg.score_fmt, self.timing
-        # registered (qk_timing "drain"): the read's word select does not share a cycle with
-        # the multipliers' first stage
+        # registered (qk_timing "drain"): the word select stays out of the multipliers' cycle
         chunk = Signal(32 * U, name="drain_scores")
         m.d.sync += chunk.eq(s_rd.data.word_select(d_tag["chunk"], 32 * U))
         tail = delay(m, {k: d_tag[k] for k in ("keep", "mask", "last")}, 1, name="drain_r")

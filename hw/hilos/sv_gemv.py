@@ -59,9 +59,9 @@ def sv_timing(cfg: SvGemvConfig) -> dict:
 
     ``mul``: the operand register and the widening multiplier; ``add``: the accumulator (its
     read stage and adder, :func:`~pimforge.hw.hilos.blocks.acc_latency`); ``conv``: the
-    drain's read register and its fp32 -> fp16 converts; ``out_fifo``: output FIFO depth (the drain's credits:
-    ``conv + 2`` sustain one beat per cycle); ``tail``: cycles from the last V beat of a job to
-    its first output beat when the drain is idle."""
+    drain's read register and its fp32 -> fp16 converts; ``out_fifo``: output FIFO depth (the
+    drain's credits: ``conv + 2`` sustain one beat per cycle); ``tail``: cycles from the last V
+    beat of a job to its first output beat when the drain is idle."""
     od = cfg.op_depth
     mul = 1 + op_latency("mul_wide", od)
     add, conv = acc_latency(od), 1 + op_latency("convert", od)
