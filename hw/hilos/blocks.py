@@ -23,7 +23,8 @@ __all__ = ["accumulate", "acc_latency", "rotate_elems", "ACC_READ"]
 
 # Cycles of accumulate()'s read stage: the bank is read a cycle before the add, through a
 # register, so the LUT-RAM read and the address's fan-out to every lane do not share a cycle
-# with the adder's first stage (on ECP5 that path set sv_gemv's clock at op_depth 8).
+# with the adder's first stage (on ECP5 that path set sv_gemv's clock at op_depth 8).  Not a
+# tuning knob: accumulate()'s forwarding covers exactly one cycle between the read and the add.
 ACC_READ = 1
 
 
