@@ -8,6 +8,7 @@ from amaranth.hdl import Module, Signal
 
 from pimforge.base.formats import FP16, FP32
 from pimforge.hw.core.pipeline import levels, register_positions, segment_levels
+from pimforge.hw.fp.add import add_stages
 from pimforge.hw.fp.exp import exp_stages
 from pimforge.hw.fp.func_common import LV_ROM_OUT
 from pimforge.hw.fp.log import log_stages
@@ -91,3 +92,25 @@ def test_unit_operation_result_is_its_last_register(kind, fmt, op_depth, operand
     last = op_latency(kind, op_depth) - 1
     assert (r["r"].name, v.name, side["flag"].name) == (f"t_p{last}_r", f"t_p{last}_valid",
                                                         f"t_p{last}_flag")
+
+
+# Issue 19: with the rounding amount priced as its compare alone, the leading-zero count and
+# the amount shared a segment, and nextpnr found it the slowest (fp32 exp at depth 17: 41 ECP5
+# cells, 10.8 ns; fp16 exp at depth 15, which pam_ru runs at op_depth 15).  The amount now
+# counts its exp - lz subtraction and mux, and a register separates the two at these depths.
+@pytest.mark.parametrize("fmt, depth", [(FP16, 15), (FP16, 16), (FP32, 16), (FP32, 17)])
+def test_rounding_count_and_amount_get_a_register_between(fmt, depth):
+    stages = exp_stages(fmt, False)
+    names = [s.__name__ for s in stages]
+    count = names.index("count")
+    assert names[count + 1] == "amount"
+    assert register_positions(stages, depth)[count] >= 1, register_positions(stages, depth)
+
+
+# The adder's sign stage tests the sum for zero beside the leading-zero count; a register
+# right after it would leave that whole test behind the adder (fp_add fp16 at depth 1 fell from
+# 73.7 to 59.0 MHz on ECP5 when the new amount weight put the cut there unpriced).
+def test_adder_sign_stage_prices_a_register_after_it():
+    stages = add_stages(FP16, False, False)
+    names = [s.__name__ for s in stages]
+    assert register_positions(stages, 1)[names.index("sign")] == 0
