@@ -193,35 +193,22 @@ def add_tree(m, fmt, op_depth: int, level: list, valid=None, side=None, name: st
 
 def add_partials(m, fmt, op_depth: int, parts: list, lanes: int, valid=None, side=None,
                  name: str = "finish") -> tuple:
-    """Per lane ``u`` of four packed partial-sum words (``lanes`` values of ``fmt`` each), the
-    pipelined ``(p0 + p1) + (p2 + p3)``: the finish of an accumulator that adds beat k into
-    partial k mod 4.  ``valid`` and ``side`` travel with lane 0.  Adders are named
-    ``{name}{h}_{u}`` (h = 0, 1: the pairs) and ``{name}2_{u}``.  Returns ``(sums, valid,
-    side)``."""
+    """Per lane ``u`` of Q packed partial-sum words (``lanes`` values of ``fmt`` each; Q a power
+    of two), the pipelined pairwise sum, adjacent pairs first (Q = 4: ``(p0 + p1) + (p2 + p3)``):
+    the finish of an accumulator that adds beat k into partial k mod Q, ``log2(Q)`` adds deep.
+    ``valid`` and ``side`` travel with lane 0.  Lane u's adders are :func:`add_tree`'s, named
+    ``{name}{u}_{depth}_{index}``.  Returns ``(sums, valid, side)``."""
     w = fmt.width
-    pairs = []
-    for h in range(2):
-        outs = []
-        for u in range(lanes):
-            lead = u == 0
-            r, v, t = float_op(m, "add", fmt, op_depth,
-                               {"a": parts[2 * h][w * u:w * (u + 1)],
-                                "b": parts[2 * h + 1][w * u:w * (u + 1)]},
-                               valid=valid if lead and h == 0 else None,
-                               side=side if lead and h == 0 else None, name=f"{name}{h}_{u}")
-            outs.append(r["r"])
-            if lead and h == 0:
-                v0, t0 = v, t
-        pairs.append(outs)
     sums = []
     for u in range(lanes):
-        r, v, t = float_op(m, "add", fmt, op_depth, {"a": pairs[0][u], "b": pairs[1][u]},
-                           valid=v0 if u == 0 else None, side=t0 if u == 0 else None,
-                           name=f"{name}2_{u}")
-        sums.append(r["r"])
-        if u == 0:
-            valid, side = v, t
-    return sums, valid, side
+        lead = u == 0
+        r, v, t = add_tree(m, fmt, op_depth, [p[w * u:w * (u + 1)] for p in parts],
+                           valid=valid if lead else None, side=side if lead else None,
+                           name=f"{name}{u}")
+        sums.append(r)
+        if lead:
+            v0, t0 = v, t
+    return sums, v0, t0
 
 
 # ---------------------------------------------------------------- operator macros

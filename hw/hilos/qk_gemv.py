@@ -27,8 +27,8 @@ transpose is a *view*, not a second buffer::
   the paper's sizes).  The K-Buf holds two tiles of ``block`` tokens: one loads while the MAC
   array works on the other.
 * **MAC array.**  ``E x d_group`` lanes; lane (g, e) multiplies q[g][i] (fp16 x fp16, exact in
-  fp32) and adds it into accumulator t of its bank (:func:`~pimforge.hw.hilos.blocks.accumulate`,
-  ``block / E`` accumulators, the first dim reads +0).  Order: for i in 0..d-1, for t in
+  fp32) and adds it into accumulator t of its bank (``block / E`` accumulators of
+  :func:`~pimforge.hw.fp.accumulate.accumulate`, the first dim reads +0).  Order: for i in 0..d-1, for t in
   0..block/E-1, one cycle each.  A tile takes ``block x head_dim / E`` cycles: its load time, so
   at one K beat per cycle the array never idles.  (The paper's ``block`` MACs per query would
   finish a column in one cycle and then wait ``block / E`` cycles for the next tile to load.)
@@ -41,9 +41,8 @@ transpose is a *view*, not a second buffer::
   while its K-Buf half is not full; a Q beat while its Q bank (two: the next job's Q loads while
   the current job computes) is free.  A tile computes when its K-Buf half is full (``block``
   rows or the job's last beat) and its job's Q is loaded; its last dim (the pass that writes the
-  score buffer) waits until its score-buffer half is drained.  The drain issues a read only
-  while the output FIFO has a free slot for it (credits), so back-pressure on ``o`` stops the
-  drain, then the last-dim pass, then the K input.
+  score buffer) waits until its score-buffer half is drained.  The drain reads only with an
+  output FIFO credit, so back-pressure on ``o`` stops the drain, the last dim, then K.
 
 Numerics are :func:`pimforge.sim.golden.hilos.qk_gemv.qk_scores` bit for bit: ``fma32(q, k, acc)``
 equals ``add32(mul_wide(q, k), acc)`` because an fp16 x fp16 product is exact in fp32.
@@ -59,8 +58,9 @@ from pimforge.base.numerics import log2_exact, scale_bits
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.core.memories import buffer
+from pimforge.hw.fp.accumulate import acc_latency, accumulate
 from pimforge.hw.fp.ops import delay, delay_valid, float_op, op_latency
-from pimforge.hw.hilos.blocks import acc_latency, accumulate, rotate_elems
+from pimforge.hw.hilos.blocks import rotate_elems
 from pimforge.hw.hilos.config import HILOS_PRESETS, QkGemvConfig
 from pimforge.hw.hilos.streams import k_signature, score_signature, vec_signature
 

@@ -45,7 +45,7 @@ from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.memories import buffer
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp.ops import delay, delay_valid, float_op, op_latency
-from pimforge.hw.hilos.blocks import acc_latency, accumulate
+from pimforge.hw.fp.accumulate import acc_latency, accumulate
 from pimforge.hw.hilos.config import HILOS_PRESETS, SvGemvConfig
 from pimforge.hw.hilos.streams import v_signature, vec_signature, y_signature
 
@@ -58,7 +58,7 @@ def sv_timing(cfg: SvGemvConfig) -> dict:
     """Fixed latencies of the unit's pipelines, in cycles (used by the RTL and the cycle model).
 
     ``mul``: the operand register and the widening multiplier; ``add``: the accumulator (its
-    read stage and adder, :func:`~pimforge.hw.hilos.blocks.acc_latency`); ``conv``: the
+    read stage and adder, :func:`~pimforge.hw.fp.accumulate.acc_latency`); ``conv``: the
     drain's read register and its fp32 -> fp16 converts; ``out_fifo``: output FIFO depth (the
     drain's credits: ``conv + 2`` sustain one beat per cycle); ``tail``: cycles from the last V
     beat of a job to its first output beat when the drain is idle."""

@@ -1,0 +1,103 @@
+"""The float library's accumulator bank: :func:`accumulate`.
+
+``lanes`` adders add a product into an accumulator addressed by ``addr``, read from a memory and
+written back (the GEMV units of HILOS, and the partial sums of PAPI's PU).  The adder takes
+``op_depth`` cycles, so an address may come back every ``op_depth`` cycles or later: the bank is
+read a cycle before the add (:data:`ACC_READ`), and the write of the previous update is forwarded
+both to that read and to the add, whichever cycle it lands in (each unit's config checks its
+revisit distance against this).  Flow control happens at the units' inputs; the bank itself is
+free-running.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Mux, Signal
+
+from pimforge.base.formats import FP32
+from pimforge.hw.core.memories import buffer
+from pimforge.hw.fp.ops import delay, delay_valid, float_op, op_latency
+
+__all__ = ["accumulate", "acc_latency", "ACC_READ", "DRAIN_READ"]
+
+# Cycles of accumulate()'s read stage: the bank is read a cycle before the add, through a
+# register, so the LUT-RAM read and the address's fan-out to every lane do not share a cycle
+# with the adder's first stage (on ECP5 that path set sv_gemv's clock at op_depth 8).  Not a
+# tuning knob: accumulate()'s forwarding covers exactly one cycle between the read and the add.
+ACC_READ = 1
+# Cycles of the register a unit puts after the drain reads (``read_addr``) of a bank, before
+# the adders that finish the sums: on ECP5 the drain address's fan-out into the LUT-RAM and the
+# next adder's first stage set papi_pu's clock at op_depth 8 (96.1 MHz) without it.
+DRAIN_READ = 1
+
+
+def acc_latency(op_depth: int) -> int:
+    """Cycles from an update's product to its new sum (and its write into the bank)."""
+    return ACC_READ + op_latency("add", op_depth)
+
+
+def accumulate(m, products: list, *, valid, addr, first, depth: int, op_depth: int,
+               fmt=FP32, side=None, read_addr=None, name: str = "acc"):
+    """``acc[addr][i] = (first ? +0 : acc[addr][i]) + products[i]`` in ``fmt`` (round to
+    nearest even), for every lane i at once.
+
+    Parameters
+    ----------
+    m : the Module.
+    products : ``fmt`` bit patterns, one per lane, valid with ``valid``.
+    valid : 1-bit: this cycle carries an update.
+    addr : accumulator address (``range(depth)``).
+    first : start this accumulator from +0 instead of reading it.
+    side : dict of values delayed alongside (tags).
+    fmt : the float format of the products and sums (fp32 by default).
+    read_addr : optional second address: a combinational read port for whoever drains the bank
+        (``sv_gemv`` reads a finished job's accumulators while the next job updates others), or
+        a list of them (``papi_pu`` reads a row's partial sums at once).
+
+    Returns ``(sums, valid_out, side_out)`` :func:`acc_latency` cycles later: the new values,
+    which are also written back to the bank in that cycle; with ``read_addr`` a fourth item, the
+    bank word at ``read_addr`` (the memory as it is, no forwarding), a list for a list.
+    """
+    lanes, w = len(products), fmt.width
+    mem = buffer(m, f"{name}_bank", w * lanes, depth)
+    wr = mem.write_port()
+    rd = mem.read_port(domain="comb")
+    m.d.comb += rd.addr.eq(addr)
+    # read stage (ACC_READ): the word, with the update that lands this cycle forwarded (it is not
+    # in the memory yet) and +0 for a first update, registered with the products and the tags
+    word = Signal(w * lanes, name=f"{name}_word")
+    m.d.sync += word.eq(Mux(first, 0, Mux(wr.en & (wr.addr == addr), wr.data, rd.data)))
+    staged = delay(m, {"_addr": addr, **(side or {}),
+                       **{f"_p{i}": p for i, p in enumerate(products)}}, ACC_READ,
+                   name=f"{name}_rs")
+    valid = delay_valid(m, valid, ACC_READ, name=f"{name}_rs_v")
+    # the update that lands in the add cycle is forwarded again.  Which one that is is known a
+    # cycle ahead: the add that started lat - 1 cycles before the read (a copy of the adder's
+    # valid and address pipeline), so the forwarding select is a register, and the adder's
+    # first stage sees one multiplexer level in front of it.
+    lat = op_latency("add", op_depth)
+    in_flight = delay(m, {"addr": staged["_addr"]}, lat - 1, name=f"{name}_fl")["addr"]
+    in_flight_v = delay_valid(m, valid, lat - 1, name=f"{name}_fl_v")
+    hit = Signal(name=f"{name}_hit")
+    m.d.sync += hit.eq(in_flight_v & (in_flight == addr) & ~first)
+    old = Signal(w * lanes, name=f"{name}_old")
+    m.d.comb += old.eq(Mux(hit, wr.data, word))
+    products = [staged.pop(f"_p{i}") for i in range(lanes)]
+    tags = staged
+    sums, v_out, t_out = [], None, None
+    for i, p in enumerate(products):
+        r, v, t = float_op(m, "add", fmt, op_depth, {"a": old[w * i:w * (i + 1)], "b": p},
+                           valid=valid if i == 0 else None, side=tags if i == 0 else None,
+                           name=f"{name}{i}")
+        sums.append(r["r"])
+        if i == 0:
+            v_out, t_out = v, t
+    m.d.comb += [wr.addr.eq(t_out.pop("_addr")), wr.data.eq(Cat(*sums)), wr.en.eq(v_out)]
+    if read_addr is None:
+        return sums, v_out, t_out
+    words = []
+    for a in (read_addr if isinstance(read_addr, (list, tuple)) else [read_addr]):
+        drain = mem.read_port(domain="comb")
+        m.d.comb += drain.addr.eq(a)
+        words.append(drain.data)
+    return sums, v_out, t_out, (words if isinstance(read_addr, (list, tuple)) else words[0])
+
+
