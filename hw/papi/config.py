@@ -11,7 +11,7 @@ from pimforge.base.errors import ConfigError
 from pimforge.base.formats import FP16
 
 __all__ = ["SchedulerConfig", "SCHEDULER_PRESETS", "PLACEMENTS", "HOST_KINDS", "PapiPuConfig",
-           "PU_PRESETS", "PU_PARTIALS", "PU_ACC_FORMATS", "pu_preset"]
+           "PU_PRESETS", "PU_ACC_FORMATS", "pu_preset"]
 
 # ---- papi_scheduler -----------------------------------------------------------------------------
 
@@ -82,7 +82,6 @@ SCHEDULER_PRESETS = {"paper": {"tokens_per_beat": 16, "token_bits": 16, "max_bat
 # the area PAPI quotes for it (0.1025 mm2) is AttAcc's: ``lanes`` fp16 multipliers, a pairwise
 # adder tree and an accumulator.  A weight beat is one bank column read (HBM3: 32 B = 16 fp16).
 
-PU_PARTIALS = 4                       # partial sums per (row, vector): beat k adds into k mod 4
 PU_ACC_FORMATS = ("fp16", "fp32")
 
 
@@ -112,9 +111,18 @@ class PapiPuConfig(UnitConfig):
     acc: object = param(FP16, "format of products, sums and partial sums (fp16 as AttAcc's "
                         "FPU, or fp32); weights, inputs and outputs are fp16", kind="format",
                         check=_pu_acc_check)
-    op_depth: int = param(2, "pipeline registers inside each float operation", lo=1, hi=3)
+    partials: int = param(4, "running partial sums per (row, vector): beat k adds into partial "
+                          "k mod partials, revisited every partials x banks x groups >= "
+                          "partials cycles, so op_depth <= partials; the row's finish is a "
+                          "pairwise tree of them", choices=(4, 8, 16))
+    op_depth: int = param(2, "pipeline registers inside each float operation (at most "
+                          "partials)", lo=1, hi=16)
 
     def validate(self):
+        if self.op_depth > self.partials:
+            raise ConfigError(self.UNIT, "op_depth", self.op_depth,
+                              f"<= partials = {self.partials} (a partial sum is revisited "
+                              f"every partials cycles; raise partials to 8 or 16 for more)")
         if self.max_groups * self.max_beats > 1 << 16:
             raise ConfigError(self.UNIT, "max_beats", self.max_beats,
                               f"<= {(1 << 16) // self.max_groups} (each FPU's input buffer "

@@ -27,17 +27,19 @@ def pu_gemv_cycles(rows: int, cols: int, reuse: int, *, fpus: int, banks: int = 
     (``lanes`` fp16) is used for all ``reuse`` input vectors, ``fpus`` of them per cycle (the
     FPUs share the weights and work on different vectors).  Counted from page 0's ACT to the
     last output, inclusive.  ``cfg`` (a :class:`~pimforge.hw.papi.config.PapiPuConfig`) gives
-    ``lanes``, ``op_depth``, ``acc`` and ``wbuf``; default the paper presets' 16 lanes,
-    op_depth 2, fp16 and a 32-beat column buffer.  Rows are padded
+    ``lanes``, ``op_depth``, ``acc``, ``partials`` and ``wbuf``; default the paper presets' 16
+    lanes, op_depth 2, fp16, 4 partials and a 32-beat column buffer.  Rows are padded
     to a multiple of ``banks`` and cols to a multiple of ``lanes``.
     """
     for name, v in (("rows", rows), ("cols", cols), ("reuse", reuse), ("fpus", fpus),
                     ("banks", banks)):
         if not isinstance(v, int) or v < 1:
             raise ValueError(f"pu_gemv_cycles: {name} must be an integer >= 1, not {v!r}")
-    lanes, op_depth, acc_bits, wbuf = PAPER_LANES, 2, 16, PAPER_WBUF
+    lanes, op_depth, acc_bits, partials, wbuf = PAPER_LANES, 2, 16, 4, PAPER_WBUF
     if cfg is not None:
-        lanes, op_depth, acc_bits, wbuf = cfg.lanes, cfg.op_depth, cfg.acc.width, cfg.wbuf
+        lanes, op_depth, acc_bits, partials, wbuf = (cfg.lanes, cfg.op_depth, cfg.acc.width,
+                                                     cfg.partials, cfg.wbuf)
     beats = -(-cols // lanes) * -(-rows // banks)
     groups = -(-reuse // fpus)
-    return pu_run(beats, banks, groups, wbuf, HBM3) + pu_latency(lanes, op_depth, acc_bits) + 1
+    latency = pu_latency(lanes, op_depth, acc_bits, partials)
+    return pu_run(beats, banks, groups, wbuf, HBM3) + latency + 1

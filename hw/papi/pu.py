@@ -9,15 +9,19 @@ Microarchitecture (numerics: :mod:`pimforge.sim.golden.papi.pu`; timing:
     i_w ───► column buffer (FIFO, wbuf beats; a beat = column j of each of the B banks)
              ─► issue: bank b's part x vector group g, one (b, g) per cycle, B G cycles a beat
              ─► P FPUs: `lanes` fp16 multipliers, an adder tree (lanes -> 1), beat k adds into
-                partial k mod 4 of (bank, group) ─► row finish (p0 + p1) + (p2 + p3), fp16
+                partial k mod Q of (bank, group) ─► row finish: a pairwise tree of the Q
+                partials (Q = 4: (p0 + p1) + (p2 + p3)), fp16
              ─► output FIFO ─► o (P fp16 lanes: the row's outputs for vectors g P .. g P + P - 1)
 
 * **The FPU.**  PAPI does not describe its FPU; the reference is AttAcc's (PAPI ref. [23],
   whose 0.1025 mm2 PAPI quotes): ``lanes`` (16) fp16 multipliers fed by one 32-byte column
   read, a pairwise adder tree and an accumulator, all round-to-nearest-even operations of the
-  float library (:mod:`pimforge.hw.fp`) with IEEE special values.  The accumulator keeps 4
-  partial sums per (row, vector) (beat k adds into k mod 4) so a partial is revisited every
-  4 B G >= 4 cycles, longer than an adder's pipeline.
+  float library (:mod:`pimforge.hw.fp`) with IEEE special values.  The accumulator keeps
+  Q = ``partials`` partial sums per (row, vector) (beat k adds into k mod Q), so a partial is
+  revisited every Q B G >= Q cycles, no sooner than the adder's ``op_depth`` cycles.  The
+  partials live in the float library's accumulator bank
+  (:func:`~pimforge.hw.fp.accumulate.accumulate`): read a cycle before the add through a
+  register, with the sums that land in the read or the add cycle forwarded.
 * **Mapping (§6.4).**  Row r of W lies in bank ``r mod B`` (row ``r div B`` of that bank's
   rows, one after another in its pages).  Each column read is used for all ``reuse`` input
   vectors (batch x speculation length, the data reuse of Fig. 7): the P FPUs share the weights
@@ -42,8 +46,9 @@ from pimforge.base.formats import FP16
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.payload import payload_layout, uint, vec
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.fp.ops import add_partials, add_tree, delay, float_op
-from pimforge.hw.papi.config import PU_PARTIALS, PU_PRESETS, PapiPuConfig
+from pimforge.hw.fp.accumulate import DRAIN_READ, accumulate
+from pimforge.hw.fp.ops import add_partials, add_tree, delay, delay_valid, float_op
+from pimforge.hw.papi.config import PU_PRESETS, PapiPuConfig
 from pimforge.hw.papi.pu_timing import pu_latency, pu_run
 
 __all__ = ["PapiPu", "pu_signatures", "pu_cycles"]
@@ -94,7 +99,7 @@ class PapiPu(PimComponent):
     @property
     def latency(self) -> int:
         c = self.cfg
-        return pu_latency(c.lanes, c.op_depth, c.acc.width)
+        return pu_latency(c.lanes, c.op_depth, c.acc.width, c.partials)
 
     @property
     def throughput(self) -> float:
@@ -227,8 +232,9 @@ class PapiPu(PimComponent):
         x_addr = _sig(m, g * MB + k, range(cfg.max_groups * MB), "x_addr")
         w_b = Signal(16 * cfg.lanes, name="issue_w")
         m.d.comb += w_b.eq(wf.r_data.word_select(b, 16 * cfg.lanes) if B > 1 else wf.r_data)
-        first = (k >> 2) == 0 if len(k) > 2 else Const(1, 1)   # k < PU_PARTIALS
-        issue = {"w": w_b, "b": b, "g": g, "k": k[:2], "first": first,
+        qb = cfg.partials.bit_length() - 1
+        first = (k >> qb) == 0 if len(k) > qb else Const(1, 1)   # k < partials
+        issue = {"w": w_b, "b": b, "g": g, "k": k[:qb], "first": first,
                  "last": k_last, "_valid": can}
         for p, rd in enumerate(xbuf):
             m.d.comb += rd.addr.eq(x_addr)
@@ -261,41 +267,29 @@ class PapiPu(PimComponent):
         return sums, tags
 
     def _accumulate(self, m, j, sums, tags):
-        """Partial sums: beat k adds into partial k mod 4 of (bank, group); at a row's last beat
-        the finish (p0 + p1) + (p2 + p3).  Returns the finished sums, their valid and group."""
+        """Partial sums: beat k adds into partial k mod Q of (bank, group), in the float
+        library's accumulator bank (read a cycle ahead, the landing sums forwarded); at a row's
+        last beat the finish, a pairwise tree of the Q partials.  Returns the finished sums,
+        their valid and group."""
         cfg = self.cfg
-        P, A, od = cfg.fpus, cfg.acc.width, cfg.op_depth
+        A, od, Q = cfg.acc, cfg.op_depth, cfg.partials
         slots = cfg.banks * cfg.max_groups
-        pmem = Memory(shape=P * A, depth=PU_PARTIALS * slots, init=[])
-        m.submodules.partials = pmem
-        wr, rd = pmem.write_port(), pmem.read_port(domain="comb")
         slot = _sig(m, tags["b"] * cfg.max_groups + tags["g"], range(slots), "partial_slot")
-        addr = _sig(m, tags["k"] * slots + slot, range(PU_PARTIALS * slots), "partial_addr")
-        m.d.comb += rd.addr.eq(addr)
-        old = Mux(wr.en & (wr.addr == addr), wr.data, rd.data)
-        new, nv, nt = [], None, None
-        for p in range(P):
-            a = Mux(tags["first"], Const(0, A), _lane(old, p, A))
-            side = {"addr": addr, "slot": slot, "g": tags["g"], "last": tags["last"]} \
-                if p == 0 else None
-            r, v, t = float_op(m, "add", cfg.acc, od, {"a": a, "b": sums[p]},
-                               valid=tags["valid"] if p == 0 else None, side=side,
-                               name=f"partial{p}")
-            new.append(r["r"])
-            if p == 0:
-                nv, nt = v, t
-        m.d.comb += [wr.addr.eq(nt["addr"]), wr.data.eq(Cat(*new)), wr.en.eq(nv)]
-        fin_v = Signal(name="finish_valid")
+        addr = _sig(m, tags["k"] * slots + slot, range(Q * slots), "partial_addr")
         fin_slot = Signal(range(max(2, slots)), name="finish_slot")
+        _, nv, nt, words = accumulate(
+            m, sums, valid=tags["valid"], addr=addr, first=tags["first"], depth=Q * slots,
+            op_depth=od, fmt=A, side={"slot": slot, "g": tags["g"], "last": tags["last"]},
+            read_addr=[qi * slots + fin_slot for qi in range(Q)], name="partial")
+        fin_v = Signal(name="finish_valid")
         fin_g = Signal.like(nt["g"], name="finish_group")
         m.d.sync += [fin_v.eq(nv & nt["last"]), fin_slot.eq(nt["slot"]), fin_g.eq(nt["g"])]
-        parts = []
-        for qi in range(PU_PARTIALS):
-            rq = pmem.read_port(domain="comb")
-            m.d.comb += rq.addr.eq(qi * slots + fin_slot)
-            parts.append(Mux(qi < j["beats"], rq.data, 0))
-        final, fv, ft = add_partials(m, cfg.acc, od, parts, P, valid=fin_v,
-                                     side={"g": fin_g})
+        # the partials' reads are registered before the finish's adders (DRAIN_READ)
+        reads = {f"q{qi}": Mux(qi < j["beats"], w, 0) for qi, w in enumerate(words)}
+        rd = delay(m, {"g": fin_g, **reads}, DRAIN_READ, name="fin_rd")
+        rv = delay_valid(m, fin_v, DRAIN_READ, name="fin_rd_v")
+        parts = [rd[f"q{qi}"] for qi in range(Q)]
+        final, fv, ft = add_partials(m, A, od, parts, cfg.fpus, valid=rv, side={"g": rd["g"]})
         return {"vals": final, "valid": fv, "g": ft["g"]}
 
     def _output(self, m, j, fin):
@@ -331,7 +325,7 @@ def pu_cycles(cfg: PapiPuConfig, rows: int, reuse: int = 1, beats: int = 0) -> i
     cycles from then to the last output beat, inclusive (:mod:`~pimforge.hw.papi.pu_timing`)."""
     beats = beats or cfg.max_beats
     last = pu_run(rows * beats, cfg.banks, cfg.groups(reuse), cfg.wbuf)
-    return last + pu_latency(cfg.lanes, cfg.op_depth, cfg.acc.width) + 1
+    return last + pu_latency(cfg.lanes, cfg.op_depth, cfg.acc.width, cfg.partials) + 1
 
 
 UNITS = (HwUnit("papi_pu", "PAPI FC-PIM / Attn-PIM bank processing unit: xPyB FPUs (fp16 "

@@ -24,19 +24,23 @@ from __future__ import annotations
 
 from collections import deque
 
+from pimforge.hw.fp.accumulate import ACC_READ, DRAIN_READ
 from pimforge.hw.papi.hbm import HBM3, BankModel, Hbm3Timing
 
 __all__ = ["pu_latency", "pu_run", "pu_schedule"]
 
 
-def pu_latency(lanes: int, op_depth: int, acc_bits: int = 16) -> int:
+def pu_latency(lanes: int, op_depth: int, acc_bits: int = 16, partials: int = 4) -> int:
     """Cycles from the last issue cycle of a (row, vector group) to its output beat on ``o``
     (no stalls): the issue register, the multipliers, the ``log2(lanes)``-level adder tree,
-    the partial-sum add, the finish register, ``(p0 + p1) + (p2 + p3)``, the fp16 conversion
-    when ``acc`` is fp32, and the output FIFO."""
+    the accumulator bank's read register (``ACC_READ``) and partial-sum add, the finish
+    register, the partials' read register (``DRAIN_READ``; both in
+    :mod:`pimforge.hw.fp.accumulate`), the ``log2(partials)``-level finish tree (partials 4:
+    ``(p0 + p1) + (p2 + p3)``), the fp16 conversion when ``acc`` is fp32, and the output
+    FIFO."""
     levels = lanes.bit_length() - 1
     conv = 1 if acc_bits == 32 else 0
-    return 3 + op_depth * (4 + levels + conv)
+    return 3 + ACC_READ + DRAIN_READ + op_depth * (2 + levels + (partials.bit_length() - 1) + conv)
 
 
 class _Stream:

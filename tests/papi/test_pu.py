@@ -14,7 +14,7 @@ from conftest import require_sim
 from pimforge import api
 from pimforge.base.errors import ConfigError
 from pimforge.base.formats import FP16
-from pimforge.base.numerics import bits_float
+from pimforge.base.numerics import bits_float, float_bits
 from pimforge.hw.papi.config import PapiPuConfig, pu_preset
 from pimforge.hw.papi.perf import PU_CLOCK_HZ, pu_gemv_cycles
 from pimforge.hw.papi.pu import pu_cycles
@@ -22,25 +22,34 @@ from pimforge.hw.papi.pu_timing import pu_run
 from pimforge.sim.benches.papi.pu import make_data, pu_job
 from pimforge.sim.golden.papi.pu import pu_gemv
 
-CFGS = {"4P1B": PapiPuConfig(), "1P2B": pu_preset("small_1p2b")}
+# "deep": 16 partials at op_depth 16 (the deepest the config allows).  One vector group (reuse
+# = fpus) and one bank, so a partial is revisited every 16 cycles: the sum landing in the
+# revisit's cycle comes through the write-port forwarding; 32 beats a row revisit each twice.
+CFGS = {"4P1B": PapiPuConfig(), "1P2B": pu_preset("small_1p2b"),
+        "deep": PapiPuConfig(max_reuse=4, max_beats=32, partials=16, op_depth=16)}
 
 
 @pytest.fixture(scope="module", params=list(CFGS))
 def rtl_run(request):
     require_sim("verilator")
     cfg = CFGS[request.param]
-    res = api.run_bench("papi_pu", cfg, job=pu_job(cfg, np.random.default_rng(3)))
+    # "deep" rows have 128 products: with 5% special values nearly every output would be NaN
+    # or Inf, which hides a lost partial sum (a bench without the forwarding passed); finite
+    # data shows it (the same mutant fails on it)
+    job = pu_job(cfg, np.random.default_rng(3), extreme=request.param != "deep")
+    res = api.run_bench("papi_pu", cfg, job=job)
     assert res.passed, f"papi_pu {request.param} RTL does not match the golden model:\n" \
                        f"{res.summary()}"
     return cfg, res
 
 
 # ------------------------------------------------------------------ golden against float64
-@pytest.mark.parametrize("acc", ["fp16", "fp32"])
-def test_golden_against_float64(acc):
+@pytest.mark.parametrize("acc,partials", [("fp16", 4), ("fp32", 4), ("fp16", 16)])
+def test_golden_against_float64(acc, partials):
     """Relative to sum |w x|: fp16 accumulation over 1024 terms loses a few units of 2^-11 per
-    level of the tree and the partial chains; 2^-5 bounds it (fp32: 2^-10, the final rounding)."""
-    cfg = PapiPuConfig(lanes=16, acc=acc)
+    level of the tree and the partial chains; 2^-5 bounds it (fp32: 2^-10, the final rounding).
+    More partials make the chains shorter and the finish tree deeper: the same bound holds."""
+    cfg = PapiPuConfig(lanes=16, acc=acc, partials=partials)
     rng = np.random.default_rng(7)
     w, x = make_data(rng, cfg, rows=16, reuse=5, beats=64)
     y = bits_float(FP16, pu_gemv(cfg, w, x)).astype(np.float64)
@@ -57,6 +66,36 @@ def test_golden_specials():
     w[0, 0], x[0, 0], x[1, 0] = 0x7C00, 0x3C00, 0x0000       # Inf * 1, Inf * 0
     y = pu_gemv(cfg, w, x)
     assert y[0, 0] == 0x7C00 and y[0, 1] == 0x7E00
+
+
+def _fp16_partials_sum(values, q):
+    """float64 sums rounded to fp16 after every add: beat k into partial k mod q, then the
+    pairwise tree of the q partials, adjacent pairs first."""
+    parts = [np.float16(0.0)] * q
+    for k, val in enumerate(values):
+        parts[k % q] = np.float16(np.float64(parts[k % q]) + val)
+    while len(parts) > 1:
+        parts = [np.float16(np.float64(parts[i]) + np.float64(parts[i + 1]))
+                 for i in range(0, len(parts), 2)]
+    return parts[0]
+
+
+@pytest.mark.parametrize("partials,seed", [(4, 1), (8, 7), (16, 3)])
+def test_golden_partials_order(partials, seed):
+    """Beat k adds into partial k mod Q, then a pairwise tree of the Q partials.  One value per
+    beat (lanes 1..3 zero, so each beat's tree is exact) from a set whose fp16 sums depend on
+    the order; the seed is one where Q's order gives a result no other Q (1..16) gives."""
+    cfg = PapiPuConfig(partials=partials, max_beats=64)
+    v = np.random.default_rng(seed).choice(
+        [1.0, -1.0, 2.0 ** -11, 3 * 2.0 ** -12, -(2.0 ** -10), 0.5], size=3 * partials + 1)
+    ref = {q: _fp16_partials_sum(v, q) for q in (1, 2, 4, 8, 16)}
+    assert [q for q in ref if ref[q] == ref[partials]] == [partials]
+    w = np.zeros((1, 4 * len(v)))
+    w[0, ::4] = v
+    x = np.zeros((1, 4 * len(v)))
+    x[0, ::4] = 1.0
+    y = pu_gemv(cfg, float_bits(FP16, w), float_bits(FP16, x))
+    assert bits_float(FP16, y)[0, 0] == ref[partials]
 
 
 # ------------------------------------------------------------------ RTL
@@ -124,7 +163,9 @@ def test_crossover(fpus, banks):
 # ------------------------------------------------------------------ configs
 @pytest.mark.parametrize("field,value,allowed", [
     ("fpus", 3, "1, 2, 4, 8"), ("banks", 4, "1, 2"), ("lanes", 12, "2, 4, 8, 16, 32"),
-    ("acc", "bf16", "fp16, fp32"), ("max_reuse", 0, "1..1024"), ("wbuf", 3, "2, 4")])
+    ("acc", "bf16", "fp16, fp32"), ("max_reuse", 0, "1..1024"), ("wbuf", 3, "2, 4"),
+    ("partials", 5, "4, 8, 16"), ("op_depth", 5, r"<= partials = 4"),
+    ("op_depth", 17, "1..16")])
 def test_config_errors(field, value, allowed):
     with pytest.raises(ConfigError, match=f"field '{field}'.*{allowed}"):
         PapiPuConfig(**{field: value})

@@ -3,16 +3,15 @@
 Weights and inputs are fp16; products, sums and partial sums are in ``cfg.acc`` (fp16 as
 AttAcc's FPU: rounded products; fp32: exact products).  Every operation is a round-to-nearest-
 even operation of the float library, in the RTL's order: per beat of ``lanes`` elements a
-pairwise tree of the products (adjacent pairs first); beat k adds into partial ``k mod 4``
-(the first add from +0); then ``(p0 + p1) + (p2 + p3)`` (partials no beat reached are +0),
-then fp16.  Vector j does not depend on which FPU took it or on the bank: the order is the same.
+pairwise tree of the products (adjacent pairs first); beat k adds into partial ``k mod Q``,
+Q = ``cfg.partials`` (the first add from +0); then a pairwise tree of the Q partials, adjacent
+pairs first (Q = 4: ``(p0 + p1) + (p2 + p3)``; partials no beat reached are +0), then fp16.  Vector j does not depend on which FPU took it or on the bank: the order is the same.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from pimforge.base.formats import FP16
-from pimforge.hw.papi.config import PU_PARTIALS
 from pimforge.sim.golden.fp.add import fp_add
 from pimforge.sim.golden.fp.mul import fp_mul
 from pimforge.sim.golden.pam.common import OpCfg, _convert, tree_sum
@@ -28,12 +27,13 @@ def pu_gemv(cfg, w16, x16) -> np.ndarray:
     x = np.asarray(x16, dtype=np.int64)
     rows, cols = w.shape
     c = OpCfg(acc)
-    parts = np.zeros((rows, x.shape[0], PU_PARTIALS), dtype=np.int64)
+    Q = cfg.partials
+    parts = np.zeros((rows, x.shape[0], Q), dtype=np.int64)
     for k in range(cols // L):
         wk = _convert(FP16, acc, w[:, None, k * L:(k + 1) * L])
         xk = _convert(FP16, acc, x[None, :, k * L:(k + 1) * L])
         t = tree_sum(acc, fp_mul(c, wk, xk))
-        q = k % PU_PARTIALS
+        q = k % Q
         parts[..., q] = fp_add(c, parts[..., q], t)
-    y = fp_add(c, fp_add(c, parts[..., 0], parts[..., 1]), fp_add(c, parts[..., 2], parts[..., 3]))
+    y = tree_sum(acc, parts)
     return _convert(acc, FP16, y)
