@@ -28,10 +28,9 @@ from pimforge.base.errors import ConfigError
 from pimforge.base.formats import FP16, FP32
 
 __all__ = ["HermesGemvConfig", "HermesActConfig", "DimmTiming", "DDR4_3200", "GEMV_PRESETS",
-           "ACT_PRESETS", "ACC_FORMATS", "gemv_preset", "act_preset", "PAPER_GEMV", "WORD_ELEMS", "PARTIALS", "MODES", "NDP_CLOCK_MHZ"]
+           "ACT_PRESETS", "ACC_FORMATS", "gemv_preset", "act_preset", "PAPER_GEMV", "WORD_ELEMS", "MODES", "NDP_CLOCK_MHZ"]
 
 WORD_ELEMS = 8            # fp16 values per 128-bit weight word (Hermes §IV-A)
-PARTIALS = 4              # row-mode partial sums per (row, vector): beat k adds into k mod 4
 MODES = ("rows", "cols")  # command modes; dense = rows with every row active
 NDP_CLOCK_MHZ = 1000      # Table II: the NDP core at 1 GHz (the clock the cycle models assume)
 ACC_FORMATS = {"fp32": FP32, "fp16": FP16}
@@ -84,9 +83,9 @@ def _acc_check(v, cfg):
     return None if v.name in ACC_FORMATS else ", ".join(ACC_FORMATS)
 
 
-def _op_depth():
+def _op_depth(hi: int = 3, why: str = ""):
     return param(2, "pipeline registers inside each float operation; exp and recip use one "
-                 "more", lo=1, hi=3)
+                 "more" + why, lo=1, hi=hi)
 
 
 @dataclass(frozen=True)
@@ -108,9 +107,17 @@ class HermesGemvConfig(UnitConfig):
     buffer_bytes: int = param(16384, "result buffer: x vectors (row mode) or partial sums "
                               "(column mode) of max_batch vectors (Table II: 256 KB)",
                               lo=256, hi=1 << 22)
-    op_depth: int = _op_depth()
+    partials: int = param(4, "row-mode running partial sums per (row, vector): beat k adds "
+                          "into partial k mod partials, revisited every partials x groups >= "
+                          "partials cycles, so op_depth <= partials; the row's finish is a "
+                          "pairwise tree of them", choices=(4, 8, 16))
+    op_depth: int = _op_depth(16, " (at most partials)")
 
     def validate(self):
+        if self.op_depth > self.partials:
+            raise ConfigError(self.UNIT, "op_depth", self.op_depth,
+                              f"<= partials = {self.partials} (a row-mode partial sum is "
+                              f"revisited every partials cycles; raise partials to 8 or 16)")
         if self.multipliers % self.serial_cycles:
             raise ConfigError(self.UNIT, "serial_cycles", self.serial_cycles,
                               f"a divisor of multipliers = {self.multipliers}")

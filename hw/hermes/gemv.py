@@ -7,8 +7,8 @@ Microarchitecture (numerics: :mod:`pimforge.sim.golden.hermes.gemv`; rates:
     i_x ───► buffer: V banks of (max_groups x max_beats) words of E acc lanes   (row mode: x)
     i_w ───► issue: one weight beat (E = 8 W fp16) x V vectors per cycle, G = ceil(b / V)
              cycles per beat ─► V x E multipliers (fp16 x fp16 -> acc)
-               row mode:    V adder trees (E -> 1) ─► partial banks: beat k adds into k mod 4
-                            ─► row finish: (p0 + p1) + (p2 + p3)
+               row mode:    V adder trees (E -> 1) ─► partial banks: beat k adds into k mod Q
+                            ─► row finish: pairwise tree of the Q = ``partials`` partials
                column mode: buffer[v][k] += x_c[v] * w_c[k], the partial sums of y
     i_p ───► merge: + the GPU's partial (hot neurons), then fp16 ─► output FIFO ─► o
 
@@ -27,9 +27,11 @@ Microarchitecture (numerics: :mod:`pimforge.sim.golden.hermes.gemv`; rates:
   bench's memory, :mod:`pimforge.hw.hermes.dimm`, turns it into activations and bursts over the
   neuron-major layout), so time follows the active count.
 * **Batching.**  A beat is held for G cycles, meeting V vectors each: the weight is read once.
-* **Hazards.**  A row-mode partial is revisited every 4 G >= 4 > op_depth cycles; a column-mode
+* **Hazards.**  A row-mode partial is revisited every Q G >= Q >= op_depth cycles; a column-mode
   partial sum every ``beats x G`` cycles, so a column starts no sooner than ``op_depth`` cycles
-  after the previous one.  The adders' results are forwarded to a read of the same address.
+  after the previous one would have started had it not stalled (its last issue less its issue
+  count): then stalls inside a column shorten no revisit below ``op_depth``.  The adders' results are forwarded to a read of the same address
+  (row mode: the float library's accumulator bank, read a cycle before the add).
 * **Flow control at the inputs.**  The pipelines are free-running; a row's last beat issues only
   with an output credit, the column drain reads only with one.
 """
@@ -44,8 +46,9 @@ from pimforge.base.formats import FP16
 from pimforge.base.numerics import log2_exact
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.fp.ops import add_partials, add_tree, delay, float_op
-from pimforge.hw.hermes.config import GEMV_PRESETS, PARTIALS, HermesGemvConfig
+from pimforge.hw.fp.accumulate import DRAIN_READ, accumulate
+from pimforge.hw.fp.ops import add_partials, add_tree, delay, delay_valid, float_op
+from pimforge.hw.hermes.config import GEMV_PRESETS, HermesGemvConfig
 from pimforge.hw.hermes.gemv_timing import GemvJob, gemv_schedule, gemv_timing
 from pimforge.hw.hermes.streams import N_BITS, addr_signal, beat_signature, cmd_signature, lane
 
@@ -190,7 +193,9 @@ class HermesGemv(PimComponent):
         s["lv"] = Signal(5, name="load_vector")
         s["dv"] = Signal(5, name="drain_vector")
         s["i"] = Signal(N_BITS, name="issue_neuron")
-        s["col_age"] = Signal(range(cfg.op_depth + 1), init=cfg.op_depth, name="col_age")
+        od = cfg.op_depth
+        s["col_age"] = Signal(range(od + 1), init=od, name="col_age")
+        s["col_n"] = Signal(range(od + 1), name="col_issued")
         # ---- x load (row mode)
         load_fire = Signal(name="load_fire")
         m.d.comb += load_fire.eq(fsm.ongoing("LOAD") & ix.valid)
@@ -210,7 +215,7 @@ class HermesGemv(PimComponent):
         can = Signal(name="issue_ok")
         m.d.comb += can.eq(fsm.ongoing("RUN") & iw.valid & (~j["cols"] | ix.valid)
                            & (~need_p | ip.valid) & (~need_credit | (j["credits"] != 0))
-                           & (~j["cols"] | ~col_start | (s["col_age"] == cfg.op_depth)))
+                           & (~j["cols"] | ~col_start | (s["col_age"] == od)))
         with m.If(can):
             m.d.sync += s["g"].eq(Mux(g_last, 0, s["g"] + 1))
             with m.If(g_last):
@@ -218,9 +223,16 @@ class HermesGemv(PimComponent):
                 with m.If(k_last):
                     m.d.sync += s["i"].eq(Mux(n_last, 0, s["i"] + 1))
         m.d.comb += j["run_done"].eq(can & g_last & k_last & n_last)
-        with m.If(can & j["cols"] & col_start):
-            m.d.sync += s["col_age"].eq(1)
-        with m.Elif(s["col_age"] != cfg.op_depth):
+        # col_age: cycles since the previous column's virtual start, its last issue cycle less
+        # its issue count P (at most od, counted in col_n): a column may start when it is od.
+        # Stalls inside that column then shorten no address's revisit below od (from its start
+        # alone they would: the late beats of a stalled column and the prompt ones of the next)
+        issued = Mux(col_start, 1, Mux(s["col_n"] == od, od, s["col_n"] + 1))
+        with m.If(can & j["cols"]):
+            m.d.sync += s["col_n"].eq(issued)
+        with m.If(can & j["cols"] & g_last & k_last):
+            m.d.sync += s["col_age"].eq(issued)
+        with m.Elif(s["col_age"] != od):
             m.d.sync += s["col_age"].eq(s["col_age"] + 1)
         # ---- column drain: for each beat k, vectors 0..b-1
         drain_fire = Signal(name="drain_fire")
@@ -289,7 +301,7 @@ class HermesGemv(PimComponent):
                     m.d.comb += x_u.eq(0)
             xs.append(x_u)
         issue = {"w": self.i_w.payload.data, "cols": j["cols"], "g": s["g"], "k": s["k"],
-                 "first_r": s["k"] < PARTIALS, "first_c": s["i"] == 0, "last": s["k_last"],
+                 "first_r": s["k"] < cfg.partials, "first_c": s["i"] == 0, "last": s["k_last"],
                  "_valid": s["can"]}
         for u in range(V):
             x_row = banks[u]["rd"].data
@@ -315,15 +327,15 @@ class HermesGemv(PimComponent):
         return prods, tags
 
     def _rows(self, m, j, s, prods, tags):
-        """Row mode: V adder trees, the partial banks (beat k adds into partial k mod 4 of its
+        """Row mode: V adder trees, the partial banks (beat k adds into partial k mod Q of its
         vector group) and the row finish.  Returns the finished sums (V lanes), their valid and
         the merge partials (V fp16 lanes)."""
         cfg = self.cfg
         V, od, GM = cfg.vec_lanes, cfg.op_depth, cfg.max_groups
-        A = cfg.acc.width
         sums = []
         tv = tags["valid"] & ~tags["cols"]
-        tt = {"g": tags["g"], "k": tags["k"][:2], "first_r": tags["first_r"], "last": tags["last"]}
+        tt = {"g": tags["g"], "k": tags["k"][:log2_exact(cfg.partials)],
+              "first_r": tags["first_r"], "last": tags["last"]}
         for u in range(V):
             # the tags travel with lane 0's tree
             total, v, t = add_tree(m, cfg.acc, od, prods[u], valid=tv if u == 0 else None,
@@ -331,40 +343,31 @@ class HermesGemv(PimComponent):
             if u == 0:
                 tv, tt = v, t
             sums.append(total)
-        # partial banks: one memory, address (k mod 4) x GM + g, V acc lanes a word
-        pmem = Memory(shape=V * A, depth=PARTIALS * GM, init=[])
-        m.submodules.partials = pmem
-        wr, rd = pmem.write_port(), pmem.read_port(domain="comb")
-        addr = addr_signal(m, tt["k"] * GM + tt["g"], PARTIALS * GM, "partial_addr")
-        m.d.comb += rd.addr.eq(addr)
-        old = Mux(wr.en & (wr.addr == addr), wr.data, rd.data)
-        new, nv, nt = [], None, None
-        for u in range(V):
-            a = Mux(tt["first_r"], Const(0, A), lane(old, u, A))
-            side = {"addr": addr, "g": tt["g"], "last": tt["last"]} if u == 0 else None
-            r, v, t = float_op(m, "add", cfg.acc, od, {"a": a, "b": sums[u]},
-                               valid=tv if u == 0 else None, side=side, name=f"partial{u}")
-            new.append(r["r"])
-            if u == 0:
-                nv, nt = v, t
-        m.d.comb += [wr.addr.eq(nt["addr"]), wr.data.eq(Cat(*new)), wr.en.eq(nv)]
+        # partial banks: the float library's accumulator bank, address (k mod Q) x GM + g, V acc
+        # lanes a word (read a cycle before the add, the landing sums forwarded)
+        Q = cfg.partials
+        addr = addr_signal(m, tt["k"] * GM + tt["g"], Q * GM, "partial_addr")
+        fin_g = Signal(range(max(2, GM)), name="finish_group")
+        _, nv, nt, words = accumulate(
+            m, sums, valid=tv, addr=addr, first=tt["first_r"], depth=Q * GM, op_depth=od,
+            fmt=cfg.acc, side={"g": tt["g"], "last": tt["last"]},
+            read_addr=[q * GM + fin_g for q in range(Q)], name="partial")
         # the merge partials wait in a FIFO from the row's last-beat issue to its finish
         pf = fifo.SyncFIFO(width=16 * V, depth=self.timing["out_fifo"])
         m.submodules.p_fifo = pf
         m.d.comb += [pf.w_data.eq(self.i_p.payload.data[:16 * V]),
                      pf.w_en.eq(s["can"] & ~j["cols"] & j["merge"] & s["k_last"])]
-        # row finish, the cycle after the last partial landed: (p0 + p1) + (p2 + p3)
+        # row finish, the cycle after the last partial landed: the pairwise tree of the Q
+        # partials
         fin_v = Signal(name="finish_valid")
-        fin_g = Signal(range(max(2, GM)), name="finish_group")
         m.d.sync += [fin_v.eq(nv & nt["last"]), fin_g.eq(nt["g"])]
         m.d.comb += pf.r_en.eq(fin_v & j["merge"])
-        parts = []
-        for q in range(PARTIALS):
-            rq = pmem.read_port(domain="comb")
-            m.d.comb += rq.addr.eq(q * GM + fin_g)
-            parts.append(Mux(q < j["beats"], rq.data, 0))
-        final, fv, ft = add_partials(m, cfg.acc, od, parts, V, valid=fin_v,
-                                     side={"p": pf.r_data, "g": fin_g})
+        # the partials' reads (and the merge partial) are registered before the finish's adders
+        reads = {f"q{q}": Mux(q < j["beats"], w, 0) for q, w in enumerate(words)}
+        rd = delay(m, {"p": pf.r_data, "g": fin_g, **reads}, DRAIN_READ, name="fin_rd")
+        rv = delay_valid(m, fin_v, DRAIN_READ, name="fin_rd_v")
+        final, fv, ft = add_partials(m, cfg.acc, od, [rd[f"q{q}"] for q in range(Q)], V,
+                                     valid=rv, side={"p": rd["p"], "g": rd["g"]})
         # lanes of vectors beyond the batch (the last group's) leave as +0
         keep = [j["vec_mask"].bit_select(ft["g"] * V + u, 1) for u in range(V)]
         final = [Mux(keep[u], x, 0) for u, x in enumerate(final)]

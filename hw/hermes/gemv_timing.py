@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pimforge.base.numerics import log2_exact
+from pimforge.hw.fp.accumulate import DRAIN_READ, acc_latency
 from pimforge.hw.fp.ops import op_latency
 from pimforge.hw.hermes.config import HermesGemvConfig
 
@@ -27,10 +28,10 @@ def gemv_timing(cfg: HermesGemvConfig) -> dict:
     add = op_latency("add", od)
     conv = op_latency("convert", od)
     tree = log2_exact(cfg.beat_elems) * add
-    row_land = 1 + mul + tree + add
+    row_land = 1 + mul + tree + acc_latency(od)
     col_land = 1 + mul + add
     final = conv + add + (conv if cfg.acc.width == 32 else 0)
-    row_write = row_land + 1 + 2 * add + final
+    row_write = row_land + 1 + DRAIN_READ + log2_exact(cfg.partials) * add + final
     return {"mul": mul, "add": add, "conv": conv, "tree": tree, "row_land": row_land,
             "col_land": col_land, "settle": col_land, "final": final, "row_write": row_write,
             "row_out": row_write + 1, "out_fifo": row_write + 3}
@@ -71,14 +72,14 @@ def gemv_schedule(cfg: HermesGemvConfig, jobs) -> list:
         else:
             t = t_cmd + 1
         prev_end = t - 1
-        col_start = -10 ** 9
         for q in range(n * beats):
             start = prev_end + 1
             if job.arrivals is not None:
                 start = max(start, t_cmd + job.arrivals[q])
-            if job.mode == "cols" and q % beats == 0:
-                start = max(start, col_start + od)
-                col_start = start
+            if job.mode == "cols" and q % beats == 0 and q:
+                # od cycles after the previous column's virtual start: its last issue cycle
+                # less its issue count (at most od)
+                start = max(start, prev_end + 1 + od - min(beats * G, od))
             issues.append(start)
             prev_end = start + G - 1
             if job.mode == "rows" and q % beats == beats - 1:

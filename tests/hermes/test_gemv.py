@@ -97,18 +97,41 @@ def test_rtl_matches_golden_with_and_without_stalls(small_run):
     assert n_out == 2 * len(small_run.phases[0].received["o"]) > 50
 
 
-def test_cycle_model_is_exact(small_run):
+def _check_cycles(cfg, res, specs, seed):
     """Every command, weight-beat transfer and output beat of the no-stall phase (with the
     DIMM's delivery) at the cycle the model predicts."""
-    rng = np.random.default_rng(1)
-    jobs = [timing_job(SMALL, make_data(rng, s)) for s in default_specs(SMALL)]
-    sched = gemv_schedule(SMALL, jobs)
-    ph = small_run.phases[0]
+    rng = np.random.default_rng(seed)
+    jobs = [timing_job(cfg, make_data(rng, s)) for s in specs]
+    sched = gemv_schedule(cfg, jobs)
+    ph = res.phases[0]
     assert ph.in_stamps["i_cmd"] == [s["cmd"] for s in sched]
-    w = [t + SMALL.groups(j.batch) - 1 for j, s in zip(jobs, sched) for t in s["issues"]]
+    w = [t + cfg.groups(j.batch) - 1 for j, s in zip(jobs, sched) for t in s["issues"]]
     assert ph.in_stamps["i_w"] == w
     assert ph.out_stamps["o"] == [t for s in sched for t in s["outputs"]]
     assert ph.cycles == sched[-1]["outputs"][-1] + 1
+
+
+def test_cycle_model_is_exact(small_run):
+    _check_cycles(SMALL, small_run, default_specs(SMALL), 1)
+
+
+# 16 row-mode partials at op_depth 16, the deepest the config allows.  Batches of at most
+# V = 2 vectors (G = 1) revisit a partial every 16 issue cycles, so the sums landing in the
+# revisit's read or add cycle come through the accumulator bank's forwarding; rows of 512
+# elements (64 beats) revisit each partial three times.  Finite data: with specials most rows
+# would be NaN or Inf, which hides a lost partial.
+DEEP = HermesGemvConfig(partials=16, op_depth=16)
+DEEP_SPECS = [GemvSpec("rows", 1, 512, 6), GemvSpec("rows", 2, 512, 5, merge=True),
+              GemvSpec("rows", 4, 256, 4, active=3), GemvSpec("cols", 2, 64, 9, merge=True)]
+
+
+@pytest.mark.slow
+def test_deep_partials_rtl_and_cycles():
+    require_sim("verilator")
+    res = api.run_bench("hermes_gemv", DEEP,
+                        job=gemv_job(DEEP, np.random.default_rng(2), specs=DEEP_SPECS))
+    assert res.passed, f"hermes_gemv at 16 partials, op_depth 16:\n{res.summary()}"
+    _check_cycles(DEEP, res, DEEP_SPECS, 2)
 
 
 # ------------------------------------------------------------------ rates (exact cycle model)
@@ -180,6 +203,10 @@ def test_config_errors():
         HermesGemvConfig(multipliers=16, serial_cycles=8, beat_words=4)
     with pytest.raises(ConfigError, match="buffer_bytes"):
         HermesGemvConfig(**dict(PAPER_GEMV, buffer_bytes=256))
+    with pytest.raises(ConfigError, match=r"field 'op_depth'.*<= partials = 8"):
+        HermesGemvConfig(partials=8, op_depth=9)
+    with pytest.raises(ConfigError, match=r"field 'partials'.*4, 8, 16"):
+        HermesGemvConfig(partials=6)
 
 
 def test_paper_preset_rates():

@@ -5,8 +5,9 @@ Weights and inputs are fp16; products, sums and partial sums are in the accumula
 round-to-nearest-even operation of the float library, in the hardware's order:
 
 * **rows** (neuron = a row of W): per beat of E = 8 beat_words elements, a pairwise tree of the E
-  products (adjacent pairs first); beat k adds into partial ``k mod 4`` (from +0); then
-  ``(p0 + p1) + (p2 + p3)`` (partials no beat reached are +0).
+  products (adjacent pairs first); beat k adds into partial ``k mod Q`` (from +0), Q =
+  ``cfg.partials``; then the pairwise tree of the Q partials, adjacent pairs first (Q = 4:
+  ``(p0 + p1) + (p2 + p3)``; partials no beat reached are +0).
 * **cols** (neuron = a column of W): ``y = +0``, then ``y += x_c w_c`` column by column in list
   order.
 * **merge**: ``y + p`` (the GPU's fp16 partial, converted exactly) when merging; then fp16.
@@ -16,7 +17,6 @@ from __future__ import annotations
 import numpy as np
 
 from pimforge.base.formats import FP16
-from pimforge.hw.hermes.config import PARTIALS
 from pimforge.sim.golden.fp.add import fp_add
 from pimforge.sim.golden.fp.mul import fp_mul
 from pimforge.sim.golden.pam.common import OpCfg, _convert, tree_sum
@@ -45,13 +45,14 @@ def gemv_rows(cfg, w16, x16, p16=None) -> np.ndarray:
     b = x.shape[0]
     beats = d // E
     c = OpCfg(acc)
-    parts = np.zeros((n, b, PARTIALS), dtype=np.int64)
+    Q = cfg.partials
+    parts = np.zeros((n, b, Q), dtype=np.int64)
     for k in range(beats):
         prod = products(acc, w[:, None, k * E:(k + 1) * E], x[None, :, k * E:(k + 1) * E])
         t = tree_sum(acc, prod)                          # (n, b)
-        j = k % PARTIALS
+        j = k % Q
         parts[..., j] = fp_add(c, parts[..., j], t)      # the first add starts from +0
-    y = fp_add(c, fp_add(c, parts[..., 0], parts[..., 1]), fp_add(c, parts[..., 2], parts[..., 3]))
+    y = tree_sum(acc, parts)
     return _finish(acc, y, p16)
 
 
