@@ -146,14 +146,22 @@ class PingpongConfig(UnitConfig):
                               lo=2, hi=4096)
     pingpong: bool = param(True, "two GB sets and two output-register sets with a ping-pong "
                                "bit (LoL-PIM §6); false: one of each, serial (AiMX baseline)")
-    op_depth: int = param(1, "pipeline registers inside each float operation (the "
-                              "accumulator keeps 2 partial sums, so at most 2)", lo=1, hi=2)
+    partials: int = param(2, "running partial sums per bank and set: column step k adds into "
+                          "partial k mod partials, revisited every partials cycles or later, "
+                          "so op_depth <= partials; the drain sums them in a pairwise tree",
+                          choices=(2, 4, 8, 16))
+    op_depth: int = param(1, "pipeline registers inside each float operation (at most "
+                              "partials)", lo=1, hi=16)
     rd_latency: int = param(20, "RD-MAC read latency on the channel bus, PU clocks "
                                 "(GDDR6 RL, see hw/lolpim/aim.py)", lo=0, hi=255)
     wr_latency: int = param(8, "WR-GB write latency on the channel bus, PU clocks "
                                 "(GDDR6 WL, see hw/lolpim/aim.py)", lo=0, hi=255)
 
     def validate(self):
+        if self.op_depth > self.partials:
+            raise ConfigError(self.UNIT, "op_depth", self.op_depth,
+                              f"<= partials = {self.partials} (a partial sum is revisited "
+                              f"every partials cycles; raise partials for more)")
         if self.gb_elems % self.lanes or self.gb_elems // self.lanes < 2:
             raise ConfigError(self.UNIT, "gb_elems", self.gb_elems,
                                  f"a multiple of lanes = {self.lanes}, at least {2 * self.lanes}")

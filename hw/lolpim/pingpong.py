@@ -9,7 +9,8 @@ Microarchitecture (numerics: :mod:`pimforge.sim.golden.lolpim.pingpong`; timing:
     i_mac ─► MAC engine: tile = `last_step + 1` all-bank column steps on GB set [mptr]
     i_bank ─► issue register (bank columns x GB word) ─► banks x lanes bf16 multipliers (fp32)
               ─► per PU an adder tree (lanes -> 1) ─► accumulate into partial [par] of
-              output-register set [cur] ─► (drain) p0 + p1, bf16 ─► output registers [cur]
+              output-register set [cur] ─► (drain) pairwise tree of the partials, bf16
+              ─► output registers [cur]
     o ◄─ bus engine: RD-MAC / DT-Out of output-register set [dptr] (banks bf16 per beat)
 
 * **Ping-pong** (§6): with ``pingpong`` there are two GB sets and two output-register sets, and
@@ -22,8 +23,9 @@ Microarchitecture (numerics: :mod:`pimforge.sim.golden.lolpim.pingpong`; timing:
 * **Numerics.**  AiM's multipliers are BF16 (SK hynix's GDDR6-AiM, ISSCC 2022, LoL-PIM ref. [41];
   the LoL-PIM text itself says only that the output registers are 2 bytes, §2.2): bf16 x bf16 products are exact in fp32, each PU
   sums its ``lanes`` products in a pairwise fp32 tree, and column step k of an accumulation adds
-  into partial sum ``k mod 2`` (so the accumulate adder may take two cycles); a drained
-  accumulation is ``p0 + p1`` rounded to bf16.  Every operation is a round-to-nearest-even
+  into partial sum ``k mod Q`` (Q = ``partials``, so the accumulate adder may take Q cycles); a
+  drained accumulation is the pairwise tree of the Q partials (Q = 2: ``p0 + p1``) rounded to
+  bf16.  Every operation is a round-to-nearest-even
   operation of the float library (:mod:`pimforge.hw.fp`), IEEE special values, no flush to zero.
 * **Commands.**  ``i_ld``: ``last_beat`` (a WR-GB of ``last_beat + 1`` beats into the next GB
   set).  ``i_mac``: ``last_step``, ``release`` (the tile is the last use of its GB set) and
@@ -43,6 +45,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from pimforge.base.formats import BF16, FP32
+from pimforge.base.numerics import log2_exact
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.payload import flag, payload_layout, uint, vec
 from pimforge.hw.core.unit import HwUnit
@@ -77,8 +80,13 @@ def _bit(vec_sig, idx):
 
 
 def _pick(sel, items):
-    """``items[sel]`` for one or two items (a set or a partial-sum index)."""
-    return items[0] if len(items) == 1 else Mux(sel, items[1], items[0])
+    """``items[sel]`` (a set or a partial-sum index; a power-of-two count of items): a tree of
+    2:1 multiplexers on the bits of ``sel``."""
+    level, bit = list(items), 0
+    while len(level) > 1:
+        level = [Mux(sel[bit], level[i + 1], level[i]) for i in range(0, len(level), 2)]
+        bit += 1
+    return level[0]
 
 
 class LolpimPingpong(PimComponent):
@@ -138,7 +146,8 @@ class LolpimPingpong(PimComponent):
         c = {"full": Signal(S, name="gb_full"), "free": Signal(S, init=(1 << S) - 1,
                                                               name="oreg_free"),
              "done": Signal(S, name="oreg_done"),
-             "open": Signal(name="acc_open"), "par": Signal(name="acc_parity"),
+             "open": Signal(name="acc_open"),
+             "par": Signal(log2_exact(cfg.partials), name="acc_parity"),
              "flight": Signal(range(pingpong_timing(cfg)["flight"] + 1), name="flight")}
         if not cfg.pingpong:    # the baseline's quiet condition needs it
             c["mac_idle"] = Signal(name="mac_idle")
@@ -231,7 +240,7 @@ class LolpimPingpong(PimComponent):
             with m.State("RUN"):
                 m.d.comb += [bank.ready.eq(1), issue.eq(bank.valid)]
                 with m.If(bank.valid):
-                    m.d.sync += [k.eq(k + 1), c["par"].eq(~c["par"])]
+                    m.d.sync += [k.eq(k + 1), c["par"].eq(c["par"] + 1)]
                     with m.If(k == last):
                         with m.If(rel):
                             m.d.sync += [_bit(c["full"], c["mptr"]).eq(0),
@@ -254,7 +263,8 @@ class LolpimPingpong(PimComponent):
         B, L, S, od = cfg.banks, cfg.lanes, cfg.sets, cfg.op_depth
         iss = {"bank": Signal(16 * B * L, name="issue_bank"),
                "gbw": Signal(16 * L, name="issue_gb"),
-               "set": Signal(len(c["cur"]), name="issue_set"), "par": Signal(name="issue_par"),
+               "set": Signal(len(c["cur"]), name="issue_set"),
+               "par": Signal(len(c["par"]), name="issue_par"),
                "last": Signal(name="issue_last"), "valid": Signal(name="issue_valid")}
         m.d.sync += iss["valid"].eq(c["issue"])
         with m.If(c["issue"]):
@@ -284,20 +294,21 @@ class LolpimPingpong(PimComponent):
         return self._accumulate(m, sums, tv, tt)
 
     def _accumulate(self, m, sums, tv, tt) -> dict:
-        """Column step k adds into partial ``k mod 2`` of its set (cleared when the set opens an
-        accumulation); a drained accumulation becomes ``p0 + p1`` in bf16."""
+        """Column step k adds into partial ``k mod Q`` of its set (cleared when the set opens an
+        accumulation); a drained accumulation becomes the pairwise sum of the Q in bf16."""
         cfg = self.cfg
-        B, S = cfg.banks, cfg.sets
-        parts = [[[Signal(32, name=f"partial{s}_{j}_{b}") for b in range(B)] for j in range(2)]
+        B, S, Q = cfg.banks, cfg.sets, cfg.partials
+        parts = [[[Signal(32, name=f"partial{s}_{j}_{b}") for b in range(B)] for j in range(Q)]
                  for s in range(S)]
         acc, av, at = [], None, None
-        wsel = Signal(len(tt["set"]) + 1, name="acc_wsel")
+        wsel = Signal(len(tt["set"]) + len(tt["par"]), name="acc_wsel")
         wen = Signal(name="acc_wen")
         rsel = Cat(tt["par"], tt["set"])
         outs = []
         for b in range(B):
             regs = Signal(32, name=f"acc_old{b}")
-            m.d.comb += regs.eq(_pick(tt["set"], [_pick(tt["par"], [parts[s][j][b] for j in range(2)])
+            m.d.comb += regs.eq(_pick(tt["set"], [_pick(tt["par"], [parts[s][j][b]
+                                                                    for j in range(Q)])
                                                   for s in range(S)]))
             fwd = Signal(32, name=f"acc_fwd{b}")
             outs.append(fwd)
@@ -311,8 +322,8 @@ class LolpimPingpong(PimComponent):
             acc.append(r["r"])
         m.d.comb += [wen.eq(av), wsel.eq(Cat(at["par"], at["set"]))]
         for s in range(S):
-            for j in range(2):
-                with m.If(wen & (wsel == s * 2 + j)):
+            for j in range(Q):
+                with m.If(wen & (wsel == s * Q + j)):
                     m.d.sync += [parts[s][j][b].eq(acc[b]) for b in range(B)]
         self._clear_parts(m, parts)
         return self._combine(m, parts, acc, av, at)
@@ -331,15 +342,15 @@ class LolpimPingpong(PimComponent):
         res, rv, rt = [], None, None
         for b in range(B):
             p = []
-            for j in range(2):
+            for j in range(cfg.partials):
                 reg = Signal(32, name=f"comb_in{j}_{b}")
                 m.d.comb += reg.eq(_pick(at["set"], [parts[s][j][b] for s in range(S)]))
                 p.append(Mux(at["par"] == j, acc[b], reg))
             first = b == 0
-            r, v, t = float_op(m, "add", FP32, od, {"a": p[0], "b": p[1]},
-                               valid=(av & at["last"]) if first else None,
-                               side={"set": at["set"]} if first else None, name=f"combine{b}")
-            r2, v2, t2 = float_op(m, "convert", BF16, od, {"a": r["r"]}, src=FP32,
+            total, v, t = add_tree(m, FP32, od, p, valid=(av & at["last"]) if first else None,
+                                   side={"set": at["set"]} if first else None,
+                                   name=f"combine{b}")
+            r2, v2, t2 = float_op(m, "convert", BF16, od, {"a": total}, src=FP32,
                                   valid=v if first else None, side=t if first else None,
                                   name=f"to_bf16_{b}")
             res.append(r2["r"])

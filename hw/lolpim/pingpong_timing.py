@@ -45,13 +45,13 @@ def pingpong_timing(cfg) -> dict:
     """Fixed latencies in cycles.  ``land``: a bank beat's transfer to its partial sum's write
     (issue register, multiply, the ``lanes`` adder tree, accumulate); ``done``: the last bank
     beat of a drained accumulation to its output-register set being visible to the bus engine
-    (+ combine the two partial sums, bf16 conversion, the register write); ``flight``: the
+    (+ the pairwise tree of the partial sums, bf16 conversion, the register write); ``flight``: the
     baseline's quiet wait after a beat."""
     od = cfg.op_depth
     mul, add = op_latency("mul_wide", od), op_latency("add", od)
     conv = op_latency("convert", od)
     land = 1 + mul + log2_exact(cfg.lanes) * add + add
-    done = land + add + conv + 1
+    done = land + log2_exact(cfg.partials) * add + conv + 1
     return {"mul": mul, "add": add, "conv": conv, "land": land, "done": done,
             "flight": done - 1}
 

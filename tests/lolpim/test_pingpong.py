@@ -5,7 +5,8 @@ and output), ``aim.kernel_cycles`` against the RTL on a GEMV kernel, the overlap
 Fig. 7a kernel savings of the cycle model.
 
 The default run builds two small channels (2 banks x 2 lanes, ping-pong on and off, about 20 s
-each on one core); ``PIMFORGE_LONG=1`` adds 2 x 4 lanes and a 1-bank, op_depth-2 channel.
+each on one core), and a 1-bank channel with 8 partial sums at op_depth 8; ``PIMFORGE_LONG=1``
+adds 2 x 4 lanes and a 1-bank, op_depth-2 channel.
 """
 import time
 
@@ -224,8 +225,12 @@ def test_config_errors():
         PingpongConfig(gb_elems=24)
     with pytest.raises(ConfigError, match="field 'banks'"):
         PingpongConfig(banks=3)
-    with pytest.raises(ConfigError, match="field 'op_depth'"):
+    with pytest.raises(ConfigError, match=r"field 'op_depth'.*<= partials = 2"):
         PingpongConfig(op_depth=3)
+    with pytest.raises(ConfigError, match=r"field 'op_depth'.*1\.\.16"):
+        PingpongConfig(partials=16, op_depth=17)
+    with pytest.raises(ConfigError, match="field 'partials'.*2, 4, 8, 16"):
+        PingpongConfig(partials=3)
     with pytest.raises(ConfigError, match="field 'pingpong'"):
         PingpongConfig(pingpong="yes")
     for bad in (lambda: PingpongConfig(lanes=4, gb_elems=6), lambda: PingpongConfig(banks=3)):
@@ -236,11 +241,19 @@ def test_config_errors():
         aim.kernel_cycles(0, 5, pingpong=True)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("over", [{"lanes": 4, "gb_elems": 32},
-                                  {"lanes": 4, "gb_elems": 32, "pingpong": False},
-                                  {"banks": 1, "op_depth": 2, "rd_latency": 0, "wr_latency": 0}],
-                         ids=["2x4", "2x4-serial", "1x2-od2-nolat"])
+_SLOW = pytest.mark.slow
+
+
+# 8 partials at op_depth 8 (in the default run, 17 s): tiles of 32 steps revisit a partial every
+# 8 cycles, so the sum landing in the revisit's cycle comes through the forwarding (a bench
+# without it fails this config; at 8-step tiles it did not, the tile gaps hid it)
+@pytest.mark.parametrize("over", [
+    pytest.param({"lanes": 4, "gb_elems": 32}, id="2x4", marks=_SLOW),
+    pytest.param({"lanes": 4, "gb_elems": 32, "pingpong": False}, id="2x4-serial", marks=_SLOW),
+    pytest.param({"banks": 1, "op_depth": 2, "rd_latency": 0, "wr_latency": 0},
+                 id="1x2-od2-nolat", marks=_SLOW),
+    pytest.param({"banks": 1, "gb_elems": 64, "partials": 8, "op_depth": 8},
+                 id="1x2-gb64-8partials-od8")])
 def test_more_configs(over):
     cfg = PingpongConfig(**over)
     res, rand, kern = _run(cfg)

@@ -6,9 +6,10 @@ is exact in fp32); outputs are bf16.  Every operation is a round-to-nearest-even
 float library's golden models, in the RTL's order:
 
 * per PU and column step: the ``lanes`` products, then a pairwise tree (adjacent pairs first);
-* step k of an accumulation (counted over its tiles) adds into partial ``k mod 2``, both
-  partials starting at +0;
-* a drained accumulation is ``p0 + p1``, converted to bf16.
+* step k of an accumulation (counted over its tiles) adds into partial ``k mod Q`` (Q =
+  ``cfg.partials``), all partials starting at +0;
+* a drained accumulation is the pairwise tree of the Q partials, adjacent pairs first (Q = 2:
+  ``p0 + p1``), converted to bf16.
 
 Ping-pong changes only the timing, never a result: the model serves both settings.
 """
@@ -45,21 +46,21 @@ def run_program(cfg, loads, tiles, bank) -> np.ndarray:
     :class:`~pimforge.hw.lolpim.pingpong_timing.Tile` (``steps``, ``release``, ``drain``);
     ``bank``: per tile, (steps, banks, lanes) bf16 bits (bank b's column k in row k).  A tile
     uses the load after as many releases as came before it."""
-    B = cfg.banks
+    B, Q = cfg.banks, cfg.partials
     outs = []
     used = 0
     parts = None
     for tile, cols in zip(tiles, bank):
         gb = np.asarray(loads[used], np.int64)
         if parts is None:
-            parts, k = np.zeros((2, B), np.int64), 0      # an accumulation opens at +0
+            parts, k = np.zeros((B, Q), np.int64), 0      # an accumulation opens at +0
         for s in range(tile.steps):
-            parts[k % 2] = fp_add(_C32, parts[k % 2], step_sums(cols[s], gb[s]))
+            parts[:, k % Q] = fp_add(_C32, parts[:, k % Q], step_sums(cols[s], gb[s]))
             k += 1
         if tile.release:
             used += 1
         if tile.drain:
-            outs.append(_convert(FP32, BF16, fp_add(_C32, parts[0], parts[1])))
+            outs.append(_convert(FP32, BF16, tree_sum(FP32, parts)))
             parts = None
     return np.array(outs, dtype=np.int64).reshape(-1, B)
 
