@@ -27,6 +27,11 @@ Microarchitecture (numerics: :mod:`pimforge.sim.golden.lolpim.pingpong`; timing:
   drained accumulation is the pairwise tree of the Q partials (Q = 2: ``p0 + p1``) rounded to
   bf16.  Every operation is a round-to-nearest-even
   operation of the float library (:mod:`pimforge.hw.fp`), IEEE special values, no flush to zero.
+* **Partials** live in the float library's accumulator bank
+  (:func:`~pimforge.hw.fp.accumulate.accumulate`, S x Q words of ``banks`` fp32 lanes): read a
+  cycle before the add, the sums landing in the read or the add cycle forwarded; an
+  accumulation's first Q steps start from +0 (no clearing).  A drain reads its Q partials the
+  cycle after the last sum lands, through a register (those no step reached read as +0).
 * **Commands.**  ``i_ld``: ``last_beat`` (a WR-GB of ``last_beat + 1`` beats into the next GB
   set).  ``i_mac``: ``last_step``, ``release`` (the tile is the last use of its GB set) and
   ``drain`` (the tile ends its accumulation; RD-MAC follows).  The first tile after a drain (or
@@ -49,7 +54,8 @@ from pimforge.base.numerics import log2_exact
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.payload import flag, payload_layout, uint, vec
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.fp.ops import add_tree, float_op
+from pimforge.hw.fp.accumulate import DRAIN_READ, accumulate
+from pimforge.hw.fp.ops import add_partials, add_tree, delay, delay_valid, float_op
 from pimforge.hw.lolpim.aim import GDDR6
 from pimforge.hw.lolpim.config import PINGPONG_PRESETS, PingpongConfig
 from pimforge.hw.lolpim.pingpong_timing import Tile, pingpong_timing, schedule
@@ -148,6 +154,8 @@ class LolpimPingpong(PimComponent):
              "done": Signal(S, name="oreg_done"),
              "open": Signal(name="acc_open"),
              "par": Signal(log2_exact(cfg.partials), name="acc_parity"),
+             "cnt": Signal(range(cfg.partials + 1), name="acc_steps"),   # saturates at Q
+             "visited": Signal(range(cfg.partials + 1), name="acc_visited"),
              "flight": Signal(range(pingpong_timing(cfg)["flight"] + 1), name="flight")}
         if not cfg.pingpong:    # the baseline's quiet condition needs it
             c["mac_idle"] = Signal(name="mac_idle")
@@ -233,14 +241,16 @@ class LolpimPingpong(PimComponent):
                     m.d.sync += [k.eq(0), last.eq(p.last_step), rel.eq(p.release),
                                  drn.eq(p.drain)]
                     with m.If(~c["open"]):
-                        m.d.sync += [c["open"].eq(1), c["par"].eq(0), c["cur"].eq(c["aptr"]),
+                        m.d.sync += [c["open"].eq(1), c["par"].eq(0), c["cnt"].eq(0),
+                                     c["cur"].eq(c["aptr"]),
                                      c["aptr"].eq(self._flip(c["aptr"])),
                                      _bit(c["free"], c["aptr"]).eq(0)]
                     m.next = "RUN"
             with m.State("RUN"):
                 m.d.comb += [bank.ready.eq(1), issue.eq(bank.valid)]
                 with m.If(bank.valid):
-                    m.d.sync += [k.eq(k + 1), c["par"].eq(c["par"] + 1)]
+                    m.d.sync += [k.eq(k + 1), c["par"].eq(c["par"] + 1),
+                                 c["cnt"].eq(c["visited"])]
                     with m.If(k == last):
                         with m.If(rel):
                             m.d.sync += [_bit(c["full"], c["mptr"]).eq(0),
@@ -257,21 +267,27 @@ class LolpimPingpong(PimComponent):
 
     # ------------------------------------------------------------------ datapath
     def _datapath(self, m, c) -> dict:
-        """Issue register, bf16 multipliers, per-PU trees, the two partial sums per set, the
-        drain's combine and bf16 conversion.  Returns the result per bank and its set/valid."""
+        """Issue register, bf16 multipliers, per-PU trees, the Q partial sums per set, the
+        drain's combine and bf16 conversion.  Returns the result per bank and its set/valid.
+        A step's tags: its set and partial, ``last`` (it ends a drained accumulation),
+        ``first`` (its partial's first visit) and ``nvis`` (partials visited so far, <= Q)."""
         cfg = self.cfg
-        B, L, S, od = cfg.banks, cfg.lanes, cfg.sets, cfg.op_depth
+        B, L, Q, od = cfg.banks, cfg.lanes, cfg.partials, cfg.op_depth
         iss = {"bank": Signal(16 * B * L, name="issue_bank"),
                "gbw": Signal(16 * L, name="issue_gb"),
                "set": Signal(len(c["cur"]), name="issue_set"),
                "par": Signal(len(c["par"]), name="issue_par"),
+               "first": Signal(name="issue_first"),
+               "nvis": Signal.like(c["cnt"], name="issue_nvis"),
                "last": Signal(name="issue_last"), "valid": Signal(name="issue_valid")}
+        m.d.comb += c["visited"].eq(Mux(c["cnt"] == Q, Q, c["cnt"] + 1))
         m.d.sync += iss["valid"].eq(c["issue"])
         with m.If(c["issue"]):
             m.d.sync += [iss["bank"].eq(self.i_bank.payload.data), iss["gbw"].eq(c["gb_word"]),
                          iss["set"].eq(c["cur"]), iss["par"].eq(c["par"]),
+                         iss["first"].eq(c["cnt"] != Q), iss["nvis"].eq(c["visited"]),
                          iss["last"].eq(c["tag_last"])]
-        tags = {"set": iss["set"], "par": iss["par"], "last": iss["last"]}
+        tags = {k: iss[k] for k in ("set", "par", "last", "first", "nvis")}
         sums, tv, tt = [], None, None
         for b in range(B):
             level, first = [], b == 0
@@ -294,66 +310,41 @@ class LolpimPingpong(PimComponent):
         return self._accumulate(m, sums, tv, tt)
 
     def _accumulate(self, m, sums, tv, tt) -> dict:
-        """Column step k adds into partial ``k mod Q`` of its set (cleared when the set opens an
-        accumulation); a drained accumulation becomes the pairwise sum of the Q in bf16."""
+        """Column step k adds into partial ``k mod Q`` of its set, in the float library's
+        accumulator bank (read a cycle ahead, the landing sums forwarded; the first Q steps of
+        an accumulation start from +0).  The cycle after a drained accumulation's last sum
+        lands, its partials are read (those no step reached as +0) and registered."""
         cfg = self.cfg
-        B, S, Q = cfg.banks, cfg.sets, cfg.partials
-        parts = [[[Signal(32, name=f"partial{s}_{j}_{b}") for b in range(B)] for j in range(Q)]
-                 for s in range(S)]
-        acc, av, at = [], None, None
-        wsel = Signal(len(tt["set"]) + len(tt["par"]), name="acc_wsel")
-        wen = Signal(name="acc_wen")
-        rsel = Cat(tt["par"], tt["set"])
-        outs = []
-        for b in range(B):
-            regs = Signal(32, name=f"acc_old{b}")
-            m.d.comb += regs.eq(_pick(tt["set"], [_pick(tt["par"], [parts[s][j][b]
-                                                                    for j in range(Q)])
-                                                  for s in range(S)]))
-            fwd = Signal(32, name=f"acc_fwd{b}")
-            outs.append(fwd)
-            old = Mux(wen & (wsel == rsel), fwd, regs)
-            r, v, t = float_op(m, "add", FP32, cfg.op_depth, {"a": old, "b": sums[b]},
-                               valid=tv if b == 0 else None, side=tt if b == 0 else None,
-                               name=f"acc{b}")
-            m.d.comb += fwd.eq(r["r"])
-            if b == 0:
-                av, at = v, t
-            acc.append(r["r"])
-        m.d.comb += [wen.eq(av), wsel.eq(Cat(at["par"], at["set"]))]
-        for s in range(S):
-            for j in range(Q):
-                with m.If(wen & (wsel == s * Q + j)):
-                    m.d.sync += [parts[s][j][b].eq(acc[b]) for b in range(B)]
-        self._clear_parts(m, parts)
-        return self._combine(m, parts, acc, av, at)
+        S, Q = cfg.sets, cfg.partials
+        addr = Signal(range(S * Q), name="acc_addr")
+        m.d.comb += addr.eq(tt["set"] * Q + tt["par"])
+        fin_set = Signal(len(tt["set"]), name="finish_set")
+        _, av, at, words = accumulate(
+            m, sums, valid=tv, addr=addr, first=tt["first"], depth=S * Q,
+            op_depth=cfg.op_depth, side={"set": tt["set"], "last": tt["last"],
+                                         "nvis": tt["nvis"]},
+            read_addr=[fin_set * Q + j for j in range(Q)], name="acc")
+        fin_v = Signal(name="finish_valid")
+        fin_n = Signal.like(at["nvis"], name="finish_visited")
+        m.d.sync += [fin_v.eq(av & at["last"]), fin_set.eq(at["set"]), fin_n.eq(at["nvis"])]
+        reads = {f"q{j}": Mux(j < fin_n, w, 0) for j, w in enumerate(words)}
+        rd = delay(m, {"set": fin_set, **reads}, DRAIN_READ, name="fin_rd")
+        rv = delay_valid(m, fin_v, DRAIN_READ, name="fin_rd_v")
+        return self._combine(m, [rd[f"q{j}"] for j in range(Q)], rv, rd["set"])
 
-    def _clear_parts(self, m, parts):
-        """An accumulation opens with both partial sums of its set at +0."""
-        mac = self.i_mac
-        opening = mac.valid & mac.ready & ~self._c["open"]
-        for s, set_parts in enumerate(parts):
-            with m.If(opening & (self._c["aptr"] == s)):
-                m.d.sync += [p.eq(0) for row in set_parts for p in row]
-
-    def _combine(self, m, parts, acc, av, at) -> dict:
+    def _combine(self, m, parts, valid, set_) -> dict:
+        """The pairwise tree of the Q partials per bank, then bf16."""
         cfg = self.cfg
-        B, S, od = cfg.banks, cfg.sets, cfg.op_depth
+        od = cfg.op_depth
+        sums, v, t = add_partials(m, FP32, od, parts, cfg.banks, valid=valid,
+                                  side={"set": set_}, name="combine")
         res, rv, rt = [], None, None
-        for b in range(B):
-            p = []
-            for j in range(cfg.partials):
-                reg = Signal(32, name=f"comb_in{j}_{b}")
-                m.d.comb += reg.eq(_pick(at["set"], [parts[s][j][b] for s in range(S)]))
-                p.append(Mux(at["par"] == j, acc[b], reg))
+        for b, x in enumerate(sums):
             first = b == 0
-            total, v, t = add_tree(m, FP32, od, p, valid=(av & at["last"]) if first else None,
-                                   side={"set": at["set"]} if first else None,
-                                   name=f"combine{b}")
-            r2, v2, t2 = float_op(m, "convert", BF16, od, {"a": total}, src=FP32,
-                                  valid=v if first else None, side=t if first else None,
-                                  name=f"to_bf16_{b}")
-            res.append(r2["r"])
+            r, v2, t2 = float_op(m, "convert", BF16, od, {"a": x}, src=FP32,
+                                 valid=v if first else None, side=t if first else None,
+                                 name=f"to_bf16_{b}")
+            res.append(r["r"])
             if first:
                 rv, rt = v2, t2
         return {"vals": res, "valid": rv, "set": rt["set"]}

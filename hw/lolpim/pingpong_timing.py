@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pimforge.base.numerics import log2_exact
+from pimforge.hw.fp.accumulate import DRAIN_READ, acc_latency
 from pimforge.hw.fp.ops import op_latency
 
 __all__ = ["Tile", "pingpong_timing", "act_time", "Engine", "schedule"]
@@ -43,15 +44,16 @@ class Tile:
 
 def pingpong_timing(cfg) -> dict:
     """Fixed latencies in cycles.  ``land``: a bank beat's transfer to its partial sum's write
-    (issue register, multiply, the ``lanes`` adder tree, accumulate); ``done``: the last bank
-    beat of a drained accumulation to its output-register set being visible to the bus engine
-    (+ the pairwise tree of the partial sums, bf16 conversion, the register write); ``flight``: the
+    (issue register, multiply, the ``lanes`` adder tree, the accumulator bank's read stage and
+    add); ``done``: the last bank beat of a drained accumulation to its output-register set
+    being visible to the bus engine (+ the finish read and its register, the pairwise tree of
+    the partial sums, bf16 conversion, the register write); ``flight``: the
     baseline's quiet wait after a beat."""
     od = cfg.op_depth
     mul, add = op_latency("mul_wide", od), op_latency("add", od)
     conv = op_latency("convert", od)
-    land = 1 + mul + log2_exact(cfg.lanes) * add + add
-    done = land + log2_exact(cfg.partials) * add + conv + 1
+    land = 1 + mul + log2_exact(cfg.lanes) * add + acc_latency(od)
+    done = land + 1 + DRAIN_READ + log2_exact(cfg.partials) * add + conv + 1
     return {"mul": mul, "add": add, "conv": conv, "land": land, "done": done,
             "flight": done - 1}
 
