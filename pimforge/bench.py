@@ -295,7 +295,8 @@ UNIT_BENCH_CONFIGS = {
     "pam_ru": {"set": {"vector_width": 4, "head_dim": 64}},
     "pam_device": {"preset": "small"},
     "lolpim_dispatcher": {"preset": "small"},
-    "papi_pu": {"preset": "small_1p1b"},
+    # papi_pu at 8 partials, op_depth 8: the depth its small config needs for 100 MHz
+    "papi_pu": {"preset": "small_1p1b", "set": {"partials": 8, "op_depth": 8}},
     # HILOS: E = 8, d = 64, block 32; the GEMVs at the deepest op_depth their accumulator
     # revisit allows (block/E = 4, d/E = 8), the softmax at its default
     **{u: {"set": {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 1, **od}}
@@ -338,11 +339,10 @@ def _synth_subprocess(unit: str, spec: dict, target: str, work: Path) -> tuple:
 
 
 def _bench_label(spec: dict) -> str:
+    sets = ", ".join(f"{k}={v}" for k, v in spec.get("set", {}).items())
     if spec.get("preset"):
-        return spec["preset"]
-    if spec.get("set"):
-        return "small: " + ", ".join(f"{k}={v}" for k, v in spec["set"].items())
-    return "default"
+        return spec["preset"] + (f" + {sets}" if sets else "")
+    return f"small: {sets}" if sets else "default"
 
 
 def unit_synth_rows(work: Path, progress=print, names=None) -> dict:
