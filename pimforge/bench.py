@@ -295,8 +295,10 @@ UNIT_BENCH_CONFIGS = {
     "pam_ru": {"set": {"vector_width": 4, "head_dim": 64}},
     "pam_device": {"preset": "small"},
     "lolpim_dispatcher": {"preset": "small"},
-    # papi_pu at 8 partials, op_depth 8: the depth its small config needs for 100 MHz
+    # papi_pu and lolpim_pingpong at 8 partials, op_depth 8: the depth their small configs
+    # need for 100 MHz on ECP5
     "papi_pu": {"preset": "small_1p1b", "set": {"partials": 8, "op_depth": 8}},
+    "lolpim_pingpong": {"set": {"partials": 8, "op_depth": 8}},
     # HILOS: E = 8, d = 64, block 32; the GEMVs at the deepest op_depth their accumulator
     # revisit allows (block/E = 4, d/E = 8), the softmax at its default
     **{u: {"set": {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 1, **od}}
