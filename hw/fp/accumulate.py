@@ -16,7 +16,7 @@ from pimforge.base.formats import FP32
 from pimforge.hw.core.memories import buffer
 from pimforge.hw.fp.ops import delay, delay_valid, float_op, op_latency
 
-__all__ = ["accumulate", "acc_latency", "ACC_READ", "DRAIN_READ"]
+__all__ = ["accumulate", "read_stage", "acc_latency", "ACC_READ", "DRAIN_READ"]
 
 # Cycles of accumulate()'s read stage: the bank is read a cycle before the add, through a
 # register, so the LUT-RAM read and the address's fan-out to every lane do not share a cycle
@@ -32,6 +32,33 @@ DRAIN_READ = 1
 def acc_latency(op_depth: int) -> int:
     """Cycles from an update's product to its new sum (and its write into the bank)."""
     return ACC_READ + op_latency("add", op_depth)
+
+
+def read_stage(m, land, rd_data, *, addr, first, valid, carry: dict, op_depth: int, name: str):
+    """The read stage of an accumulator bank in front of its ``op_depth`` adder: ``rd_data`` is
+    the bank's combinational read at ``addr`` (the caller drives the read address); ``land``
+    has ``en``, ``addr`` and ``data`` of the adder's results, which land in the bank
+    :func:`acc_latency` cycles after the read (the write port, or the adder's own signals when
+    the write port is shared with other writers, whose multiplexer would sit on the path).
+
+    The word is registered (:data:`ACC_READ`) with the update that lands in the read cycle
+    forwarded (it is not in the memory yet) and +0 for ``first``; the update that lands in the
+    add cycle is forwarded again.  Which one that is is known a cycle ahead: the add that
+    started ``lat - 1`` cycles before the read (a copy of the adder's valid and ``carry["_addr"]``
+    pipeline), so the forwarding select is a register, and the adder's first stage sees one
+    multiplexer level in front of it.  Returns ``(old, carry, valid)`` for the add cycle."""
+    word = Signal(len(rd_data), name=f"{name}_word")
+    m.d.sync += word.eq(Mux(first, 0, Mux(land.en & (land.addr == addr), land.data, rd_data)))
+    staged = delay(m, carry, ACC_READ, name=f"{name}_rs")
+    valid = delay_valid(m, valid, ACC_READ, name=f"{name}_rs_v")
+    lat = op_latency("add", op_depth)
+    in_flight = delay(m, {"addr": staged["_addr"]}, lat - 1, name=f"{name}_fl")["addr"]
+    in_flight_v = delay_valid(m, valid, lat - 1, name=f"{name}_fl_v")
+    hit = Signal(name=f"{name}_hit")
+    m.d.sync += hit.eq(in_flight_v & (in_flight == addr) & ~first)
+    old = Signal(len(rd_data), name=f"{name}_old")
+    m.d.comb += old.eq(Mux(hit, land.data, word))
+    return old, staged, valid
 
 
 def accumulate(m, products: list, *, valid, addr, first, depth: int, op_depth: int,
@@ -61,25 +88,9 @@ def accumulate(m, products: list, *, valid, addr, first, depth: int, op_depth: i
     wr = mem.write_port()
     rd = mem.read_port(domain="comb")
     m.d.comb += rd.addr.eq(addr)
-    # read stage (ACC_READ): the word, with the update that lands this cycle forwarded (it is not
-    # in the memory yet) and +0 for a first update, registered with the products and the tags
-    word = Signal(w * lanes, name=f"{name}_word")
-    m.d.sync += word.eq(Mux(first, 0, Mux(wr.en & (wr.addr == addr), wr.data, rd.data)))
-    staged = delay(m, {"_addr": addr, **(side or {}),
-                       **{f"_p{i}": p for i, p in enumerate(products)}}, ACC_READ,
-                   name=f"{name}_rs")
-    valid = delay_valid(m, valid, ACC_READ, name=f"{name}_rs_v")
-    # the update that lands in the add cycle is forwarded again.  Which one that is is known a
-    # cycle ahead: the add that started lat - 1 cycles before the read (a copy of the adder's
-    # valid and address pipeline), so the forwarding select is a register, and the adder's
-    # first stage sees one multiplexer level in front of it.
-    lat = op_latency("add", op_depth)
-    in_flight = delay(m, {"addr": staged["_addr"]}, lat - 1, name=f"{name}_fl")["addr"]
-    in_flight_v = delay_valid(m, valid, lat - 1, name=f"{name}_fl_v")
-    hit = Signal(name=f"{name}_hit")
-    m.d.sync += hit.eq(in_flight_v & (in_flight == addr) & ~first)
-    old = Signal(w * lanes, name=f"{name}_old")
-    m.d.comb += old.eq(Mux(hit, wr.data, word))
+    old, staged, valid = read_stage(
+        m, wr, rd.data, addr=addr, first=first, valid=valid, op_depth=op_depth, name=name,
+        carry={"_addr": addr, **(side or {}), **{f"_p{i}": p for i, p in enumerate(products)}})
     products = [staged.pop(f"_p{i}") for i in range(lanes)]
     tags = staged
     sums, v_out, t_out = [], None, None

@@ -30,12 +30,16 @@ Microarchitecture (numerics: :mod:`pimforge.sim.golden.hermes.gemv`; rates:
 * **Hazards.**  A row-mode partial is revisited every Q G >= Q >= op_depth cycles; a column-mode
   partial sum every ``beats x G`` cycles, so a column starts no sooner than ``op_depth`` cycles
   after the previous one would have started had it not stalled (its last issue less its issue
-  count): then stalls inside a column shorten no revisit below ``op_depth``.  The adders' results are forwarded to a read of the same address
-  (row mode: the float library's accumulator bank, read a cycle before the add).
+  count): then stalls inside a column shorten no revisit below ``op_depth``.  Both modes read
+  their sums a cycle before the add, with the sums landing in the read or the add cycle
+  forwarded (:mod:`pimforge.hw.fp.accumulate`: the row partials in its bank, the column sums
+  in the result buffer through its ``read_stage``).
 * **Flow control at the inputs.**  The pipelines are free-running; a row's last beat issues only
   with an output credit, the column drain reads only with one.
 """
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import fifo
@@ -46,7 +50,7 @@ from pimforge.base.formats import FP16
 from pimforge.base.numerics import log2_exact
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.fp.accumulate import DRAIN_READ, accumulate
+from pimforge.hw.fp.accumulate import DRAIN_READ, accumulate, read_stage
 from pimforge.hw.fp.ops import add_partials, add_tree, delay, delay_valid, float_op
 from pimforge.hw.hermes.config import GEMV_PRESETS, HermesGemvConfig
 from pimforge.hw.hermes.gemv_timing import GemvJob, gemv_schedule, gemv_timing
@@ -385,20 +389,29 @@ class HermesGemv(PimComponent):
         for u in range(V):
             wr, rd = banks[u]["wr"], banks[u]["rd"]
             m.d.comb += rd.addr.eq(Mux(j["cols"], upd_addr, issue_addr))
-            old = Mux(wr.en & (wr.addr == upd_addr), wr.data, rd.data)
+            # the float library's registered read stage, both landing sums forwarded from the
+            # adders (the write port's data also carries the row-mode x load)
+            land = SimpleNamespace(en=Signal(name=f"colland{u}_en"),
+                                   addr=Signal.like(upd_addr, name=f"colland{u}_addr"),
+                                   data=Signal(E * A, name=f"colland{u}_data"))
+            old, st, sv = read_stage(
+                m, land, rd.data, addr=upd_addr, first=tags["first_c"], valid=cv, op_depth=od,
+                carry={"_addr": upd_addr, **{f"_p{e}": prods[u][e] for e in range(E)}},
+                name=f"colrd{u}")
             outs, ov, ot = [], None, None
             for e in range(E):
-                a = Mux(tags["first_c"], Const(0, A), lane(old, e, A))
                 first = e == 0
-                r, v, t = float_op(m, "add", cfg.acc, od, {"a": a, "b": prods[u][e]},
-                                   valid=cv if first else None,
-                                   side={"addr": upd_addr} if first else None,
+                r, v, t = float_op(m, "add", cfg.acc, od,
+                                   {"a": lane(old, e, A), "b": st[f"_p{e}"]},
+                                   valid=sv if first else None,
+                                   side={"addr": st["_addr"]} if first else None,
                                    name=f"colacc{u}_{e}")
                 outs.append(r["r"])
                 if first:
                     ov, ot = v, t
+            m.d.comb += [land.en.eq(ov), land.addr.eq(ot["addr"]), land.data.eq(Cat(*outs))]
             with m.If(ov):
-                m.d.comb += [wr.addr.eq(ot["addr"]), wr.data.eq(Cat(*outs)), wr.en.eq(1)]
+                m.d.comb += [wr.addr.eq(land.addr), wr.data.eq(land.data), wr.en.eq(1)]
         word = Signal(E * A, name="drain_word")
         lg_v = j["lg_v"]
         sel = s["dv"][:lg_v] if lg_v else Const(0, 1)

@@ -21,11 +21,11 @@ Microarchitecture (numerics: :mod:`pimforge.sim.golden.lolpim.pingpong`; timing:
   there is one set of each, and a load also waits until nothing is in flight: AiMX's serial
   load -> MAC -> drain.
 * **Numerics.**  AiM's multipliers are BF16 (SK hynix's GDDR6-AiM, ISSCC 2022, LoL-PIM ref. [41];
-  the LoL-PIM text itself says only that the output registers are 2 bytes, §2.2): bf16 x bf16 products are exact in fp32, each PU
-  sums its ``lanes`` products in a pairwise fp32 tree, and column step k of an accumulation adds
-  into partial sum ``k mod Q`` (Q = ``partials``, so the accumulate adder may take Q cycles); a
-  drained accumulation is the pairwise tree of the Q partials (Q = 2: ``p0 + p1``) rounded to
-  bf16.  Every operation is a round-to-nearest-even
+  the LoL-PIM text itself says only that the output registers are 2 bytes, §2.2): bf16 x bf16
+  products are exact in fp32, each PU sums its ``lanes`` products in a pairwise fp32 tree, and
+  column step k of an accumulation adds into partial sum ``k mod Q`` (Q = ``partials``, so the
+  accumulate adder may take Q cycles); a drained accumulation is the pairwise tree of the Q
+  partials (Q = 2: ``p0 + p1``) rounded to bf16.  Every operation is a round-to-nearest-even
   operation of the float library (:mod:`pimforge.hw.fp`), IEEE special values, no flush to zero.
 * **Partials** live in the float library's accumulator bank
   (:func:`~pimforge.hw.fp.accumulate.accumulate`, S x Q words of ``banks`` fp32 lanes): read a
