@@ -14,17 +14,17 @@ from amaranth.hdl import Cat, Mux, Signal
 
 from pimforge.base.formats import FP32
 from pimforge.hw.core.memories import buffer
-from pimforge.hw.fp.ops import delay, delay_valid, float_op, op_latency
+from pimforge.hw.fp.ops import add_partials, delay, delay_valid, float_op, op_latency
 
-__all__ = ["accumulate", "read_stage", "acc_latency", "ACC_READ", "DRAIN_READ"]
+__all__ = ["accumulate", "read_stage", "finish_partials", "acc_latency", "ACC_READ", "DRAIN_READ"]
 
 # Cycles of accumulate()'s read stage: the bank is read a cycle before the add, through a
 # register, so the LUT-RAM read and the address's fan-out to every lane do not share a cycle
 # with the adder's first stage (on ECP5 that path set sv_gemv's clock at op_depth 8).  Not a
 # tuning knob: accumulate()'s forwarding covers exactly one cycle between the read and the add.
 ACC_READ = 1
-# Cycles of the register a unit puts after the drain reads (``read_addr``) of a bank, before
-# the adders that finish the sums: on ECP5 the drain address's fan-out into the LUT-RAM and the
+# Cycles of the register after the drain reads (``read_addr``) of a bank, before the adders
+# that finish the sums (:func:`finish_partials`): on ECP5 the drain address's fan-out into the LUT-RAM and the
 # next adder's first stage set papi_pu's clock at op_depth 8 (96.1 MHz) without it.
 DRAIN_READ = 1
 
@@ -112,3 +112,15 @@ def accumulate(m, products: list, *, valid, addr, first, depth: int, op_depth: i
     return sums, v_out, t_out, (words if isinstance(read_addr, (list, tuple)) else words[0])
 
 
+def finish_partials(m, fmt, op_depth: int, words: list, visited, lanes: int, *, valid, side,
+                    name: str = "finish") -> tuple:
+    """The finish of an accumulator that adds beat k into partial k mod Q: ``words`` are the Q
+    partial-sum words (``lanes`` values of ``fmt`` each) as a bank's drain ports read them; a
+    word at index ``visited`` or beyond (no beat reached it) reads as +0.  The reads and
+    ``side`` are registered (:data:`DRAIN_READ`), then summed pairwise, adjacent pairs first
+    (:func:`~pimforge.hw.fp.ops.add_partials`).  Returns ``(sums, valid, side)``."""
+    reads = {f"_q{q}": Mux(q < visited, w, 0) for q, w in enumerate(words)}
+    rd = delay(m, {**side, **reads}, DRAIN_READ, name=f"{name}_rd")
+    rv = delay_valid(m, valid, DRAIN_READ, name=f"{name}_rd_v")
+    parts = [rd.pop(f"_q{q}") for q in range(len(words))]
+    return add_partials(m, fmt, op_depth, parts, lanes, valid=rv, side=rd, name=name)

@@ -50,8 +50,8 @@ from pimforge.base.formats import FP16
 from pimforge.base.numerics import log2_exact
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.fp.accumulate import DRAIN_READ, accumulate, read_stage
-from pimforge.hw.fp.ops import add_partials, add_tree, delay, delay_valid, float_op
+from pimforge.hw.fp.accumulate import accumulate, finish_partials, read_stage
+from pimforge.hw.fp.ops import add_tree, delay, float_op
 from pimforge.hw.hermes.config import GEMV_PRESETS, HermesGemvConfig
 from pimforge.hw.hermes.gemv_timing import GemvJob, gemv_schedule, gemv_timing
 from pimforge.hw.hermes.streams import N_BITS, addr_signal, beat_signature, cmd_signature, lane
@@ -366,12 +366,8 @@ class HermesGemv(PimComponent):
         fin_v = Signal(name="finish_valid")
         m.d.sync += [fin_v.eq(nv & nt["last"]), fin_g.eq(nt["g"])]
         m.d.comb += pf.r_en.eq(fin_v & j["merge"])
-        # the partials' reads (and the merge partial) are registered before the finish's adders
-        reads = {f"q{q}": Mux(q < j["beats"], w, 0) for q, w in enumerate(words)}
-        rd = delay(m, {"p": pf.r_data, "g": fin_g, **reads}, DRAIN_READ, name="fin_rd")
-        rv = delay_valid(m, fin_v, DRAIN_READ, name="fin_rd_v")
-        final, fv, ft = add_partials(m, cfg.acc, od, [rd[f"q{q}"] for q in range(Q)], V,
-                                     valid=rv, side={"p": rd["p"], "g": rd["g"]})
+        final, fv, ft = finish_partials(m, cfg.acc, od, words, j["beats"], V, valid=fin_v,
+                                        side={"p": pf.r_data, "g": fin_g})
         # lanes of vectors beyond the batch (the last group's) leave as +0
         keep = [j["vec_mask"].bit_select(ft["g"] * V + u, 1) for u in range(V)]
         final = [Mux(keep[u], x, 0) for u, x in enumerate(final)]

@@ -54,8 +54,8 @@ from pimforge.base.numerics import log2_exact
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.payload import flag, payload_layout, uint, vec
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.fp.accumulate import DRAIN_READ, accumulate
-from pimforge.hw.fp.ops import add_partials, add_tree, delay, delay_valid, float_op
+from pimforge.hw.fp.accumulate import accumulate, finish_partials
+from pimforge.hw.fp.ops import add_tree, float_op
 from pimforge.hw.lolpim.aim import GDDR6
 from pimforge.hw.lolpim.config import PINGPONG_PRESETS, PingpongConfig
 from pimforge.hw.lolpim.pingpong_timing import Tile, pingpong_timing, schedule
@@ -327,17 +327,13 @@ class LolpimPingpong(PimComponent):
         fin_v = Signal(name="finish_valid")
         fin_n = Signal.like(at["nvis"], name="finish_visited")
         m.d.sync += [fin_v.eq(av & at["last"]), fin_set.eq(at["set"]), fin_n.eq(at["nvis"])]
-        reads = {f"q{j}": Mux(j < fin_n, w, 0) for j, w in enumerate(words)}
-        rd = delay(m, {"set": fin_set, **reads}, DRAIN_READ, name="fin_rd")
-        rv = delay_valid(m, fin_v, DRAIN_READ, name="fin_rd_v")
-        return self._combine(m, [rd[f"q{j}"] for j in range(Q)], rv, rd["set"])
+        sums, v, t = finish_partials(m, FP32, cfg.op_depth, words, fin_n, cfg.banks,
+                                     valid=fin_v, side={"set": fin_set}, name="combine")
+        return self._to_bf16(m, sums, v, t)
 
-    def _combine(self, m, parts, valid, set_) -> dict:
-        """The pairwise tree of the Q partials per bank, then bf16."""
-        cfg = self.cfg
-        od = cfg.op_depth
-        sums, v, t = add_partials(m, FP32, od, parts, cfg.banks, valid=valid,
-                                  side={"set": set_}, name="combine")
+    def _to_bf16(self, m, sums, v, t) -> dict:
+        """The finished sums (one per bank) to bf16."""
+        od = self.cfg.op_depth
         res, rv, rt = [], None, None
         for b, x in enumerate(sums):
             first = b == 0

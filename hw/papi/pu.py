@@ -46,8 +46,8 @@ from pimforge.base.formats import FP16
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.payload import payload_layout, uint, vec
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.fp.accumulate import DRAIN_READ, accumulate
-from pimforge.hw.fp.ops import add_partials, add_tree, delay, delay_valid, float_op
+from pimforge.hw.fp.accumulate import accumulate, finish_partials
+from pimforge.hw.fp.ops import add_tree, delay, float_op
 from pimforge.hw.papi.config import PU_PRESETS, PapiPuConfig
 from pimforge.hw.papi.pu_timing import pu_latency, pu_run
 
@@ -284,12 +284,8 @@ class PapiPu(PimComponent):
         fin_v = Signal(name="finish_valid")
         fin_g = Signal.like(nt["g"], name="finish_group")
         m.d.sync += [fin_v.eq(nv & nt["last"]), fin_slot.eq(nt["slot"]), fin_g.eq(nt["g"])]
-        # the partials' reads are registered before the finish's adders (DRAIN_READ)
-        reads = {f"q{qi}": Mux(qi < j["beats"], w, 0) for qi, w in enumerate(words)}
-        rd = delay(m, {"g": fin_g, **reads}, DRAIN_READ, name="fin_rd")
-        rv = delay_valid(m, fin_v, DRAIN_READ, name="fin_rd_v")
-        parts = [rd[f"q{qi}"] for qi in range(Q)]
-        final, fv, ft = add_partials(m, A, od, parts, cfg.fpus, valid=rv, side={"g": rd["g"]})
+        final, fv, ft = finish_partials(m, A, od, words, j["beats"], cfg.fpus, valid=fin_v,
+                                        side={"g": fin_g})
         return {"vals": final, "valid": fv, "g": ft["g"]}
 
     def _output(self, m, j, fin):
