@@ -1,7 +1,8 @@
 """The float library's accumulator bank: :func:`accumulate`.
 
 ``lanes`` adders add a product into an accumulator addressed by ``addr``, read from a memory and
-written back (the GEMV units of HILOS, and the partial sums of PAPI's PU).  The adder takes
+written back (the GEMV units of HILOS; the partial sums of PAPI's PU, Hermes' GEMV and LoL-PIM's
+ping-pong PU, which :func:`finish_partials` sums).  The adder takes
 ``op_depth`` cycles, so an address may come back every ``op_depth`` cycles or later: the bank is
 read a cycle before the add (:data:`ACC_READ`), and the write of the previous update is forwarded
 both to that read and to the add, whichever cycle it lands in (each unit's config checks its
@@ -24,8 +25,9 @@ __all__ = ["accumulate", "read_stage", "finish_partials", "acc_latency", "ACC_RE
 # tuning knob: accumulate()'s forwarding covers exactly one cycle between the read and the add.
 ACC_READ = 1
 # Cycles of the register after the drain reads (``read_addr``) of a bank, before the adders
-# that finish the sums (:func:`finish_partials`): on ECP5 the drain address's fan-out into the LUT-RAM and the
-# next adder's first stage set papi_pu's clock at op_depth 8 (96.1 MHz) without it.
+# that finish the sums (:func:`finish_partials`): on ECP5 the drain address's fan-out into the
+# LUT-RAM and the next adder's first stage set papi_pu's clock at op_depth 8 (96.1 MHz) without
+# it.
 DRAIN_READ = 1
 
 

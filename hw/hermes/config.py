@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from pimforge.base.config import UnitConfig, param
+from pimforge.base.config import UnitConfig, at_most, param
 from pimforge.base.errors import ConfigError
 from pimforge.base.formats import FP16, FP32
 
@@ -83,9 +83,9 @@ def _acc_check(v, cfg):
     return None if v.name in ACC_FORMATS else ", ".join(ACC_FORMATS)
 
 
-def _op_depth(hi: int = 3, why: str = ""):
+def _op_depth(hi: int = 3, why: str = "", check=None):
     return param(2, "pipeline registers inside each float operation; exp and recip use one "
-                 "more" + why, lo=1, hi=hi)
+                 "more" + why, lo=1, hi=hi, check=check)
 
 
 @dataclass(frozen=True)
@@ -111,13 +111,11 @@ class HermesGemvConfig(UnitConfig):
                           "into partial k mod partials, revisited every partials x groups >= "
                           "partials cycles, so op_depth <= partials; the row's finish is a "
                           "pairwise tree of them", choices=(4, 8, 16))
-    op_depth: int = _op_depth(16, " (at most partials)")
+    op_depth: int = _op_depth(16, " (at most partials)", at_most(
+        "partials", "a row-mode partial sum is revisited every partials cycles; raise partials "
+        "to 8 or 16"))
 
     def validate(self):
-        if self.op_depth > self.partials:
-            raise ConfigError(self.UNIT, "op_depth", self.op_depth,
-                              f"<= partials = {self.partials} (a row-mode partial sum is "
-                              f"revisited every partials cycles; raise partials to 8 or 16)")
         if self.multipliers % self.serial_cycles:
             raise ConfigError(self.UNIT, "serial_cycles", self.serial_cycles,
                               f"a divisor of multipliers = {self.multipliers}")

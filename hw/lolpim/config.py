@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pimforge.base.config import UnitConfig, param
+from pimforge.base.config import UnitConfig, at_most, param
 from pimforge.base.errors import ConfigError
 
 __all__ = ["DispatcherConfig", "DISPATCHER_PRESETS", "dispatcher_bits", "PingpongConfig",
@@ -151,17 +151,15 @@ class PingpongConfig(UnitConfig):
                           "so op_depth <= partials; the drain sums them in a pairwise tree",
                           choices=(2, 4, 8, 16))
     op_depth: int = param(1, "pipeline registers inside each float operation (at most "
-                              "partials)", lo=1, hi=16)
+                              "partials)", lo=1, hi=16,
+                          check=at_most("partials", "a partial sum is revisited every partials "
+                                        "cycles; raise partials for more"))
     rd_latency: int = param(20, "RD-MAC read latency on the channel bus, PU clocks "
                                 "(GDDR6 RL, see hw/lolpim/aim.py)", lo=0, hi=255)
     wr_latency: int = param(8, "WR-GB write latency on the channel bus, PU clocks "
                                 "(GDDR6 WL, see hw/lolpim/aim.py)", lo=0, hi=255)
 
     def validate(self):
-        if self.op_depth > self.partials:
-            raise ConfigError(self.UNIT, "op_depth", self.op_depth,
-                              f"<= partials = {self.partials} (a partial sum is revisited "
-                              f"every partials cycles; raise partials for more)")
         if self.gb_elems % self.lanes or self.gb_elems // self.lanes < 2:
             raise ConfigError(self.UNIT, "gb_elems", self.gb_elems,
                                  f"a multiple of lanes = {self.lanes}, at least {2 * self.lanes}")

@@ -86,13 +86,8 @@ def _bit(vec_sig, idx):
 
 
 def _pick(sel, items):
-    """``items[sel]`` (a set or a partial-sum index; a power-of-two count of items): a tree of
-    2:1 multiplexers on the bits of ``sel``."""
-    level, bit = list(items), 0
-    while len(level) > 1:
-        level = [Mux(sel[bit], level[i + 1], level[i]) for i in range(0, len(level), 2)]
-        bit += 1
-    return level[0]
+    """``items[sel]`` for one or two items (an output-register set)."""
+    return items[0] if len(items) == 1 else Mux(sel, items[1], items[0])
 
 
 class LolpimPingpong(PimComponent):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from pimforge.base.config import UnitConfig, param
+from pimforge.base.config import UnitConfig, at_most, param
 from pimforge.base.errors import ConfigError
 from pimforge.base.formats import FP16
 
@@ -116,13 +116,11 @@ class PapiPuConfig(UnitConfig):
                           "partials cycles, so op_depth <= partials; the row's finish is a "
                           "pairwise tree of them", choices=(4, 8, 16))
     op_depth: int = param(2, "pipeline registers inside each float operation (at most "
-                          "partials)", lo=1, hi=16)
+                          "partials)", lo=1, hi=16,
+                          check=at_most("partials", "a partial sum is revisited every partials "
+                                        "cycles; raise partials to 8 or 16 for more"))
 
     def validate(self):
-        if self.op_depth > self.partials:
-            raise ConfigError(self.UNIT, "op_depth", self.op_depth,
-                              f"<= partials = {self.partials} (a partial sum is revisited "
-                              f"every partials cycles; raise partials to 8 or 16 for more)")
         if self.max_groups * self.max_beats > 1 << 16:
             raise ConfigError(self.UNIT, "max_beats", self.max_beats,
                               f"<= {(1 << 16) // self.max_groups} (each FPU's input buffer "

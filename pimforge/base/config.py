@@ -16,8 +16,8 @@ import yaml
 from pimforge.base.errors import ConfigError, UserError
 from pimforge.base.formats import FloatFormat, parse_format
 
-__all__ = ["UnitConfig", "param", "load_yaml", "parse_overrides", "build_config", "layered_config",
-           "config_to_dict"]
+__all__ = ["UnitConfig", "param", "at_most", "load_yaml", "parse_overrides", "build_config",
+           "layered_config", "config_to_dict"]
 
 
 def param(default, doc: str, *, kind=None, choices=None, lo=None, hi=None, check=None):
@@ -36,6 +36,16 @@ def param(default, doc: str, *, kind=None, choices=None, lo=None, hi=None, check
         kind = type(default)
     meta = dict(doc=doc, kind=kind, choices=choices, lo=lo, hi=hi, check=check)
     return dataclasses.field(default=default, metadata=meta)
+
+
+def at_most(field: str, why: str):
+    """A ``check`` for :func:`param`: the value may not exceed the config's ``field`` (for
+    ``op_depth`` against an accumulator's partial-sum count, whose revisit distance bounds the
+    adder's latency).  ``why`` ends the error text."""
+    def check(value, cfg):
+        bound = getattr(cfg, field)
+        return None if value <= bound else f"<= {field} = {bound} ({why})"
+    return check
 
 
 def _allowed_text(meta) -> str:

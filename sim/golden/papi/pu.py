@@ -5,7 +5,8 @@ AttAcc's FPU: rounded products; fp32: exact products).  Every operation is a rou
 even operation of the float library, in the RTL's order: per beat of ``lanes`` elements a
 pairwise tree of the products (adjacent pairs first); beat k adds into partial ``k mod Q``,
 Q = ``cfg.partials`` (the first add from +0); then a pairwise tree of the Q partials, adjacent
-pairs first (Q = 4: ``(p0 + p1) + (p2 + p3)``; partials no beat reached are +0), then fp16.  Vector j does not depend on which FPU took it or on the bank: the order is the same.
+pairs first (Q = 4: ``(p0 + p1) + (p2 + p3)``; partials no beat reached are +0), then fp16.
+Vector j does not depend on which FPU took it or on the bank: the order is the same.
 """
 from __future__ import annotations
 
