@@ -14,6 +14,7 @@ from __future__ import annotations
 from amaranth.hdl import Cat, Mux, Signal
 
 from pimforge.base.formats import FP32
+from pimforge.hw.core.fanout import copies
 from pimforge.hw.core.memories import buffer
 from pimforge.hw.fp.ops import add_partials, delay, delay_valid, float_op, op_latency
 
@@ -36,7 +37,8 @@ def acc_latency(op_depth: int) -> int:
     return ACC_READ + op_latency("add", op_depth)
 
 
-def read_stage(m, land, rd_data, *, addr, first, valid, carry: dict, op_depth: int, name: str):
+def read_stage(m, land, rd_data, *, addr, first, valid, carry: dict, op_depth: int, name: str,
+               lanes: int = 1):
     """The read stage of an accumulator bank in front of its ``op_depth`` adder: ``rd_data`` is
     the bank's combinational read at ``addr`` (the caller drives the read address); ``land``
     has ``en``, ``addr`` and ``data`` of the adder's results, which land in the bank
@@ -48,7 +50,9 @@ def read_stage(m, land, rd_data, *, addr, first, valid, carry: dict, op_depth: i
     add cycle is forwarded again.  Which one that is is known a cycle ahead: the add that
     started ``lat - 1`` cycles before the read (a copy of the adder's valid and ``carry["_addr"]``
     pipeline), so the forwarding select is a register, and the adder's first stage sees one
-    multiplexer level in front of it.  Returns ``(old, carry, valid)`` for the add cycle."""
+    multiplexer level in front of it.  The select is a register per lane (``rd_data`` is
+    ``lanes`` equal words; :func:`~pimforge.hw.core.fanout.copies`), so no register drives every
+    bit of the bank word.  Returns ``(old, carry, valid)`` for the add cycle."""
     word = Signal(len(rd_data), name=f"{name}_word")
     m.d.sync += word.eq(Mux(first, 0, Mux(land.en & (land.addr == addr), land.data, rd_data)))
     staged = delay(m, carry, ACC_READ, name=f"{name}_rs")
@@ -56,10 +60,11 @@ def read_stage(m, land, rd_data, *, addr, first, valid, carry: dict, op_depth: i
     lat = op_latency("add", op_depth)
     in_flight = delay(m, {"addr": staged["_addr"]}, lat - 1, name=f"{name}_fl")["addr"]
     in_flight_v = delay_valid(m, valid, lat - 1, name=f"{name}_fl_v")
-    hit = Signal(name=f"{name}_hit")
-    m.d.sync += hit.eq(in_flight_v & (in_flight == addr) & ~first)
+    hits = copies(m, in_flight_v & (in_flight == addr) & ~first, lanes, f"{name}_hit")
+    w = len(rd_data) // lanes
     old = Signal(len(rd_data), name=f"{name}_old")
-    m.d.comb += old.eq(Mux(hit, land.data, word))
+    m.d.comb += old.eq(Cat(*(Mux(h, land.data[w * k:w * (k + 1)], word[w * k:w * (k + 1)])
+                             for k, h in enumerate(hits))))
     return old, staged, valid
 
 
@@ -92,6 +97,7 @@ def accumulate(m, products: list, *, valid, addr, first, depth: int, op_depth: i
     m.d.comb += rd.addr.eq(addr)
     old, staged, valid = read_stage(
         m, wr, rd.data, addr=addr, first=first, valid=valid, op_depth=op_depth, name=name,
+        lanes=lanes,
         carry={"_addr": addr, **(side or {}), **{f"_p{i}": p for i, p in enumerate(products)}})
     products = [staged.pop(f"_p{i}") for i in range(lanes)]
     tags = staged

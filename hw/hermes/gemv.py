@@ -393,7 +393,7 @@ class HermesGemv(PimComponent):
             old, st, sv = read_stage(
                 m, land, rd.data, addr=upd_addr, first=tags["first_c"], valid=cv, op_depth=od,
                 carry={"_addr": upd_addr, **{f"_p{e}": prods[u][e] for e in range(E)}},
-                name=f"colrd{u}")
+                name=f"colrd{u}", lanes=E)
             outs, ov, ot = [], None, None
             for e in range(E):
                 first = e == 0
