@@ -26,7 +26,7 @@ Dataflow of one job (one KV head and its ``d_group`` queries)::
 Cycle model (:func:`kernel_schedule`): composed from its units' own models. The kernel is a pipeline of ``qk_gemv`` -> pass 1 -> (DRAM) -> pass 2 -> ``sv_gemv`` with
 flow control between them, so the composition follows each job's blocks through the units:
 
-* ``qk_gemv``: :func:`~pimforge.hw.hilos.qk_gemv.qk_schedule` over the jobs' stored tokens (K
+* ``qk_gemv``: :func:`~pimforge.hw.hilos.qk_timing.qk_schedule` over the jobs' stored tokens (K
   offered from cycle ``latency``).  A job's precomputed score beats follow its last K-derived
   score beat, one per cycle.
 * pass 1 ends with the job's last score beat; its statistics are ready ``stats + 1`` cycles
@@ -53,7 +53,8 @@ from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.payload import flag, payload_layout, vec
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.hilos.config import HILOS_PRESETS, HilosAttentionConfig
-from pimforge.hw.hilos.qk_gemv import QkGemv, qk_schedule
+from pimforge.hw.hilos.qk_gemv import QkGemv
+from pimforge.hw.hilos.qk_timing import qk_schedule
 from pimforge.hw.hilos.streams import k_signature, score_signature, v_signature, vec_signature
 from pimforge.hw.hilos.sv_gemv import SvGemv, sv_timing
 from pimforge.hw.hilos.two_pass_softmax import TwoPassSoftmax, softmax_timing

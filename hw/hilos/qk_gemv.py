@@ -28,11 +28,11 @@ transpose is a *view*, not a second buffer::
   array works on the other.
 * **MAC array.**  ``E x d_group`` lanes; lane (g, e) multiplies q[g][i] (fp16 x fp16, exact in
   fp32) and adds it into accumulator t of its bank (``block / E`` accumulators of
-  :func:`~pimforge.hw.fp.accumulate.accumulate`, the first dim reads +0).  Order: for i in 0..d-1, for t in
-  0..block/E-1, one cycle each.  A tile takes ``block x head_dim / E`` cycles: its load time, so
-  at one K beat per cycle the array never idles.  (The paper's ``block`` MACs per query would
-  finish a column in one cycle and then wait ``block / E`` cycles for the next tile to load.)
-  A short last tile is computed as a whole one; its missing tokens leave with keep = 0.
+  :func:`~pimforge.hw.fp.accumulate.accumulate`, the first dim reads +0).  Order: for i in
+  0..d-1, for t in 0..block/E-1, one cycle each.  A tile takes ``block x head_dim / E`` cycles:
+  its load time, so at one K beat per cycle the array never idles.  (The paper's ``block`` MACs
+  per query would finish a column in one cycle, then wait ``block / E`` cycles for the next
+  tile.)  A short last tile is computed as a whole one; its missing tokens leave with keep = 0.
 * **Scores.**  The sums of the last dim go, raw, into a double-buffered score buffer; the drain
   reads U of them a cycle in row-block order, scales them (fp32 multiply, as the golden model)
   and rounds them to ``score_fmt``.  Scaling at the drain needs U multipliers instead of
@@ -56,33 +56,17 @@ from amaranth.lib.wiring import In, Out
 from pimforge.base.formats import FP16, FP32
 from pimforge.base.numerics import log2_exact, scale_bits
 from pimforge.hw.core.component import PimComponent
+from pimforge.hw.core.fanout import copies
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.core.memories import buffer
-from pimforge.hw.fp.accumulate import acc_latency, accumulate
-from pimforge.hw.fp.ops import delay, delay_valid, float_op, op_latency
+from pimforge.hw.fp.accumulate import accumulate
+from pimforge.hw.fp.ops import delay, delay_valid, float_op
 from pimforge.hw.hilos.blocks import rotate_elems
 from pimforge.hw.hilos.config import HILOS_PRESETS, QkGemvConfig
+from pimforge.hw.hilos.qk_timing import qk_schedule, qk_tail_cycles, qk_timing
 from pimforge.hw.hilos.streams import k_signature, score_signature, vec_signature
 
-__all__ = ["QkGemv", "qk_timing"]
-
-
-def qk_timing(cfg: QkGemvConfig) -> dict:
-    """Fixed latencies of ``qk_gemv``, in cycles (used by the RTL and the cycle model).
-
-    * ``tile``: MAC-array cycles per tile, ``block x head_dim / E``.
-    * ``read``: the K-Buf and Q reads and their output register (the block RAM's clock-to-out
-      stays out of the multipliers' cycle).  ``mac``: a MAC issue to its sum's write.
-    * ``scale``, ``conv``: the drain's scale multiply and rounding to ``score_fmt`` (0: fp32).
-    * ``drain``: a drain read to the cycle its beat can leave (read, register, scale, conv, FIFO).
-    * ``fifo``: output FIFO depth (the drain's credits): ``drain + 1`` beats in flight plus one.
-    """
-    od = cfg.op_depth
-    conv = op_latency("convert", od) if cfg.score_fmt.width != 32 else 0
-    read, drain = 2, 2 + op_latency("mul", od) + conv + 1
-    mac = read + op_latency("mul_wide", od) + acc_latency(od)
-    return {"tile": cfg.block * cfg.row_beats, "read": read, "mac": mac,
-            "scale": op_latency("mul", od), "conv": conv, "drain": drain, "fifo": drain + 1}
+__all__ = ["QkGemv", "qk_cycles"]
 
 
 class QkGemv(PimComponent):
@@ -207,11 +191,15 @@ class QkGemv(PimComponent):
             m.d.comb += [wr.addr.eq(Cat(k_b, k_tok, wh)),
                          wr.data.eq(k_skewed[16 * e:16 * (e + 1)]), wr.en.eq(k_fire)]
             k_rd.append(mem.read_port())
+        # the mask bit is written a cycle late, from registers (not from the input handshake
+        # into 2 x block enables); the tile's last-dim pass, which reads it, is >= 2 cycles on
+        pend = delay(m, {"en": k_fire, "h": wh, "tok": k_tok, "mask": self.i_k.payload.mask}, 1,
+                     name="k_mask_wr")
+        for h in range(2):
+            with m.If(pend["en"] & (pend["h"] == h)):
+                m.d.sync += k_mask[h].bit_select(pend["tok"], 1).eq(pend["mask"])
         with m.If(k_fire):
             m.d.sync += k_b.eq(k_b + 1)
-            for h in range(2):
-                with m.If(wh == h):
-                    m.d.sync += k_mask[h].bit_select(k_tok, 1).eq(self.i_k.payload.mask)
         with m.If(row_end):
             m.d.sync += k_tok.eq(k_tok + 1)
         with m.If(tile_end):
@@ -293,27 +281,26 @@ class QkGemv(PimComponent):
                   "first": Signal(name="kt_first"), "final": Signal(name="kt_final"),
                   "half": Signal(name="kt_half")}
         m.d.sync += [rd_valid.eq(mac["issue"]), rd_tag["sel"].eq(mac["i_lo"]),
-                     rd_tag["t"].eq(mac["t"]),
-                     rd_tag["first"].eq(step < T), rd_tag["final"].eq(step >= (D - 1) * T),
-                     rd_tag["half"].eq(mac["half"])]
+                     rd_tag["t"].eq(mac["t"]), rd_tag["first"].eq(step < T),
+                     rd_tag["final"].eq(step >= (D - 1) * T), rd_tag["half"].eq(mac["half"])]
         # the reads' output registers (qk_timing "read"): the words and their tag, a cycle on
         banks = Signal(16 * E, name="kt_banks")
         q_words = [Signal(16 * E, name=f"q_word{g}") for g in range(G)]
         m.d.sync += [banks.eq(Cat(*[r.data for r in k_rd]))] + [
             w.eq(r.data) for w, r in zip(q_words, q_rd)]
+        sel = copies(m, rd_tag.pop("sel"), E + G, "kt_sel")  # one per K element and Q word
         rd_tag = delay(m, rd_tag, 1, name="kt_reg")
         rd_valid = delay_valid(m, rd_valid, 1, name="kt_reg_v")
-        kt_view = rotate_elems(m, banks, rd_tag["sel"], 16, left=False, name="kt_unskew")
-        kt_view = [kt_view[16 * e:16 * (e + 1)] for e in range(E)]
-        q_col = [w.word_select(rd_tag["sel"], 16) for w in q_words]
+        kt_view = rotate_elems(m, banks, sel[:E], 16, left=False, name="kt_unskew")
+        q_col = [w.word_select(s, 16) for w, s in zip(q_words, sel[E:])]
         prods, p_valid, p_tag = [], None, None
         for g in range(G):
             for e in range(E):
                 first_lane = g == 0 and e == 0
-                r, v, tg = float_op(m, "mul_wide", FP32, od, {"a": q_col[g], "b": kt_view[e]},
-                                    valid=rd_valid if first_lane else None,
-                                    side=rd_tag if first_lane else None, src=FP16,
-                                    name=f"qk{g}_{e}")
+                r, v, tg = float_op(m, "mul_wide", FP32, od,
+                                    {"a": q_col[g], "b": kt_view.word_select(e, 16)},
+                                    valid=rd_valid if first_lane else None, src=FP16,
+                                    side=rd_tag if first_lane else None, name=f"qk{g}_{e}")
                 prods.append(r["r"])
                 if first_lane:
                     p_valid, p_tag = v, tg
@@ -420,73 +407,6 @@ class QkGemv(PimComponent):
                      self.o.payload.keep.eq(out_fifo.r_data[fw:fw + U]),
                      self.o.payload.mask.eq(out_fifo.r_data[fw + U:fw + 2 * U]),
                      self.o.payload.last.eq(out_fifo.r_data[fw + 2 * U])]
-
-
-def qk_schedule(cfg: QkGemvConfig, jobs) -> list:
-    """Cycle model of ``qk_gemv`` with no stalls: jobs of ``jobs`` tokens (each >= 1) run back to
-    back in one phase, ``i_q`` and ``i_k`` offered from cycle 0 and ``o`` always ready.
-
-    Returns, per job, a dict of cycles: ``q_first``, ``k_first``, ``k_last`` (its first Q beat,
-    first and last K beat), ``last_issue`` (its last MAC-array cycle), ``first_out``, ``last_out``.
-
-    * Q: job h's ``G x R`` beats (R = head_dim / E) go one per cycle after job h-1's, once Q bank
-      h % 2 is free (the cycle after job h-2's last MAC issue); its Q is usable the cycle after
-      its last beat.
-    * K: tiles m = 0, 1, ... over all jobs alternate between the two K-Buf halves.  Tile m's
-      ``rows x R`` beats go one per cycle after tile m-1's, once half m % 2 is free (the cycle
-      after tile m-2's last MAC issue).
-    * MAC array: tile m issues ``block x R`` cycles back to back from the cycle after its last K
-      beat, after tile m-1's issues and once its job's Q is usable; its last-dim pass (the last
-      ``block / E`` cycles) waits for its score-buffer half (the cycle after tile m-2's last
-      drain read).
-    * Drain: tile m's ``G x block / U`` reads go one per cycle from ``mac + 1`` cycles after its
-      last MAC issue (its last sum is written ``mac`` cycles after the issue), after tile m-1's
-      reads; a read leaves on ``o`` ``drain`` cycles later (see :func:`qk_timing`).
-    """
-    tm = qk_timing(cfg)
-    G, R, B, D = cfg.d_group, cfg.row_beats, cfg.block, cfg.head_dim
-    T = B // cfg.beat_elems
-    reads = G * cfg.block_beats
-    q_next, q_free = 0, [0, 0]
-    k_next, k_free, s_free = 0, [0, 0], [0, 0]
-    prev_issue, prev_read = -1, -1
-    tile = 0
-    out = []
-    for h, n in enumerate(jobs):
-        if n < 1:
-            raise ValueError(f"a job has at least one token, not {n}")
-        q_first = max(q_next, q_free[h % 2])
-        q_next = q_first + G * R
-        q_usable = q_next
-        rec = {"q_first": q_first}
-        for a in range(0, n, B):
-            rows = min(B, n - a)
-            half = tile % 2
-            k_start = max(k_next, k_free[half])
-            k_end = k_start + rows * R - 1
-            k_next = k_end + 1
-            issue = max(k_end + 1, prev_issue + 1, q_usable)
-            final = max(issue + (D - 1) * T, s_free[half])
-            prev_issue = final + T - 1
-            k_free[half] = prev_issue + 1
-            read = max(prev_issue + tm["mac"] + 1, prev_read + 1)
-            prev_read = read + reads - 1
-            s_free[half] = prev_read + 1
-            if a == 0:
-                rec.update(k_first=k_start, first_out=read + tm["drain"])
-            tile += 1
-        q_free[h % 2] = prev_issue + 1
-        rec.update(k_last=k_end, last_issue=prev_issue, last_out=prev_read + tm["drain"])
-        out.append(rec)
-    return out
-
-
-def qk_tail_cycles(cfg: QkGemvConfig) -> int:
-    """Cycles from the last K beat of a whole tile to the tile's first score beat, with the MAC
-    array idle and Q loaded: ``block x R`` MAC cycles, then ``mac + 1`` to the score buffer and
-    ``drain`` to ``o``."""
-    s = qk_schedule(cfg, [cfg.block])[0]
-    return s["first_out"] - s["k_last"]
 
 
 def qk_cycles(cfg: QkGemvConfig, n_tokens: int) -> int:
