@@ -39,6 +39,7 @@ from amaranth.lib.wiring import In, Out
 from pimforge.base.formats import FP16
 from pimforge.base.numerics import SCORE, log2_exact, scale_bits
 from pimforge.hw.core.component import PimComponent
+from pimforge.hw.core.fanout import SplitFifo
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp.ops import beat_tree, delay, delay_valid, float_op, op_latency
 from pimforge.hw.pam.config import PU_TIER_PRESETS, PamPuConfig
@@ -140,8 +141,7 @@ class PamPu(PimComponent):
         L, B = self.cfg.lanes, self.cfg.beats
         q_mem = Memory(shape=16 * L, depth=B, init=[])
         m.submodules.q_buffer = q_mem
-        q_wr = q_mem.write_port()
-        q_rd = q_mem.read_port(domain="comb")
+        q_wr, q_rd = q_mem.write_port(), q_mem.read_port(domain="comb")
         q_idx = Signal(range(B), name="q_idx")
         q_loaded = Signal(name="q_loaded")
         m.d.comb += [self.i_q.ready.eq(~q_loaded), q_wr.addr.eq(q_idx),
@@ -162,7 +162,7 @@ class PamPu(PimComponent):
         kb = Signal(range(B), name="k_beat")           # beat within the K row
         in_flight = Signal(range(2 * T + 1), name="tokens_in_flight")
         drain_pending = Signal(name="drain_pending")
-        v_fifo = fifo.SyncFIFO(width=16 * L + 1, depth=_fifo_depth(self.cfg))
+        v_fifo = SplitFifo([16] * (L - 1) + [17], _fifo_depth(self.cfg), "v_fifo")
         m.submodules.v_fifo = v_fifo
         token_start = ~kv.payload.is_v & (kb == 0)
         can_accept = Mux(kv.payload.is_v, v_fifo.w_rdy, ~token_start | (in_flight < 2 * T))
