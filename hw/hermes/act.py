@@ -15,8 +15,9 @@ Numerics (:mod:`pimforge.sim.golden.hermes.act` bit for bit):
   (2, 3), ..., a level a cycle, padding -inf; then a running maximum over the beats,
   ``t if greater(t, m) else m``: -0 < +0, a NaN never wins); ``e = exp(acc(x) - acc(m))``;
   the adder tree sums a beat's ``e`` (padding +0) in the same pairs, and beat ``k`` adds into
-  partial sum ``k mod 4`` (partials start at -0, the exact additive identity);
-  ``Z = (p0 + p1) + (p2 + p3)``; one reciprocal ``r = 1/Z``; ``y = fp16(e * r)``.  IEEE
+  partial sum ``k mod Q`` (Q = ``partials``; partials start at -0, the exact additive
+  identity); Z is the pairwise tree of the Q partials, adjacent pairs first (Q = 4:
+  ``Z = (p0 + p1) + (p2 + p3)``); one reciprocal ``r = 1/Z``; ``y = fp16(e * r)``.  IEEE
   rules carry through: a NaN or +inf input (inf - inf), or an all -inf vector, gives NaN
   everywhere, as float64 softmax does.
 
@@ -25,9 +26,11 @@ Microarchitecture (one vector at a time, softmax in three passes over the buffer
     i ─┬─ ReLU (1 register) ──────────────────────────────────────────────┐
        └─ vector buffer (max_len / U beats x U fp16) ─┐                    │
        └─ U-lane max tree ─► running max m            │ read at U a cycle  │
-                          pass 2: U x exp(x - m) ─► adder tree ─► 4 partials ─► Z ─► 1/Z
+                          pass 2: U x exp(x - m) ─► adder tree ─► Q partials ─► Z ─► 1/Z
                           pass 3: U x exp(x - m) ─► U x (e * 1/Z) ─► fp16 ─┴─► out FIFO ─► o
 
+* A partial is revisited every Q cycles of pass 2 and written back ``op_depth + 1`` cycles
+  after its read, so ``op_depth <= partials - 1``; Z's tree is ``log2 Q`` adder levels.
 * The exp units serve both passes (the paper's 256 exp units, 256 adders, 256 multipliers, a
   comparator tree, an adder tree and one divider, here a reciprocal).
 * Flow control is only at the inputs: an ``i`` ReLU beat and a pass-3 read each take a credit
@@ -38,7 +41,7 @@ Microarchitecture (one vector at a time, softmax in three passes over the buffer
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import stream
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.memory import Memory
@@ -53,11 +56,10 @@ from pimforge.hw.fp.ops import delay, delay_valid, float_op, op_latency
 from pimforge.hw.hermes.config import ACT_PRESETS, HermesActConfig
 from pimforge.hw.pam.softmax import greater
 
-__all__ = ["HermesAct", "ACT_OPS", "SUM_PARTIALS", "act_timing", "act_cycles", "act_schedule",
+__all__ = ["HermesAct", "ACT_OPS", "act_timing", "act_cycles", "act_schedule",
            "act_cycle_model", "act_signatures"]
 
 ACT_OPS = ("relu", "softmax")   # the ``op`` bit of a vector's first beat
-SUM_PARTIALS = 4                # running partial sums: beat k adds into k mod 4 (>= add + 1)
 NEG_INF16 = 0xFC00
 NEG_ZERO = {16: 0x8000, 32: 0x80000000}
 
@@ -76,17 +78,18 @@ def act_timing(cfg: HermesActConfig) -> dict:
 
     ``max``: the lane max tree (a level a cycle) and the running maximum register.  ``exp``: a
     buffer read (1), fp16 to ``acc`` (fp32 only), the subtraction and the exponential.
-    ``sum``: the lane adder tree and the partial-sum adder.  ``total``: the two adder levels of
-    the partials.  ``recip``: the reciprocal.  ``norm``: a pass-3 read to its output FIFO write
-    (exp, multiply, ``acc`` to fp16).  ``relu``: an ``i`` beat to its FIFO write.
-    ``out_fifo``: output FIFO entries (one more than the beats in flight at one a cycle).
+    ``sum``: the lane adder tree and the partial-sum adder.  ``total``: the log2(partials)
+    adder levels of Z's tree.  ``recip``: the reciprocal.  ``norm``: a pass-3 read to its
+    output FIFO write (exp, multiply, ``acc`` to fp16).  ``relu``: an ``i`` beat to its FIFO
+    write.  ``out_fifo``: output FIFO entries (one more than the beats in flight at one a
+    cycle).
     """
     od, lv = cfg.op_depth, log2_exact(cfg.lanes)
     cv = op_latency("convert", od) if cfg.acc.width != 16 else 0
     add = op_latency("add", od)
     t = {"max": lv + 1, "exp": 1 + cv + op_latency("sub", od) + op_latency("exp", od),
-         "sum": (lv + 1) * add, "total": 2 * add, "recip": op_latency("recip", od),
-         "relu": 1}
+         "sum": (lv + 1) * add, "total": log2_exact(cfg.partials) * add,
+         "recip": op_latency("recip", od), "relu": 1}
     t["norm"] = t["exp"] + op_latency("mul", od) + cv
     t["out_fifo"] = t["norm"] + 2
     return t
@@ -135,12 +138,13 @@ def act_schedule(cfg: HermesActConfig, jobs) -> list:
 
 def act_cycles(cfg: HermesActConfig, op: str, n: int) -> int:
     """Cycles of one job of ``n`` elements alone, up to and including its last ``o`` beat
-    (O(1)).  With B = ceil(n / U), lv = log2 U, d = op_depth and c = d for fp32 ``acc`` (the
-    conversions), 0 for fp16:
+    (O(1)).  With B = ceil(n / U), lv = log2 U, lq = log2 partials, d = op_depth and c = d for
+    fp32 ``acc`` (the conversions), 0 for fp16:
 
     * ReLU: ``B + 2``;
-    * softmax: ``3 B + lv + (lv + 9) d + 3 c + 7``: three passes over the beats plus the
-      pipelines max, exp, sum, total, recip and norm (:func:`act_schedule`).
+    * softmax: ``3 B + lv + (lv + lq + 7) d + 3 c + 7`` (``(lv + 9) d`` at the default
+      partials = 4): three passes over the beats plus the pipelines max, exp, sum, total,
+      recip and norm (:func:`act_schedule`).
     """
     if op not in ACT_OPS:
         raise ValueError(f"hermes_act: op must be one of {ACT_OPS}, not {op!r}")
@@ -217,9 +221,9 @@ class HermesAct(PimComponent):
 
     def manifest(self) -> dict:
         """The base manifest plus ``timing`` (:func:`act_timing`), ``lanes``, ``ops`` (the
-        ``op`` codes) and ``sum_partials``."""
+        ``op`` codes) and ``sum_partials`` (the config's ``partials``)."""
         return {**super().manifest(), "timing": self.timing, "lanes": self.cfg.lanes,
-                "ops": list(ACT_OPS), "sum_partials": SUM_PARTIALS}
+                "ops": list(ACT_OPS), "sum_partials": self.cfg.partials}
 
     # ------------------------------------------------------------------------------------------
     def elaborate(self, platform):
@@ -317,7 +321,9 @@ class HermesAct(PimComponent):
                 m.d.sync += busy.eq(0)
         rd = ctl["buf"].read_port(domain="sync")
         m.d.comb += rd.addr.eq(k)
-        tag = {"norm": norm, "last": last, "slot": k[:2],
+        # beat k's partial: k mod partials (a k narrower than log2 partials is all of k: the
+        # partials past max_beats stay -0)
+        tag = {"norm": norm, "last": last, "slot": k[:log2_exact(cfg.partials)],
                "count": Mux(last, ctl["last_count"], U)}
         seq = delay(m, tag, 1, name="rd_")
         seq["valid"] = delay_valid(m, issue, 1, name="rd_v")
@@ -344,24 +350,22 @@ class HermesAct(PimComponent):
                             "exp")
 
     def _sum(self, m, es, ev, et, seq):
-        """Pass 2: the lane adder tree, the 4 partial sums, Z and the one reciprocal.  Returns
-        the pulse of 1/Z and its register."""
+        """Pass 2: the lane adder tree, the ``partials`` partial sums, Z and the one reciprocal.
+        Returns the pulse of 1/Z and its register."""
         cfg = self.cfg
         acc, od, w = cfg.acc, cfg.op_depth, cfg.acc.width
         keep = [et["count"] > j for j in range(cfg.lanes)]
         row = [Mux(keep[j], e, 0) for j, e in enumerate(es)]
         s, sv, st = _add_tree(m, acc, od, row, ev & ~et["norm"],
                               {"slot": et["slot"], "last": et["last"]}, "ssum")
-        parts = [Signal(w, init=NEG_ZERO[w], name=f"partial{q}") for q in range(SUM_PARTIALS)]
-        held = parts[0]
-        for q in range(1, SUM_PARTIALS):
-            held = Mux(st["slot"] == q, parts[q], held)
+        parts = [Signal(w, init=NEG_ZERO[w], name=f"partial{q}") for q in range(cfg.partials)]
+        held = Array(parts)[st["slot"]]       # one parallel select (a case), not a Mux chain
         r, pv, pt = float_op(m, "add", acc, od, {"a": held, "b": s}, valid=sv,
                              side={"slot": st["slot"], "last": st["last"]}, name="padd")
         with m.If(seq["first2"]):
             m.d.sync += [p.eq(NEG_ZERO[w]) for p in parts]
         with m.If(pv):
-            for q in range(SUM_PARTIALS):
+            for q in range(cfg.partials):
                 with m.If(pt["slot"] == q):
                     m.d.sync += parts[q].eq(r["r"])
         done = delay_valid(m, pv & pt["last"], 1, name="psum_done")

@@ -198,7 +198,12 @@ class HermesActConfig(UnitConfig):
     acc: object = param(FP32, "softmax's internal format: x - max, exp, the sum, 1/sum and the "
                         "products (fp32, or fp16 as the paper's units); in and out are fp16",
                         kind="format", check=_acc_check)
-    op_depth: int = _op_depth()
+    partials: int = param(4, "softmax's running partial sums: beat k of pass 2 adds into "
+                          "partial k mod partials, revisited every partials cycles, so op_depth "
+                          "<= partials - 1; Z is a pairwise tree of them", choices=(4, 8, 16))
+    op_depth: int = _op_depth(15, " (at most partials - 1)", at_most(
+        "partials", "a partial sum is revisited every partials cycles and written back "
+        "op_depth + 1 cycles after its read; raise partials to 8 or 16", minus=1))
 
     def validate(self):
         if self.max_len % self.lanes:

@@ -38,13 +38,16 @@ def param(default, doc: str, *, kind=None, choices=None, lo=None, hi=None, check
     return dataclasses.field(default=default, metadata=meta)
 
 
-def at_most(field: str, why: str):
-    """A ``check`` for :func:`param`: the value may not exceed the config's ``field`` (for
-    ``op_depth`` against an accumulator's partial-sum count, whose revisit distance bounds the
-    adder's latency).  ``why`` ends the error text."""
+def at_most(field: str, why: str, *, minus: int = 0):
+    """A ``check`` for :func:`param`: the value may not exceed the config's ``field`` less
+    ``minus`` (for ``op_depth`` against an accumulator's partial-sum count, whose revisit
+    distance bounds the adder's latency).  ``why`` ends the error text."""
     def check(value, cfg):
-        bound = getattr(cfg, field)
-        return None if value <= bound else f"<= {field} = {bound} ({why})"
+        bound = getattr(cfg, field) - minus
+        if value <= bound:
+            return None
+        name = f"{field} - {minus}" if minus else field
+        return f"<= {name} = {bound} ({why})"
     return check
 
 

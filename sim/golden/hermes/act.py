@@ -4,15 +4,16 @@
 * :func:`act_relu`: ``x`` if its sign is clear or it is a NaN, else +0.
 * :func:`act_softmax`: the maximum (a beat's lane tree, then a running maximum over the beats,
   in the comparator's order: -0 < +0, a NaN never wins), ``e = exp(acc(x) - acc(m))``, a beat's
-  lane adder tree (padding +0), beat ``k`` into partial sum ``k mod 4`` (starting at -0),
-  ``Z = (p0 + p1) + (p2 + p3)``, ``r = recip(Z)`` and ``y = fp16(e * r)``, all in ``acc``.
+  lane adder tree (padding +0), beat ``k`` into partial sum ``k mod Q`` (Q = ``partials``,
+  starting at -0), Z the pairwise tree of the Q partials, adjacent pairs first (Q = 4:
+  ``Z = (p0 + p1) + (p2 + p3)``), ``r = recip(Z)`` and ``y = fp16(e * r)``, all in ``acc``.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from pimforge.base.formats import FP16
-from pimforge.hw.hermes.act import ACT_OPS, NEG_INF16, NEG_ZERO, SUM_PARTIALS
+from pimforge.hw.hermes.act import ACT_OPS, NEG_INF16, NEG_ZERO
 from pimforge.sim.golden.fp.add import fp_add
 from pimforge.sim.golden.fp.exp import fp_exp
 from pimforge.sim.golden.fp.mul import fp_mul
@@ -50,10 +51,10 @@ def _running_max(x16, lanes: int) -> int:
     return m
 
 
-def act_softmax(x16, lanes: int, acc) -> dict:
-    """Softmax of fp16 bit patterns ``x16`` (n,) as the unit computes it with ``lanes`` lanes and
-    internal format ``acc``.  Returns ``y`` (fp16 bits), ``m`` (fp16), ``e`` (acc, (n,)), ``Z``
-    and ``r`` (acc)."""
+def act_softmax(x16, lanes: int, acc, partials: int = 4) -> dict:
+    """Softmax of fp16 bit patterns ``x16`` (n,) as the unit computes it with ``lanes`` lanes,
+    internal format ``acc`` and ``partials`` running partial sums.  Returns ``y`` (fp16 bits),
+    ``m`` (fp16), ``e`` (acc, (n,)), ``Z`` and ``r`` (acc)."""
     n = len(x16)
     c = OpCfg(acc)
     m = _running_max(x16, lanes)
@@ -63,12 +64,13 @@ def act_softmax(x16, lanes: int, acc) -> dict:
     keep = (np.arange(e.size) < n).reshape(e.shape)
     sums = tree_sum(acc, np.where(keep, e, 0))
     B = len(sums)
-    rows = -(-B // SUM_PARTIALS)
-    grid = np.zeros(rows * SUM_PARTIALS, dtype=np.int64)
+    Q = partials                     # beat k into partial k mod Q; a partial no beat reaches
+    rows = -(-B // Q)                # stays -0
+    grid = np.zeros(rows * Q, dtype=np.int64)
     grid[:B] = sums
-    grid = grid.reshape(rows, SUM_PARTIALS)
-    used = (np.arange(rows * SUM_PARTIALS) < B).reshape(rows, SUM_PARTIALS)
-    parts = np.full(SUM_PARTIALS, NEG_ZERO[acc.width], dtype=np.int64)
+    grid = grid.reshape(rows, Q)
+    used = (np.arange(rows * Q) < B).reshape(rows, Q)
+    parts = np.full(Q, NEG_ZERO[acc.width], dtype=np.int64)
     for row, ok in zip(grid, used):
         parts = np.where(ok, fp_add(c, parts, row), parts)
     z = tree_sum(acc, parts)
@@ -84,4 +86,4 @@ def act_golden(cfg, op: str, x16) -> np.ndarray:
         raise ValueError(f"hermes_act: op must be one of {ACT_OPS}, not {op!r}")
     if op == "relu":
         return act_relu(x16)
-    return act_softmax(x16, cfg.lanes, cfg.acc)["y"]
+    return act_softmax(x16, cfg.lanes, cfg.acc, cfg.partials)["y"]
