@@ -29,6 +29,8 @@ from amaranth.hdl import (Assert, Assume, Const, Cover, Elaboratable, Module, Re
 from amaranth.lib import fifo as _fifo
 from amaranth.lib import stream, wiring
 
+from pimforge.hw.core.fanout import SplitFifo
+
 __all__ = ["stream_ports", "stream_rules", "fifo_no_loss", "find_fifos", "FormalTop",
            "free_inputs"]
 
@@ -93,7 +95,8 @@ def fifo_no_loss(m: Module, name: str, f, *, active: Value) -> None:
 
 
 def find_fifos(module, levels: int = 1, platform=None, prefix: str = "") -> list:
-    """``[(name, fifo)]``: the ``amaranth.lib.fifo`` FIFOs among ``module``'s named submodules
+    """``[(name, fifo)]``: the ``amaranth.lib.fifo`` FIFOs (and :class:`SplitFifo`, the same
+    ports) among ``module``'s named submodules
     and, for ``levels`` > 1, inside its sub-components (``wiring.Component`` submodules, e.g.
     the units of a composite) down to ``levels`` levels, named ``<component>__<fifo>``.
 
@@ -105,7 +108,7 @@ def find_fifos(module, levels: int = 1, platform=None, prefix: str = "") -> list
     named = getattr(module, "_named_submodules", {})
     for name, entry in list(named.items()):
         sub, src_loc = entry if isinstance(entry, tuple) else (entry, None)
-        if isinstance(sub, (_fifo.SyncFIFO, _fifo.SyncFIFOBuffered)):
+        if isinstance(sub, (_fifo.SyncFIFO, _fifo.SyncFIFOBuffered, SplitFifo)):
             found.append((prefix + name, sub))
         elif levels > 1 and isinstance(sub, wiring.Component) and \
                 not type(sub).__module__.startswith("amaranth."):
