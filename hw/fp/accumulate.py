@@ -61,7 +61,8 @@ def read_stage(m, land, rd_data, *, addr, first, valid, carry: dict, op_depth: i
     in_flight = delay(m, {"addr": staged["_addr"]}, lat - 1, name=f"{name}_fl")["addr"]
     in_flight_v = delay_valid(m, valid, lat - 1, name=f"{name}_fl_v")
     hits = copies(m, in_flight_v & (in_flight == addr) & ~first, lanes, f"{name}_hit")
-    w = len(rd_data) // lanes
+    w, rest = divmod(len(rd_data), lanes)
+    assert rest == 0, f"{name}: a {len(rd_data)}-bit word is not {lanes} equal lanes"
     old = Signal(len(rd_data), name=f"{name}_old")
     m.d.comb += old.eq(Cat(*(Mux(h, land.data[w * k:w * (k + 1)], word[w * k:w * (k + 1)])
                              for k, h in enumerate(hits))))
