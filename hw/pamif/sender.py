@@ -107,6 +107,7 @@ class PamifSender(PimComponent):
              "qlen": [Signal(range(C + 1), name=f"qlen{g}") for g in range(G)],
              "qpos": [Signal(range(C + 1), name=f"qpos{g}") for g in range(G)],
              "word": [Signal(range(cfg.src_words), name=f"word{g}") for g in range(G)],
+             "head": [Signal(ab, name=f"head{g}") for g in range(G)],
              "last": Signal(range(G), init=G - 1, name="last_group")}
         bad = self._checks(m, s)
         store = Signal(name="store")
@@ -149,9 +150,9 @@ class PamifSender(PimComponent):
             m.d.comb += bad.eq(STATUS["src_range"])
         with m.Elif(p.dst_slot >= cfg.dst_slots):
             m.d.comb += bad.eq(STATUS["dst_range"])
-        with m.Elif(((s["occ"] | s["marks"]) & _onehot(p.dst_slot, cfg.dst_slots)).any()):
+        with m.Elif((s["occ"] | s["marks"]).bit_select(p.dst_slot, 1)):
             m.d.comb += bad.eq(STATUS["dst_occupied"])
-        with m.Elif((s["seen"] & _onehot(p.token, cfg.tokens)).any()):
+        with m.Elif(s["seen"].bit_select(p.token, 1)):
             m.d.comb += bad.eq(STATUS["duplicate_token"])
         return bad
 
@@ -170,9 +171,10 @@ class PamifSender(PimComponent):
                         m.d.sync += [s["code"].eq(STATUS["too_long"]), s["index"].eq(C)]
                     with m.Elif(bad != 0):
                         m.d.sync += [s["code"].eq(bad), s["index"].eq(s["n"])]
-                    with m.Else():
-                        m.d.sync += [s["marks"].eq(s["marks"] | _onehot(p.dst_slot, cfg.dst_slots)),
-                                     s["seen"].eq(s["seen"] | _onehot(p.token, cfg.tokens))]
+                # Marked whatever the checks say: a bad entry rejects the list, which drops the
+                # marks, so its own marks never count (and the checks stay off this path).
+                m.d.sync += [s["marks"].eq(s["marks"] | _onehot(p.dst_slot, cfg.dst_slots)),
+                             s["seen"].eq(s["seen"] | _onehot(p.token, cfg.tokens))]
                 with m.If(p.last):
                     m.next = "DECIDE"
 
@@ -189,6 +191,8 @@ class PamifSender(PimComponent):
         for g, q in enumerate(queues):
             with m.If(store & (group == g)):
                 m.d.sync += s["qlen"][g].eq(s["qlen"][g] + 1)
+                with m.If(s["qlen"][g] == s["qpos"][g]):
+                    m.d.sync += s["head"][g].eq(s["n"])
             qw = q.write_port()
             m.d.comb += [qw.addr.eq(s["qlen"][g]), qw.data.eq(s["n"]),
                          qw.en.eq(store & (group == g))]
@@ -216,24 +220,28 @@ class PamifSender(PimComponent):
         cfg = self.cfg
         C, G, R = cfg.capacity, cfg.src_tier.groups, cfg.regions
         ab = bits(C)
-        has, heads = [], []
+        # Each queue's head is a register (``head``): loaded with the queue's first entry, and
+        # with the next one (read at qpos + 1) as its token's last word issues, so the queues'
+        # reads stay off the path from the heads through the pick to the issue state.
+        has, heads, nexts = [], s["head"], []
         for g, q in enumerate(queues):
             rp = q.read_port(domain="comb")
-            m.d.comb += rp.addr.eq(s["qpos"][g][:ab])
+            m.d.comb += rp.addr.eq((s["qpos"][g] + 1)[:ab])
             has.append(s["qpos"][g] != s["qlen"][g])
-            heads.append(rp.data)
-        oldest = Const((1 << ab) - 1, ab)        # no group has work: unused
-        for g in range(G):
-            oldest = Mux(has[g] & (heads[g] < oldest), heads[g], oldest)
-        elig = [has[g] & ((heads[g] - oldest)[:ab] < Const(R, ab + 1)[:ab]) if R < (1 << ab)
-                else has[g] for g in range(G)]
+            nexts.append(rp.data)
+        # A group is eligible when its head is within R of the oldest head, that is of every
+        # other group's head (pairwise compares side by side, not a chain through the minimum),
+        # and each head's window test against the frees is made before the pick selects it.
+        elig = [has[g] & Cat(*[~has[h] | (heads[g] < heads[h] + R) for h in range(G) if h != g]
+                             ).all() if R < (1 << ab) else has[g] for g in range(G)]
+        in_win = [((h - s["freed"])[:ab] < Const(R, ab + 1)[:ab]) if R < (1 << ab) else Const(1)
+                  for h in heads]
         any_, pick = self._pick(m, s, has, elig)
         entry = Signal(ab, name="issue_entry")
         word = Signal(len(s["word"][0]), name="issue_word")
-        m.d.comb += [entry.eq(Array(heads)[pick]), word.eq(Array(s["word"])[pick])]
         in_window = Signal(name="in_window")
-        m.d.comb += in_window.eq(((entry - s["freed"])[:ab] < Const(R, ab + 1)[:ab])
-                                 if R < (1 << ab) else 1)
+        m.d.comb += [entry.eq(Array(heads)[pick]), word.eq(Array(s["word"])[pick]),
+                     in_window.eq(Array(in_win)[pick])]
         rp = lmem[0].read_port(domain="comb")
         m.d.comb += rp.addr.eq(entry)
         src_slot = rp.data
@@ -247,7 +255,8 @@ class PamifSender(PimComponent):
             for g in range(G):
                 with m.If(pick == g):
                     with m.If(s["word"][g] == cfg.src_words - 1):
-                        m.d.sync += [s["word"][g].eq(0), s["qpos"][g].eq(s["qpos"][g] + 1)]
+                        m.d.sync += [s["word"][g].eq(0), s["qpos"][g].eq(s["qpos"][g] + 1),
+                                     s["head"][g].eq(nexts[g])]
                     with m.Else():
                         m.d.sync += s["word"][g].eq(s["word"][g] + 1)
 
