@@ -3,16 +3,22 @@
 balanced cuts, a stage whose register changes its cost (a ROM read that a block RAM
 absorbs, issue 19), and the float operations inside units, whose last register is on their
 output."""
+import re
+from contextlib import nullcontext
+
 import pytest
+from amaranth.back import verilog
 from amaranth.hdl import Module, Signal
 
 from pimforge.base.formats import FP16, FP32
+from pimforge.hw.core.inventory import recording
+from pimforge.hw.core.macros import macro_mode
 from pimforge.hw.core.pipeline import levels, register_positions, segment_levels
 from pimforge.hw.fp.add import add_stages
 from pimforge.hw.fp.exp import exp_stages
 from pimforge.hw.fp.func_common import LV_ROM_OUT
 from pimforge.hw.fp.log import log_stages
-from pimforge.hw.fp.ops import float_op, op_latency
+from pimforge.hw.fp.ops import OPS, float_op, op_latency
 from pimforge.hw.fp.recip import recip_stages
 
 
@@ -114,3 +120,55 @@ def test_adder_sign_stage_prices_a_register_after_it():
     stages = add_stages(FP16, False, False)
     names = [s.__name__ for s in stages]
     assert register_positions(stages, 1)[names.index("sign")] == 0
+
+
+def _registers(kind, fmt, op_depth, pre, hierarchical=False):
+    """``(registers, flip-flop bits, recorded operators, result)`` of one ``float_op`` named
+    ``t``: the names of the flip-flops it builds in the top (``t_<stage>_<key>``; the Verilog
+    backend may name a flip-flop after a signal equal to it instead), their total bits, the
+    inventory's operator keys, and the result's name."""
+    m = Module()
+    ins = {k: Signal(fmt.width, name=f"in_{k}") for k in OPS[kind]}
+    vin, outs = Signal(name="vin"), [Signal(fmt.width, name="out"), Signal(name="vout")]
+    with recording() as ops, macro_mode("") if hierarchical else nullcontext():
+        r, v, _ = float_op(m, kind, fmt, op_depth, ins, valid=vin, name="t", pre=pre)
+        m.d.comb += [outs[0].eq(r["r"]), outs[1].eq(v)]
+        text = verilog.convert(m, ports=[*ins.values(), vin, *outs], emit_src=False)
+    decls = re.findall(r"^\s*reg (?:\[(\d+):0\] )?\\?(\w+)", text, re.M)
+    bits = sum(int(w) + 1 if w else 1 for w, _ in decls)
+    return {n for _, n in decls if n.startswith("t_")}, bits, ops, r["r"].name
+
+
+def _select(n):
+    """A ``pre`` stage of ``n`` levels that swaps the operands (so that it is not wiring)."""
+    @levels(n)
+    def select(m, v):
+        keys = sorted(v)
+        return {k: v[keys[-1 - i]] for i, k in enumerate(keys)}
+    return select
+
+
+# Issue 19: pam_pu's critical path on ECP5 at op_depth 12 ran from its memories' read address
+# through the fma operand selects into the fma's first stage.  float_op's ``pre`` stage lets
+# the register placement see that logic; the register it puts after ``pre`` is one of the
+# operator's, so the latency does not change.
+def test_operand_stage_gets_a_register_when_deep_and_keeps_the_latency():
+    regs, _, _, result = _registers("fma", FP16, 12, _select(16))
+    assert {"t_p0_a", "t_p0_b", "t_p0_c"} <= regs
+    assert result == f"t_p{op_latency('fma', 12) - 1}_r"
+    shallow, _, _, result = _registers("fma", FP16, 2, _select(6))
+    assert not {"t_p0_a", "t_p0_b", "t_p0_c"} & shallow and result == "t_p1_r"
+
+
+def test_operand_stage_flat_and_hierarchical_are_the_same_registers():
+    """The flat form is the hierarchical one inlined: the operand register in front (three
+    operands and the valid bit), then the operator at op_depth - 1, with as many flip-flops as
+    a plain ``float_op`` at that depth, and the result at the same latency."""
+    flat, bits, _, result = _registers("fma", FP16, 12, _select(16))
+    _, plain_bits, _, plain_result = _registers("fma", FP16, 11, None)
+    assert {"t_p0_a", "t_p0_b", "t_p0_c", "t_p0_valid"} <= flat
+    assert bits == plain_bits + 3 * 16 + 1
+    assert (result, plain_result) == ("t_p11_r", "t_p10_r")
+    hier, _, ops, _ = _registers("fma", FP16, 12, _select(16), hierarchical=True)
+    assert {"t_p0_a", "t_p0_b", "t_p0_c", "t_p0_valid"} <= hier
+    assert [k.depth for k in ops] == [11]

@@ -28,7 +28,7 @@ from pimforge.hw.fp.log import log_stages
 from pimforge.hw.fp.mul import mul_stages, mul_wide_stages
 from pimforge.hw.fp.recip import recip_stages
 
-__all__ = ["OPS", "float_op", "comb_op", "op_latency", "delay", "delay_valid", "beat_tree", "add_tree", "add_partials",
+__all__ = ["OPS", "float_op", "arrival", "comb_op", "op_latency", "delay", "delay_valid", "beat_tree", "add_tree", "add_partials",
            "operator_verilog", "operator_ports", "instantiate"]
 
 
@@ -74,7 +74,7 @@ def comb_op(m, kind: str, fmt, operands: dict, src=None) -> dict:
 
 
 def float_op(m, kind: str, fmt, op_depth: int, operands: dict, valid=None, side=None, src=None,
-             name: str = "op"):
+             name: str = "op", pre=None):
     """Build one free-running float operation.
 
     Parameters
@@ -85,25 +85,37 @@ def float_op(m, kind: str, fmt, op_depth: int, operands: dict, valid=None, side=
     operands : operand name -> Amaranth value (bit patterns).
     valid : optional 1-bit value travelling with the data (returned delayed).
     side : optional dict of extra values delayed alongside.
+    pre : optional stage (``pre(m, values) -> operands``, its depth in ``pre.levels``) that
+        selects the operands from ``operands``.  When the register placement over ``pre`` and
+        the operator puts a register right after ``pre``, that register is one of the
+        operator's ``op_depth`` (the operator then has one fewer, in both the flat and the
+        hierarchical form), so the latency stays the same.
     Returns ``(outputs, valid_out, side_out)``; ``outputs`` is the last stage's dict (``r`` for
     arithmetic, the comparator's flags and ``max``/``min`` for ``cmp``).
     """
     depth = op_latency(kind, op_depth)
     src = src if kind in _SRC_KINDS else None
-    record(kind, fmt, src, op_depth, operands=operands)
     side = dict(side or {})
     if valid is not None:
         side["_valid"] = valid
+    idx = 0
+    if pre is not None:
+        lead = _unit_positions([pre] + _stages(kind, fmt, src), depth)[0]
+        operands = pre(m, dict(operands))
+        if lead:
+            operands = _register(m, operands, f"{name}_p0")
+            side = _register(m, side, f"{name}_p0")
+            op_depth, depth, idx = op_depth - 1, depth - 1, 1
+    record(kind, fmt, src, op_depth, operands=operands)
     if macros.active():  # hierarchical synthesis: a black-box instance of the operator
         key = op_key(kind, fmt, src, op_depth, operands=operands)
         values = instantiate(m, key, operands, name)
-        carry = delay(m, side, depth, f"{name}_p")
+        carry = delay(m, side, depth, f"{name}_p" if not idx else f"{name}_d")
         return values, carry.pop("_valid", None), carry
     stages = _stages(kind, fmt, src)
     counts = _unit_positions(stages, depth)
     values = dict(operands)
     carry = dict(side)
-    idx = 0
     for k, stage in enumerate(stages):
         values = stage(m, values)
         for _ in range(counts[k]):
@@ -112,6 +124,16 @@ def float_op(m, kind: str, fmt, op_depth: int, operands: dict, valid=None, side=
             idx += 1
     valid_out = carry.pop("_valid", None)
     return values, valid_out, carry
+
+
+def arrival(n: int):
+    """An identity ``pre`` stage for :func:`float_op`: the operands arrive through ``n`` gate
+    levels of logic in front of the operator (a memory read, a select), which the register
+    placement then counts."""
+    def arrive(m, v):
+        return dict(v)
+    arrive.levels = max(0, int(n))
+    return arrive
 
 
 def _unit_positions(stages, depth: int) -> list:
