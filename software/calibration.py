@@ -18,7 +18,7 @@ from functools import lru_cache
 from pimforge.hw.hilos.attention import kernel_schedule
 from pimforge.hw.hilos.config import HilosAttentionConfig
 from pimforge.hw.pam.config import PamPuConfig, PamRuConfig
-from pimforge.hw.pam.pu import pu_schedule
+from pimforge.hw.pam.pu_timing import pu_schedule
 from pimforge.hw.pam.ru import ru_cycles
 
 __all__ = ["pu_set_cycles", "pu_fill_cycles", "ru_merge_cycles", "hilos_job_cycles",

@@ -17,7 +17,7 @@ unchanged.  Timing is given by the cycle model below (:func:`device_schedule`).
 
 Cycle model: it replays, request by request, what the RTL does with no stalls: the shared Q
 stream of a device (a beat moves once every active PU can take it), each PU's K/V phase and
-output (from :func:`~pimforge.hw.pam.pu.pu_schedule`), the collector (one source beat per
+output (from :func:`~pimforge.hw.pam.pu_timing.pu_schedule`), the collector (one source beat per
 cycle, PU after PU, ``ru_vector_width / lanes`` beats per RU beat) and the RU (its statistics and
 scratch write-back, then a reader that blocks the RU input until the merged partial has been
 read out; :mod:`pimforge.hw.pam.ru`).  Back-pressure links them: a PU takes its next set's K/V
@@ -37,7 +37,8 @@ from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp.ops import op_latency
 from pimforge.hw.pam.config import PU_TIER_PRESETS, TIERS, PamDeviceConfig
-from pimforge.hw.pam.pu import PamPu, pu_schedule
+from pimforge.hw.pam.pu import PamPu
+from pimforge.hw.pam.pu_timing import pu_schedule
 from pimforge.hw.pam.ru import PamRu, stats_ready
 from pimforge.hw.pam.softmax import merge_latency
 from pimforge.hw.pam.streams import kv_signature, partial_signature, q_signature

@@ -40,26 +40,16 @@ from pimforge.base.formats import FP16
 from pimforge.base.numerics import SCORE, log2_exact, scale_bits
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.fanout import SplitFifo
+from pimforge.hw.core.pipeline import levels
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.fp.ops import beat_tree, delay, delay_valid, float_op, op_latency
+from pimforge.hw.fp.core import LV_MUX, lv_add, lv_log
+from pimforge.hw.fp.ops import arrival, beat_tree, delay, delay_valid, float_op
 from pimforge.hw.pam.config import PU_TIER_PRESETS, PamPuConfig
-from pimforge.hw.pam.softmax import exp_diff, greater, merge_latency, merge_stats, to_acc_latency
+from pimforge.hw.pam.pu_timing import pu_schedule, pu_tail_cycles, pu_timing
+from pimforge.hw.pam.softmax import exp_diff, greater, merge_stats
 from pimforge.hw.pam.streams import kv_signature, partial_signature, q_signature
 
-__all__ = ["PamPu", "pu_timing"]
-
-
-def pu_timing(cfg: PamPuConfig) -> dict:
-    """Fixed latencies of the PU's pipelines, in cycles (used by the RTL and the cycle model)."""
-    od = cfg.op_depth
-    conv = op_latency("convert", od) if cfg.acc.width != 16 else 0     # V to the accumulator
-    add = op_latency("add", od)
-    score = (op_latency("mul_wide", od) + log2_exact(cfg.lanes) * add + log2_exact(cfg.beats) * add
-             + op_latency("mul", od))
-    p_path = op_latency("sub", od) + to_acc_latency(cfg.acc, od) + op_latency("exp", od)
-    fma = op_latency("fma", od)
-    return {"conv": conv, "score": score, "p_path": p_path, "fma": fma,
-            "merge": merge_latency(od, cfg.acc)}
+__all__ = ["PamPu", "pu_cycles"]
 
 
 def _fifo_depth(cfg: PamPuConfig) -> int:
@@ -275,8 +265,10 @@ class PamPu(PimComponent):
             with m.If(seq_j == seq_n - 1):
                 m.d.sync += seq_busy.eq(0)
         tags = {"first": seq_j == 0, "last": seq_j == seq_n - 1, "mt": seq_m}
+        # the score buffer's read (its address adds the tile half) joins the register placement
         p_r, p_valid, tg = exp_diff(m, acc, od, s_rd.data, seq_m, valid=seq_fire, side=tags,
-                                    name="pexp")
+                                    name="pexp", pre=arrival(lv_add(len(s_rd.addr))
+                                                             + LV_MUX * lv_log(2 * T)))
         p_fifo = fifo.SyncFIFO(width=aw + sw + 2, depth=2 * T)
         m.submodules.p_fifo = p_fifo
         m.d.comb += [p_fifo.w_data.eq(Cat(p_r, tg["mt"], tg["first"], tg["last"])),
@@ -333,46 +325,55 @@ class PamPu(PimComponent):
         m.d.comb += ot_rd.addr.eq(Mux(mseq_busy, mseq_b, issue_d["vb"]))
         drain_b = Signal(range(B), name="drain_beat")
         m.d.comb += o_rd.addr.eq(Mux(mseq_busy, mseq_b, drain_b))
-        zero = Const(0, aw)
-        one = Const(acc.one, aw)
+        zero, one = Const(0, aw), Const(acc.one, aw)
+
+        # The operand selection joins each fma's register placement (float_op's ``pre``): it
+        # reads the memories at the sequencer's beat and the P FIFO, and its selects fan out to
+        # every lane, so with enough op_depth a register lands right after it.
+        @levels(LV_MUX * (lv_log(max(B, 2 * cfg.tile_tokens)) + 3))
+        def select(m, x):
+            # V mode: fma(p, v, first_token ? +0 : O_t); merge mode: swap form of the merge
+            ot, o = x["ot"], x["o"]
+            return {"a": Mux(x["busy"], Mux(x["first"], ot, Mux(x["swap"], o, ot)), x["p"]),
+                    "b": Mux(x["busy"], Mux(x["first"], one, x["g"]), x["v"]),
+                    "c": Mux(x["busy"], Mux(x["first"], zero, Mux(x["swap"], ot, o)),
+                             Mux(x["tfirst"], zero, ot))}
+        flags = {"busy": mseq_busy, "first": mseq["first"], "swap": mseq["swap"], "g": mseq["g"],
+                 "p": issue_d["p"], "tfirst": issue_d["tfirst"]}
+        side = {"merge": mseq_busy, "beat": Mux(mseq_busy, mseq_b, issue_d["vb"]),
+                "tlast": issue_d["tlast"], "slast": issue_d["slast"],
+                "mt": issue_d["mt"], "mlast": mseq_b == B - 1}
         outs, fma_valid, fma_tag = [], None, None
         for i in range(L):
-            o_t_i = _lane(ot_rd.data, i, aw)
-            o_i = _lane(o_rd.data, i, aw)
-            v_i = vconv[i]
-            # V mode: fma(p, v, first_token ? +0 : O_t); merge mode: swap form of the merge
-            a = Mux(mseq_busy, Mux(mseq["first"], o_t_i, Mux(mseq["swap"], o_i, o_t_i)),
-                    issue_d["p"])
-            b = Mux(mseq_busy, Mux(mseq["first"], one, mseq["g"]), v_i)
-            c = Mux(mseq_busy, Mux(mseq["first"], zero, Mux(mseq["swap"], o_t_i, o_i)),
-                    Mux(issue_d["tfirst"], zero, o_t_i))
-            side = None
-            if i == 0:
-                side = {"merge": mseq_busy, "b": Mux(mseq_busy, mseq_b, issue_d["vb"]),
-                        "tlast": issue_d["tlast"], "slast": issue_d["slast"],
-                        "mt": issue_d["mt"], "mlast": mseq_b == B - 1}
-            r, fv, ft = float_op(m, "fma", acc, od, {"a": a, "b": b, "c": c},
-                                 valid=(v_go | mseq_busy) if i == 0 else None, side=side,
-                                 name=f"vfma{i}")
+            x = {"ot": _lane(ot_rd.data, i, aw), "o": _lane(o_rd.data, i, aw), "v": vconv[i],
+                 **flags}
+            r, fv, ft = float_op(m, "fma", acc, od, x, valid=(v_go | mseq_busy) if i == 0 else None,
+                                 side=side if i == 0 else None, name=f"vfma{i}", pre=select)
             outs.append(r["r"])
             if i == 0:
                 fma_valid, fma_tag = fv, ft
         result = Cat(*outs)
-        m.d.comb += [ot_wr.addr.eq(fma_tag["b"]), ot_wr.data.eq(result),
+        m.d.comb += [ot_wr.addr.eq(fma_tag["beat"]), ot_wr.data.eq(result),
                      ot_wr.en.eq(fma_valid & ~fma_tag["merge"]),
-                     o_wr.addr.eq(fma_tag["b"]), o_wr.data.eq(result),
+                     o_wr.addr.eq(fma_tag["beat"]), o_wr.data.eq(result),
                      o_wr.en.eq(fma_valid & fma_tag["merge"])]
         return {"valid": fma_valid, "tag": fma_tag, "issue_d": issue_d, "v_go": v_go,
                 "drain_b": drain_b}
 
     def _tile_l(self, m, fma):
-        """l_t = l_t + p_j, once per token (at its first V beat).  Returns l_t."""
+        """l_t = l_t + p_j, once per token (at its first V beat); the operand selection joins
+        the add's register placement, as the fma array's does.  Returns l_t."""
         acc, od = self.cfg.acc, self.cfg.op_depth
         issue_d, zero = fma["issue_d"], Const(0, acc.width)
         l_t = Signal(acc.width, name="tile_l")
-        r, lv, _ = float_op(m, "add", acc, od,
-                            {"a": Mux(issue_d["tfirst"], zero, l_t), "b": issue_d["p"]},
-                            valid=fma["v_go"] & (issue_d["vb"] == 0), name="tile_l_add")
+
+        @levels(LV_MUX * (lv_log(2 * self.cfg.tile_tokens) + 1))
+        def select(m, x):
+            return {"a": Mux(x["tfirst"], zero, x["l"]), "b": x["p"]}
+        r, lv, _ = float_op(m, "add", acc, od, {"l": l_t, "p": issue_d["p"],
+                                                "tfirst": issue_d["tfirst"]},
+                            valid=fma["v_go"] & (issue_d["vb"] == 0), name="tile_l_add",
+                            pre=select)
         with m.If(lv):
             m.d.sync += l_t.eq(r["r"])
         return l_t
@@ -445,49 +446,6 @@ def _merge_seq_state(cfg) -> dict:
 
 PU_PRESETS = {**PU_TIER_PRESETS,
               "hbm_fp32": {**PU_TIER_PRESETS["hbm"], "acc": "fp32"}}
-
-
-def pu_schedule(cfg: PamPuConfig, sets) -> list:
-    """Cycle model of the PU with no stalls: for each token set in ``sets`` (token counts, run
-    back to back, each after its Q load), the cycle of its first and last output beat.
-
-    Per tile of t tokens whose first V beat arrives at ``fv``: V beats are issued one per cycle
-    from ``max(fv + P0, merge_free)`` (P0 = score path + P sequencer + exponential), where
-    ``merge_free`` is when the previous tile's merge has released the fused multiply-add array;
-    a merge holds the array from its tile's last V issue until ``conv + fma + merge + 1 + B``
-    cycles later.  The partial leaves ``fma + 1`` cycles after the last merge releases the array.
-    """
-    tm = pu_timing(cfg)
-    B, T = cfg.beats, cfg.tile_tokens
-    p0 = tm["score"] + tm["p_path"] + 2
-    hold = tm["conv"] + tm["fma"] + tm["merge"] + 1 + B
-    out = []
-    q_done = B - 1                       # last Q beat of the first set
-    prev_out_end = -1
-    for n in sets:
-        k = max(q_done + 1, prev_out_end + 1)   # first K beat of the set
-        free = 0
-        for a in range(0, n, T):
-            t = min(T, n - a)
-            fv = k + t * B
-            start = max(fv + p0, free)
-            last_issue = start + t * B - 1
-            free = last_issue + hold
-            k = fv + t * B                 # next tile's first K beat
-        first_out = free + tm["fma"] + 1
-        last_out = first_out + B - 1
-        out.append((first_out, last_out))
-        q_done = max(k - 1, q_done) + B    # the next Q loads once the last V beat is in
-        prev_out_end = last_out
-    return out
-
-
-def pu_tail_cycles(cfg: PamPuConfig) -> int:
-    """Cycles from the last V beat of a set of whole tiles to its first output beat."""
-    n = cfg.tile_tokens
-    first_out, _ = pu_schedule(cfg, [n])[0]
-    last_v = cfg.beats + 2 * n * cfg.beats - 1
-    return first_out - last_v
 
 
 def pu_cycles(cfg: PamPuConfig, n_tokens: int) -> int:

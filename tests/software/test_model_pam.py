@@ -17,7 +17,7 @@ from pimforge.hw.catalog import PRESET_CLOCKS
 from pimforge.hw.hilos.attention import kernel_schedule
 from pimforge.hw.hilos.config import HilosAttentionConfig
 from pimforge.hw.pam.config import PamPuConfig, PamRuConfig
-from pimforge.hw.pam.pu import pu_schedule
+from pimforge.hw.pam.pu_timing import pu_schedule
 from pimforge.hw.pam.ru import ru_cycles
 from pimforge.software import calibration as cal
 from pimforge.software import devices as dv
