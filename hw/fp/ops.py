@@ -28,7 +28,7 @@ from pimforge.hw.fp.log import log_stages
 from pimforge.hw.fp.mul import mul_stages, mul_wide_stages
 from pimforge.hw.fp.recip import recip_stages
 
-__all__ = ["OPS", "float_op", "arrival", "comb_op", "op_latency", "delay", "delay_valid", "beat_tree", "add_tree", "add_partials",
+__all__ = ["OPS", "float_op", "comb_op", "op_latency", "delay", "delay_valid", "beat_tree", "add_tree", "add_partials",
            "operator_verilog", "operator_ports", "instantiate"]
 
 
@@ -124,16 +124,6 @@ def float_op(m, kind: str, fmt, op_depth: int, operands: dict, valid=None, side=
             idx += 1
     valid_out = carry.pop("_valid", None)
     return values, valid_out, carry
-
-
-def arrival(n: int):
-    """An identity ``pre`` stage for :func:`float_op`: the operands arrive through ``n`` gate
-    levels of logic in front of the operator (a memory read, a select), which the register
-    placement then counts."""
-    def arrive(m, v):
-        return dict(v)
-    arrive.levels = max(0, int(n))
-    return arrive
 
 
 def _unit_positions(stages, depth: int) -> list:

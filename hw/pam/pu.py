@@ -42,8 +42,8 @@ from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.fanout import SplitFifo
 from pimforge.hw.core.pipeline import levels
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.fp.core import LV_MUX, lv_add, lv_log
-from pimforge.hw.fp.ops import arrival, beat_tree, delay, delay_valid, float_op
+from pimforge.hw.fp.core import LV_MUX, lv_log
+from pimforge.hw.fp.ops import beat_tree, delay, delay_valid, float_op
 from pimforge.hw.pam.config import PU_TIER_PRESETS, PamPuConfig
 from pimforge.hw.pam.pu_timing import pu_schedule, pu_tail_cycles, pu_timing
 from pimforge.hw.pam.softmax import exp_diff, greater, merge_stats
@@ -265,10 +265,8 @@ class PamPu(PimComponent):
             with m.If(seq_j == seq_n - 1):
                 m.d.sync += seq_busy.eq(0)
         tags = {"first": seq_j == 0, "last": seq_j == seq_n - 1, "mt": seq_m}
-        # the score buffer's read (its address adds the tile half) joins the register placement
         p_r, p_valid, tg = exp_diff(m, acc, od, s_rd.data, seq_m, valid=seq_fire, side=tags,
-                                    name="pexp", pre=arrival(lv_add(len(s_rd.addr))
-                                                             + LV_MUX * lv_log(2 * T)))
+                                    name="pexp")
         p_fifo = fifo.SyncFIFO(width=aw + sw + 2, depth=2 * T)
         m.submodules.p_fifo = p_fifo
         m.d.comb += [p_fifo.w_data.eq(Cat(p_r, tg["mt"], tg["first"], tg["last"])),
