@@ -1,5 +1,7 @@
 """pam_pu: golden model vs float64, RTL vs golden (bit-exact, with and without stalls), the cycle
 model vs RTL cycle counts, utilization, and config errors."""
+import re
+
 import numpy as np
 import pytest
 from conftest import require_sim
@@ -181,3 +183,14 @@ def test_rtl_row_max_orders_signed_zeros(hbm_run):
     assert exp["m"][0] == 0, "golden row max of (-0, +0, -0) is +0"
     qf, kvf = pu_beats(cfg, q16, k16, v16)
     _run(cfg, Job([Phase("signed zeros", {"i_q": qf, "i_kv": kvf}, {"o": exp})]))
+
+
+# Issue 19: at 4 lanes, d 64, op_depth 12 the O memories' read and the fma operand selects were
+# the critical path on ECP5 (79.1 MHz); as a priced stage of the fma (float_op ``pre``) they
+# get a register of the fma's own at that depth (100.4 MHz), and none at the presets' depth 2.
+@pytest.mark.parametrize("op_depth, registered", [(12, True), (2, False)])
+def test_fma_operand_selects_get_a_register_when_deep(op_depth, registered):
+    cfg = api.config("pam_pu", overrides={"lanes": 4, "head_dim": 64, "op_depth": op_depth})
+    text, _, _ = api.elaborate("pam_pu", cfg, flat=True)
+    for reg in ("vfma0_p0_a", "vfma3_p0_c", "tile_l_add_p0_a"):
+        assert (re.search(rf"\breg\b[^;]*\b{reg}\b", text) is not None) == registered, reg
