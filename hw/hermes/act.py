@@ -51,7 +51,9 @@ from pimforge.base.formats import FP16
 from pimforge.base.numerics import log2_exact
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.payload import flag, payload_layout, uint, vec
+from pimforge.hw.core.pipeline import levels
 from pimforge.hw.core.unit import HwUnit
+from pimforge.hw.fp.core import LV_MUX, lv_log
 from pimforge.hw.fp.ops import delay, delay_valid, float_op, op_latency
 from pimforge.hw.hermes.config import ACT_PRESETS, HermesActConfig
 from pimforge.hw.pam.softmax import greater
@@ -359,9 +361,15 @@ class HermesAct(PimComponent):
         s, sv, st = _add_tree(m, acc, od, row, ev & ~et["norm"],
                               {"slot": et["slot"], "last": et["last"]}, "ssum")
         parts = [Signal(w, init=NEG_ZERO[w], name=f"partial{q}") for q in range(cfg.partials)]
-        held = Array(parts)[st["slot"]]       # one parallel select (a case), not a Mux chain
-        r, pv, pt = float_op(m, "add", acc, od, {"a": held, "b": s}, valid=sv,
-                             side={"slot": st["slot"], "last": st["last"]}, name="padd")
+
+        # the partial's select is a priced stage of its add (float_op ``pre``): one parallel
+        # select (a case), not a Mux chain, and with enough op_depth a register follows it
+        @levels(LV_MUX * lv_log(cfg.partials))
+        def select(m, x):
+            return {"a": Array(x["parts"])[x["slot"]], "b": x["b"]}
+        r, pv, pt = float_op(m, "add", acc, od, {"parts": parts, "slot": st["slot"], "b": s},
+                             valid=sv, side={"slot": st["slot"], "last": st["last"]},
+                             name="padd", pre=select)
         with m.If(seq["first2"]):
             m.d.sync += [p.eq(NEG_ZERO[w]) for p in parts]
         with m.If(pv):

@@ -7,6 +7,7 @@ elaborated once: every simulation reuses the same Verilog; and one at 16 partial
 15 (fp16 inside), the deepest the config allows.  Bigger configs, fp16 inside and deeper
 operators are ``slow``.
 """
+import re
 from types import SimpleNamespace
 
 import numpy as np
@@ -354,3 +355,14 @@ def _full_run(cfg, seed):
                                   {"lanes": 4, "max_len": 28, "op_depth": 3, "partials": 16}])
 def test_rtl_other_configs(over):
     _full_run(UNIT.config(None, over), seed=3)
+
+
+# Issue 19: with fp16 inside, 16 partials and op_depth 15, the partial select into the partial
+# add was the critical path on ECP5 (77.1 MHz); as a priced stage of the add (float_op ``pre``)
+# it gets a register of the add's own at that depth, and none at the default op_depth 2.
+@pytest.mark.parametrize("overrides, registered", [
+    ({"acc": "fp16", "partials": 16, "op_depth": 15}, True), ({}, False)])
+def test_partial_select_gets_a_register_when_deep(overrides, registered):
+    cfg = api.config("hermes_act", overrides={"lanes": 4, "max_len": 64, **overrides})
+    text, _, _ = api.elaborate("hermes_act", cfg)
+    assert (re.search(r"\breg\b[^;]*\bpadd_p0_a\b", text) is not None) == registered

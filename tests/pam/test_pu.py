@@ -191,6 +191,6 @@ def test_rtl_row_max_orders_signed_zeros(hbm_run):
 @pytest.mark.parametrize("op_depth, registered", [(12, True), (2, False)])
 def test_fma_operand_selects_get_a_register_when_deep(op_depth, registered):
     cfg = api.config("pam_pu", overrides={"lanes": 4, "head_dim": 64, "op_depth": op_depth})
-    text, _, _ = api.elaborate("pam_pu", cfg, flat=True)
+    text, _, _ = api.elaborate("pam_pu", cfg)
     for reg in ("vfma0_p0_a", "vfma3_p0_c", "tile_l_add_p0_a"):
         assert (re.search(rf"\breg\b[^;]*\b{reg}\b", text) is not None) == registered, reg
