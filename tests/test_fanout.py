@@ -79,3 +79,16 @@ def test_split_fifo_matches_sync_fifo(widths, depth):
     assert ours == ref
     levels = {t[2] for t in ref}
     assert 0 in levels and depth in levels     # both edges were reached
+
+
+@pytest.mark.parametrize("lut_ram, ebr", [(False, 2), (True, 0)])
+def test_split_fifo_lut_ram_stays_out_of_block_ram(lut_ram, ebr, tmp_path):
+    """A 49 x 72 FIFO: Yosys folds the read pointer into two EBRs' address registers unless the
+    memory is marked ``ram_style = "distributed"`` (hermes_act's output FIFO: the EBR's 5.8 ns
+    clock-to-out started the path to the output port)."""
+    f = SplitFifo([72], 49, name="f", lut_ram=lut_ram)
+    v = verilog.convert(f, name="ff", ports=[f.w_data, f.w_en, f.w_rdy, f.r_data, f.r_en,
+                                             f.r_rdy, f.level])
+    res = flows.ecp5(v, "ff", tmp_path, flows.resolve_device("ecp5", None)[1], place=False)
+    assert res["EBR"] == ebr
+    assert (res["by_type"].get("TRELLIS_DPR16X4", 0) > 0) == lut_ram

@@ -34,10 +34,15 @@ class SplitFifo(Elaboratable):
     ``widths`` bits, each read at its own copy of the read pointer.  A wide FIFO's read pointer
     otherwise drives every RAM cell's address and every output multiplexer: on ECP5 that fan-out
     was ``pam_pu``'s critical path (the V FIFO, 65 bits wide at 4 lanes, into the fma array).
+
+    ``lut_ram``: mark the memories ``ram_style = "distributed"``, so that Yosys keeps them in
+    LUT-RAM (a combinational read) instead of folding the read pointer into a block RAM's
+    address register, whose slow clock-to-out would then start the reader's path.
     """
 
-    def __init__(self, widths: list, depth: int, name: str = "fifo"):
+    def __init__(self, widths: list, depth: int, name: str = "fifo", lut_ram: bool = False):
         self.widths, self.depth, self.name = [int(w) for w in widths], int(depth), name
+        self.attrs = {"ram_style": "distributed"} if lut_ram else {}
         self.width = sum(self.widths)
         self.w_data = Signal(self.width)
         self.w_en = Signal()
@@ -61,7 +66,7 @@ class SplitFifo(Elaboratable):
                                         consume[0]))
         reads, lo = [], 0
         for k, w in enumerate(self.widths):
-            mem = Memory(shape=w, depth=d, init=[])
+            mem = Memory(shape=w, depth=d, init=[], attrs=self.attrs)
             m.submodules[f"slice{k}"] = mem
             wr, rd = mem.write_port(), mem.read_port(domain="comb")
             m.d.comb += [wr.addr.eq(produce), wr.data.eq(self.w_data[lo:lo + w]),
