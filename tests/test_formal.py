@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 from amaranth.hdl import Fragment
-from amaranth.lib import fifo
 
 from formal_shells import SHELL_BUGS, STAGE_BUGS, CreditFifo, MutantShell, NeverValid, PipeStage, \
     TinyStage, zero_data
 from pimforge import cli, prove_cli
 from pimforge.base.errors import UserError
 from pimforge.hw.catalog import FORMAL_EXTRAS, HW_UNITS
+from pimforge.hw.core.fanout import SplitFifo
 from pimforge.hw.core.formal import FormalTop
 from pimforge.hw.hermes import act as hermes_act
 from pimforge.synth.formal import MAX_DEPTH, default_depth, prove
@@ -263,14 +263,15 @@ def test_mutated_unit_fails(name, sets, bug, tmp_path):
     assert res.vcd is not None and res.vcd.exists()
 
 
-def _shallow_fifo(*, width, depth):
-    """``SyncFIFO`` one entry shallower than asked: the unit's credits then exceed its FIFO."""
-    return fifo.SyncFIFO(width=width, depth=depth - 1)
+def _shallow_fifo(widths, depth, name="fifo", lut_ram=False):
+    """``SplitFifo`` one entry shallower than asked: the unit's credits then exceed its FIFO."""
+    return SplitFifo(widths, depth - 1, name, lut_ram=lut_ram)
 
 
 def test_fifo_too_shallow_for_credits_loses_a_write(tmp_path, monkeypatch):
     """hermes_act with its output FIFO one entry short (a write skipped when full): caught."""
-    monkeypatch.setattr(hermes_act, "SyncFIFO", _shallow_fifo)
+    assert hermes_act.SplitFifo is SplitFifo   # the name the generator builds its FIFO with
+    monkeypatch.setattr(hermes_act, "SplitFifo", _shallow_fifo)
     dut = _unit("hermes_act", ACT_SMALL)
     res = prove(dut, tmp_path, depth=20)
     assert res.status == "fail"
