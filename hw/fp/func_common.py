@@ -13,7 +13,7 @@ from pimforge.hw.core.pipeline import levels, parallel
 from pimforge.hw.fp import core
 
 __all__ = ["rom", "quad_width", "quad_stages", "normalize_stages", "FpFuncUnit", "LV_ROM_OUT",
-           "ROM_BLOCK_BITS"]
+           "LV_ROM_ADDR", "ROM_BLOCK_BITS"]
 
 # Gate levels worth of a block RAM's clock-to-out: nextpnr gives 5.8 ns for an ECP5 DP16KD read
 # (speed 6), about what 14 levels of the project's estimate take there (fp_log fp32 runs at
@@ -23,6 +23,12 @@ LV_ROM_OUT = 14
 # bit as logic at 1/16 and a DP16KD at 128.  Measured: the fp32 tables (5,952 bits and up) map to
 # EBRs, the fp16 ones (1,536 bits at most) to LUTs, whose register stays a plain flip-flop.
 ROM_BLOCK_BITS = 2048
+# Gate levels worth of a block RAM's address path before its (absorbed) register: the index
+# bits fan out to every table's RAM (c0, c1, c2: three EBRs on ECP5, placed in the device's RAM
+# rows), so the last route is long.  fp_exp fp32 at depth 17 measured 2.97 ns of routing from
+# the index's LUT to the RAMs' address pins and 0.2 ns of setup, about six estimated levels at
+# the 0.45 ns a level its 23-level segments take, plus the two of the index itself.
+LV_ROM_ADDR = 8
 
 
 def rom(m, name: str, values, shape):
@@ -62,7 +68,8 @@ def quad_stages(tab, in_key: str, out_key: str, name: str = "quad") -> list:
     # leaves only the address in this segment but puts the RAM's clock-to-out first in the next.
     block_ram = tab.depth * max(w0, w1, w2) > ROM_BLOCK_BITS
 
-    @levels(core.LV_MUX * core.lv_log(tab.depth) + 2, cut=(2, LV_ROM_OUT) if block_ram else None)
+    @levels(core.LV_MUX * core.lv_log(tab.depth) + 2,
+            cut=(LV_ROM_ADDR, LV_ROM_OUT) if block_ram else None)
     def lookup(m, v):
         u = v[in_key]
         index = Signal(range(tab.depth), name=k("index"))
