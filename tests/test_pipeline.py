@@ -113,6 +113,22 @@ def test_rounding_count_and_amount_get_a_register_between(fmt, depth):
     assert register_positions(stages, depth)[count] >= 1, register_positions(stages, depth)
 
 
+# Issue 19: the block-RAM tables' address path (index, route to three RAMs, setup) was priced
+# at 2 levels, so at fp32 exp depth 17 the shifter's tail, the negate and the address shared a
+# segment (nextpnr: 11.2 ns, 2.97 ns of it the route to the RAMs).  At LV_ROM_ADDR = 8 a
+# register separates the shifter from the negate at the depths the HILOS softmax uses (16, 17),
+# and log and recip at 24 take their table address from a register.
+@pytest.mark.parametrize("stages_of, depth, before", [
+    (exp_stages, 16, "split"), (exp_stages, 17, "split"), (recip_stages, 24, "fraction"),
+    (log_stages, 24, "lookup")])
+def test_block_ram_address_path_starts_at_a_register(stages_of, depth, before):
+    stages = stages_of(FP32, False)
+    names = [s.__name__ for s in stages]
+    counts = register_positions(stages, depth)
+    assert counts[names.index(before) - 1] >= 1, (names, counts)
+    assert counts[names.index("lookup")] == 1
+
+
 # The adder's sign stage tests the sum for zero beside the leading-zero count; a register
 # right after it would leave that whole test behind the adder (fp_add fp16 at depth 1 fell from
 # 73.7 to 59.0 MHz on ECP5 when the new amount weight put the cut there unpriced).
