@@ -41,6 +41,8 @@ def exp_stages(fmt, ftz):
     shift_of = [min(62, max(0, sh_const - max(e, 1))) for e in range(1 << fmt.exp_bits)]
     big_from = par.sat_exp + fmt.bias    # fields at or above it saturate (includes Inf and NaN)
 
+    # a decode of e bits: an AND tree over the field (lv_log(e)) into an OR of up to 2**e / 2
+    # terms (e levels), and the flag gating after it (1)
     @levels(core.lv_log(fmt.exp_bits) + fmt.exp_bits + 1)
     def reduce(m, v):
         u = core.unpack(m, fmt, v["a"], ftz, name="a")
