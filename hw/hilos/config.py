@@ -109,13 +109,16 @@ class _Common:
         return self.score_scale if self.score_scale > 0 else 1.0 / math.sqrt(self.head_dim)
 
     def _check_loops(self, qk: bool, sv: bool):
-        # A lane's accumulator is updated again every block/E (QK) or head_dim/E (SV) cycles;
-        # the adder's result returns op_depth cycles after its operands (with forwarding).
-        if qk and self.block // self.beat_elems < self.op_depth:
+        # A lane's accumulator is updated again every block/E x partials (QK) or head_dim/E (SV)
+        # cycles; the adder's result returns op_depth cycles after its operands (forwarded).
+        q = getattr(self, "partials", 1)
+        if qk and self.block // self.beat_elems * q < self.op_depth:
+            need = -(-self.op_depth * self.beat_elems // q)
             raise ConfigError(self.UNIT, "block", self.block,
-                              f">= op_depth x beat_elems = {self.op_depth * self.beat_elems} "
-                              f"(each MAC lane revisits a token accumulator every "
-                              f"block/beat_elems cycles, and the adder takes op_depth)")
+                              f">= op_depth x beat_elems / partials = {need} (each MAC lane "
+                              f"revisits a token's partial sum every block/beat_elems x "
+                              f"partials cycles, and the adder takes op_depth; or raise "
+                              f"partials)")
         if sv and self.row_beats < self.op_depth:
             raise ConfigError(self.UNIT, "beat_elems", self.beat_elems,
                               f"<= head_dim/op_depth = {self.head_dim // self.op_depth} (each "
@@ -141,6 +144,10 @@ class QkGemvConfig(_HilosConfig):
     score_fmt: object = _score_fmt()
     score_scale: float = _scale()
     op_depth: int = _op_depth()
+    partials: int = param(1, "running partial sums per MAC lane and token: dim i adds into "
+                          "partial i mod partials, so a token's sum comes back every "
+                          "block/beat_elems x partials cycles (room for a deeper op_depth); the "
+                          "drain sums them in a pairwise tree", choices=(1, 2, 4, 8))
 
     def validate(self):
         self._check_loops(qk=True, sv=False)
@@ -181,8 +188,10 @@ class HilosAttentionConfig(_HilosConfig):
         self._check_loops(qk=True, sv=True)
 
     def _sub(self, cls):
-        """The unit config of ``cls`` with this config's values of its fields."""
-        return cls(**{f.name: getattr(self, f.name) for f in fields(cls)})
+        """The unit config of ``cls`` with this config's values of the fields they share (the
+        others, such as ``qk_gemv``'s ``partials``, keep their defaults)."""
+        mine = {f.name for f in fields(self)}
+        return cls(**{f.name: getattr(self, f.name) for f in fields(cls) if f.name in mine})
 
     def qk_config(self) -> QkGemvConfig:
         return self._sub(QkGemvConfig)

@@ -33,9 +33,13 @@ transpose is a *view*, not a second buffer::
   its load time, so at one K beat per cycle the array never idles.  (The paper's ``block`` MACs
   per query would finish a column in one cycle, then wait ``block / E`` cycles for the next
   tile.)  A short last tile is computed as a whole one; its missing tokens leave with keep = 0.
-* **Scores.**  The sums of the last dim go, raw, into a double-buffered score buffer; the drain
-  reads U of them a cycle in row-block order, scales them (fp32 multiply, as the golden model)
-  and rounds them to ``score_fmt``.  Scaling at the drain needs U multipliers instead of
+* **Partial sums** (``partials`` Q > 1).  Dim i adds into partial ``i mod Q`` of its token, so
+  an accumulator comes back every ``Q x block / E`` cycles instead of ``block / E``: room for an
+  adder ``op_depth`` deeper than ``block / E`` (the accumulators are Q x block / E per lane).
+* **Scores.**  The sums of the last dim (of the last Q dims: one memory per partial) go, raw,
+  into a double-buffered score buffer; the drain reads U of them a cycle in row-block order,
+  sums the Q partials pairwise (adjacent pairs first), scales them (fp32 multiply, as the golden
+  model) and rounds them to ``score_fmt``.  Scaling at the drain needs U multipliers instead of
   ``E x d_group``: the drain rate (G x block / U beats a tile) never exceeds the tile rate.
 * **Flow control** is at the inputs only; every datapath is free-running.  A K beat is accepted
   while its K-Buf half is not full; a Q beat while its Q bank (two: the next job's Q loads while
@@ -60,7 +64,7 @@ from pimforge.hw.core.fanout import copies
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.core.memories import buffer
 from pimforge.hw.fp.accumulate import accumulate
-from pimforge.hw.fp.ops import delay, delay_valid, float_op
+from pimforge.hw.fp.ops import add_partials, delay, delay_valid, float_op
 from pimforge.hw.hilos.blocks import rotate_elems
 from pimforge.hw.hilos.config import HILOS_PRESETS, QkGemvConfig
 from pimforge.hw.hilos.qk_timing import qk_schedule, qk_tail_cycles, qk_timing
@@ -113,7 +117,7 @@ class QkGemv(PimComponent):
         man["timing"] = self.timing
         man["mac_lanes"] = cfg.beat_elems * cfg.d_group
         man["k_buf_bits"] = 2 * cfg.block * cfg.head_dim * 16
-        man["score_buffer_bits"] = 2 * cfg.d_group * cfg.block * 32
+        man["score_buffer_bits"] = 2 * cfg.d_group * cfg.block * 32 * cfg.partials
         man["q_buffer_bits"] = 2 * cfg.d_group * cfg.head_dim * 16
         return man
 
@@ -216,7 +220,7 @@ class QkGemv(PimComponent):
         ``count``, ``last``) and the issue state the K^T view needs (``issue``, ``step``,
         ``t``, ``i_lo``, ``half``)."""
         cfg = self.cfg
-        E, D, B = cfg.beat_elems, cfg.head_dim, cfg.block
+        E, D, B, Q = cfg.beat_elems, cfg.head_dim, cfg.block, cfg.partials
         T = B // E
         lt, le = log2_exact(T), log2_exact(E)
         k_full, k_mask, k_count, k_last = (k_tiles[k] for k in ("full", "mask", "count", "last"))
@@ -231,7 +235,7 @@ class QkGemv(PimComponent):
         t = step[:lt]
         i_lo = step[lt:lt + le]
         i_hi = step[lt + le:]
-        final_start = step == (D - 1) * T
+        final_start = step == (D - Q) * T       # the last Q dims write the score buffer
         last_step = step == T * D - 1
         cur_full = Mux(ch, k_full[1], k_full[0])
         cur_q = Mux(qb, q_loaded[1], q_loaded[0])
@@ -265,24 +269,26 @@ class QkGemv(PimComponent):
                             m.d.sync += q_loaded[b].eq(0)
         s_tiles = {"owned": s_owned, "ready": s_ready, "mask": s_mask, "count": s_count,
                    "last": s_last}
-        return s_tiles, {"issue": issue, "step": step, "t": t, "i_lo": i_lo, "half": ch}
+        return s_tiles, {"issue": issue, "step": step, "t": t, "i_lo": i_lo, "half": ch,
+                         "part": step[lt:lt + log2_exact(Q)]}
 
     def _mac_array(self, m, mac, k_rd, q_rd):
         """The K^T view and the E x d_group MAC lanes.  Returns the accumulated sums with their
         valid and tag (``final``, ``half``, ``t``)."""
         cfg = self.cfg
-        E, G, D, od = cfg.beat_elems, cfg.d_group, cfg.head_dim, cfg.op_depth
+        E, G, D, od, Q = cfg.beat_elems, cfg.d_group, cfg.head_dim, cfg.op_depth, cfg.partials
         T = cfg.block // E
-        lt, le = log2_exact(T), log2_exact(E)
+        lt, le, lq = log2_exact(T), log2_exact(E), log2_exact(Q)
         step = mac["step"]
         # the K^T view: element i mod E of every bank's word = dim i of tokens tE .. tE+E-1
         rd_valid = Signal(name="kt_valid")
-        rd_tag = {"sel": Signal(le, name="kt_sel"), "t": Signal(lt, name="kt_t"),
+        # (t: the token group; part: the dim's partial sum, i mod Q; the accumulator is both)
+        rd_tag = {"sel": Signal(le, name="kt_sel"), "t": Signal(lt + lq, name="kt_t"),
                   "first": Signal(name="kt_first"), "final": Signal(name="kt_final"),
                   "half": Signal(name="kt_half")}
         m.d.sync += [rd_valid.eq(mac["issue"]), rd_tag["sel"].eq(mac["i_lo"]),
-                     rd_tag["t"].eq(mac["t"]), rd_tag["first"].eq(step < T),
-                     rd_tag["final"].eq(step >= (D - 1) * T), rd_tag["half"].eq(mac["half"])]
+                     rd_tag["t"].eq(Cat(mac["t"], mac["part"])), rd_tag["first"].eq(step < T * Q),
+                     rd_tag["final"].eq(step >= (D - Q) * T), rd_tag["half"].eq(mac["half"])]
         # the reads' output registers (qk_timing "read"): the words and their tag, a cycle on
         banks = Signal(16 * E, name="kt_banks")
         q_words = [Signal(16 * E, name=f"q_word{g}") for g in range(G)]
@@ -305,23 +311,28 @@ class QkGemv(PimComponent):
                 if first_lane:
                     p_valid, p_tag = v, tg
         return accumulate(
-            m, prods, valid=p_valid, addr=p_tag["t"], first=p_tag["first"], depth=T,
+            m, prods, valid=p_valid, addr=p_tag["t"], first=p_tag["first"], depth=T * Q,
             op_depth=od, side={"final": p_tag["final"], "half": p_tag["half"],
                                "t": p_tag["t"]}, name="mac")
 
     def _score_buffer(self, m, sums, a_valid, a_tag, s_ready):
-        """Score buffer: 2 halves x block/E words of d_group x E sums.  Writes the sums of the
-        last dim, marks a half ready when its last word is written; returns the read port."""
+        """Score buffer: one memory per partial sum, 2 halves x block/E words of d_group x E
+        sums.  Writes the sums of the last Q dims (dim i into memory i mod Q), marks a half ready
+        when its last word is written; returns the read ports."""
         cfg = self.cfg
-        E, G = cfg.beat_elems, cfg.d_group
+        E, G, Q = cfg.beat_elems, cfg.d_group, cfg.partials
         T = cfg.block // E
-        sbuf = buffer(m, "score_buffer", 32 * G * E, 2 * T)
-        s_wr = sbuf.write_port()
-        s_rd = sbuf.read_port()
+        lt = log2_exact(T)
+        t, part = a_tag["t"][:lt], a_tag["t"][lt:]
         s_write = a_valid & a_tag["final"]
-        m.d.comb += [s_wr.addr.eq(Cat(a_tag["t"], a_tag["half"])), s_wr.data.eq(Cat(*sums)),
-                     s_wr.en.eq(s_write)]
-        with m.If(s_write & (a_tag["t"] == T - 1)):
+        s_rd = []
+        for q in range(Q):
+            sbuf = buffer(m, "score_buffer" if Q == 1 else f"score_buffer{q}", 32 * G * E, 2 * T)
+            s_wr = sbuf.write_port()
+            m.d.comb += [s_wr.addr.eq(Cat(t, a_tag["half"])), s_wr.data.eq(Cat(*sums)),
+                         s_wr.en.eq(s_write & (part == q) if Q > 1 else s_write)]
+            s_rd.append(sbuf.read_port())
+        with m.If(s_write & (a_tag["t"] == Q * T - 1)):
             for h in range(2):
                 with m.If(a_tag["half"] == h):
                     m.d.sync += s_ready[h].eq(1)
@@ -359,7 +370,7 @@ class QkGemv(PimComponent):
                 for h in range(2):
                     with m.If(dh == h):
                         m.d.sync += [s_ready[h].eq(0), s_owned[h].eq(0)]
-        m.d.comb += s_rd.addr.eq(Cat(dbb[log2_exact(CW):], dh))
+        m.d.comb += [r.addr.eq(Cat(dbb[log2_exact(CW):], dh)) for r in s_rd]
         count = Mux(dh, s_count[1], s_count[0])
         keep = Cat(*[Cat(Const(u, log2_exact(U)), dbb) < count if U > 1 else dbb < count
                      for u in range(U)])
@@ -378,11 +389,17 @@ class QkGemv(PimComponent):
         write side and ``o``."""
         cfg = self.cfg
         U, od, fmt, tm = cfg.lanes, cfg.op_depth, cfg.score_fmt, self.timing
-        # registered (qk_timing "drain"): the word select stays out of the multipliers' cycle
-        chunk = Signal(32 * U, name="drain_scores")
-        m.d.sync += chunk.eq(s_rd.data.word_select(d_tag["chunk"], 32 * U))
+        # registered (qk_timing "drain"): the word select stays out of the adders' and
+        # multipliers' cycle
+        parts = [Signal(32 * U, name="drain_scores" if len(s_rd) == 1 else f"drain_scores{q}")
+                 for q in range(len(s_rd))]
+        m.d.sync += [p.eq(r.data.word_select(d_tag["chunk"], 32 * U)) for p, r in zip(parts, s_rd)]
         tail = delay(m, {k: d_tag[k] for k in ("keep", "mask", "last")}, 1, name="drain_r")
         d_valid = delay_valid(m, d_valid, 1, name="drain_r_v")
+        # the partials' pairwise tree (qk_timing "finish"; none for one partial)
+        sums, d_valid, tail = add_partials(m, FP32, od, parts, U, valid=d_valid, side=tail,
+                                           name="finish")
+        chunk = Cat(*sums)
         scale = Const(scale_bits(cfg.scale), 32)
         raw, o_valid, o_tag = [], None, None
         for u in range(U):

@@ -3,6 +3,7 @@ its latencies from :func:`qk_timing`; the unit's cycle model
 (:func:`~pimforge.hw.hilos.qk_gemv.qk_cycles`) is :func:`qk_schedule` (no stalls)."""
 from __future__ import annotations
 
+from pimforge.base.numerics import log2_exact
 from pimforge.hw.fp.accumulate import acc_latency
 from pimforge.hw.fp.ops import op_latency
 from pimforge.hw.hilos.config import QkGemvConfig
@@ -16,15 +17,18 @@ def qk_timing(cfg: QkGemvConfig) -> dict:
     * ``tile``: MAC-array cycles per tile, ``block x head_dim / E``.
     * ``read``: the K-Buf and Q reads and their output register (the block RAM's clock-to-out
       stays out of the multipliers' cycle).  ``mac``: a MAC issue to its sum's write.
+    * ``finish``: the drain's pairwise tree of the ``partials`` partial sums (0 for one).
     * ``scale``, ``conv``: the drain's scale multiply and rounding to ``score_fmt`` (0: fp32).
-    * ``drain``: a drain read to the cycle its beat can leave (read, register, scale, conv, FIFO).
+    * ``drain``: a drain read to the cycle its beat can leave (read, register, finish, scale,
+      conv, FIFO).
     * ``fifo``: output FIFO depth (the drain's credits): ``drain + 1`` beats in flight plus one.
     """
     od = cfg.op_depth
     conv = op_latency("convert", od) if cfg.score_fmt.width != 32 else 0
-    read, drain = 2, 2 + op_latency("mul", od) + conv + 1
+    finish = log2_exact(cfg.partials) * op_latency("add", od)
+    read, drain = 2, 2 + finish + op_latency("mul", od) + conv + 1
     mac = read + op_latency("mul_wide", od) + acc_latency(od)
-    return {"tile": cfg.block * cfg.row_beats, "read": read, "mac": mac,
+    return {"tile": cfg.block * cfg.row_beats, "read": read, "mac": mac, "finish": finish,
             "scale": op_latency("mul", od), "conv": conv, "drain": drain, "fifo": drain + 1}
 
 
@@ -42,15 +46,15 @@ def qk_schedule(cfg: QkGemvConfig, jobs) -> list:
       ``rows x R`` beats go one per cycle after tile m-1's, once half m % 2 is free (the cycle
       after tile m-2's last MAC issue).
     * MAC array: tile m issues ``block x R`` cycles back to back from the cycle after its last K
-      beat, after tile m-1's issues and once its job's Q is usable; its last-dim pass (the last
-      ``block / E`` cycles) waits for its score-buffer half (the cycle after tile m-2's last
-      drain read).
+      beat, after tile m-1's issues and once its job's Q is usable; its last-dims pass (the
+      last ``partials x block / E`` cycles) waits for its score-buffer half (the cycle after
+      tile m-2's last drain read).
     * Drain: tile m's ``G x block / U`` reads go one per cycle from ``mac + 1`` cycles after its
       last MAC issue (its last sum is written ``mac`` cycles after the issue), after tile m-1's
       reads; a read leaves on ``o`` ``drain`` cycles later (see :func:`qk_timing`).
     """
     tm = qk_timing(cfg)
-    G, R, B, D = cfg.d_group, cfg.row_beats, cfg.block, cfg.head_dim
+    G, R, B, D, Q = cfg.d_group, cfg.row_beats, cfg.block, cfg.head_dim, cfg.partials
     T = B // cfg.beat_elems
     reads = G * cfg.block_beats
     q_next, q_free = 0, [0, 0]
@@ -72,8 +76,8 @@ def qk_schedule(cfg: QkGemvConfig, jobs) -> list:
             k_end = k_start + rows * R - 1
             k_next = k_end + 1
             issue = max(k_end + 1, prev_issue + 1, q_usable)
-            final = max(issue + (D - 1) * T, s_free[half])
-            prev_issue = final + T - 1
+            final = max(issue + (D - Q) * T, s_free[half])
+            prev_issue = final + Q * T - 1
             k_free[half] = prev_issue + 1
             read = max(prev_issue + tm["mac"] + 1, prev_read + 1)
             prev_read = read + reads - 1

@@ -2,9 +2,10 @@
 stalls, under output back-pressure), the cycle model vs RTL cycle stamps, K rate and MAC
 utilization at 4096 tokens, the checker, config errors and the manifest.
 
-The default run uses one Verilator build (SMALL: 16 MAC lanes, 2 queries, fp16 scores, and
-op_depth 4 = block / beat_elems, so every token accumulator comes back the cycle its previous sum
-lands); the presets and other configs are behind PIMFORGE_LONG."""
+The default run uses one Verilator build (SMALL: 16 MAC lanes, 2 queries, fp16 scores, two partial
+sums per token and op_depth 8 = 2 x block / beat_elems, so every partial sum comes back the cycle
+its previous value lands); one partial sum is covered there by ``hilos_attention`` (which
+instantiates this unit), and the presets and other configs are behind PIMFORGE_LONG."""
 import numpy as np
 import pytest
 from conftest import require_sim
@@ -22,8 +23,8 @@ from pimforge.sim.golden.hilos import qk_gemv as h_qk
 from pimforge.sim.harness.job import Job, Phase
 
 UNIT = get_unit("qk_gemv")
-SMALL = {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 2, "op_depth": 4,
-         "score_fmt": "fp16"}
+SMALL = {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 2, "op_depth": 8,
+         "partials": 2, "score_fmt": "fp16"}
 SLOW_SINK = 12
 
 
@@ -76,6 +77,33 @@ def test_golden_scores_against_float64(kind):
     ref = q @ k.T * cfg.scale
     bound = cfg.head_dim * 2.0 ** -23 * (np.abs(q) @ np.abs(k).T) * cfg.scale
     assert np.all(np.abs(s - ref) <= bound)
+
+
+def _f32_reference(q16, k16, scale: float, partials: int) -> np.ndarray:
+    """The scores' fp32 bits computed with NumPy float32 (IEEE, round to nearest even): an fp16 x
+    fp16 product is exact in float32, so ``fma(q, k, acc)`` is ``q * k + acc`` there.  Dim i goes
+    into partial i mod Q, the partials are summed pairwise, adjacent pairs first."""
+    q = bits_float(FP16, q16).astype(np.float32)
+    k = bits_float(FP16, k16).astype(np.float32)
+    acc = np.zeros((partials, len(q), len(k)), dtype=np.float32)
+    for i in range(q.shape[1]):
+        acc[i % partials] = q[:, i:i + 1] * k[:, i] + acc[i % partials]
+    while len(acc) > 1:
+        acc = acc[0::2] + acc[1::2]
+    return (acc[0] * np.float32(scale)).view(np.int32).astype(np.int64) & 0xFFFFFFFF
+
+
+@pytest.mark.parametrize("partials", [1, 2, 4, 8])
+def test_golden_partial_sums_against_float32_arithmetic(partials):
+    """The golden model's summation order (partial i mod Q, then the pairwise tree, then the
+    scale) against NumPy's float32 arithmetic, bit for bit; and the order matters: with these
+    inputs, every other Q gives different bits somewhere."""
+    cfg = UNIT.config(None, {"d_group": 3})
+    q16, k16, _ = random_job(cfg, np.random.default_rng(11), 200, "none", "normal")
+    got = h_qk.group_scores(q16, k16, cfg.scale, FP32, partials=partials)
+    np.testing.assert_array_equal(got, _f32_reference(q16, k16, cfg.scale, partials))
+    for other in {1, 2, 4, 8} - {partials}:
+        assert np.any(got != _f32_reference(q16, k16, cfg.scale, other))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -194,6 +222,10 @@ def test_presets():
     ({"op_depth": 17}, "op_depth"),
     # block / beat_elems = 1 accumulator per lane, revisited every cycle: the adder takes 2
     ({"block": 32, "beat_elems": 32, "op_depth": 2}, "block"),
+    # two partial sums come back every 2 x 32 / 8 = 8 cycles: an adder of 9 is too deep
+    ({"block": 32, "beat_elems": 8, "head_dim": 64, "partials": 2, "op_depth": 9}, "block"),
+    ({"partials": 3}, "partials"),
+    ({"partials": 16}, "partials"),
 ])
 def test_bad_config_names_the_field(overrides, field):
     with pytest.raises(ConfigError) as e:

@@ -72,7 +72,7 @@ def random_job(cfg, rng, n: int, mask: str = "none", kind: str = "normal") -> tu
 
 def qk_expected(cfg, q16, k16, pad) -> dict:
     """Golden ``o`` beats of one job."""
-    s = h_qk.group_scores(q16, k16, cfg.scale, cfg.score_fmt)
+    s = h_qk.group_scores(q16, k16, cfg.scale, cfg.score_fmt, partials=cfg.partials)
     return row_block_beats(cfg, s, pad, cfg.score_fmt.width)
 
 

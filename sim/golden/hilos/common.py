@@ -5,7 +5,9 @@ Formats: Q, K, V and the output are fp16; MACs, exponentials and sums are fp32 (
 Scores are kept in ``score_fmt`` (fp32 by default; fp16 is the paper's storage format).
 
 * ``qk_scores``: MAC j accumulates ``acc = fma(q_i, k_ji, acc)`` over i = 0..d-1 from +0 in
-  fp32, then ``s_j = acc * scale`` (fp32), rounded to ``score_fmt``.
+  fp32, then ``s_j = acc * scale`` (fp32), rounded to ``score_fmt``.  With ``partials`` Q > 1
+  (``qk_gemv`` only), dim i goes into partial ``i mod Q`` and the Q partials are summed pairwise,
+  adjacent pairs first, before the scale.
 * ``two_pass_softmax`` (Alg. 1): per block of ``block`` tokens, MASK, the pairwise max tree
   ``m_B``, ``e_j = exp(x_j - m_B)``, the pairwise adder tree ``S_B``, then the streaming update
   (first block: ``m, Z = m_B, S_B``; ``m_B > m``: ``Z = fma(Z, exp(m - m_B), S_B)``, ``m = m_B``;
