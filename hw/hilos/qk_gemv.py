@@ -54,13 +54,12 @@ equals ``add32(mul_wide(q, k), acc)`` because an fp16 x fp16 product is exact in
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
-from amaranth.lib import fifo
 from amaranth.lib.wiring import In, Out
 
 from pimforge.base.formats import FP16, FP32
 from pimforge.base.numerics import log2_exact, scale_bits
 from pimforge.hw.core.component import PimComponent
-from pimforge.hw.core.fanout import copies
+from pimforge.hw.core.fanout import SplitFifo, copies
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.core.memories import buffer
 from pimforge.hw.fp.accumulate import accumulate
@@ -353,7 +352,9 @@ class QkGemv(PimComponent):
         dg = Signal(range(G), name="drain_query")
         dbb = Signal(range(BB), name="drain_beat")
         pending = Signal(range(tm["fifo"] + 1), name="drain_pending")
-        out_fifo = fifo.SyncFIFO(width=fmt.width * U + 2 * U + 1, depth=tm["fifo"])
+        # LUT-RAM: in a block RAM (its depth grows with the drain's latency) the RAM's
+        # clock-to-out, 5.6 ns on ECP5, would start the path from o's payload
+        out_fifo = SplitFifo([fmt.width * U + 2 * U + 1], tm["fifo"], "out_fifo", lut_ram=True)
         m.submodules.out_fifo = out_fifo
         cur_ready = Mux(dh, s_ready[1], s_ready[0])
         drain = Signal(name="drain_issue")
