@@ -81,11 +81,13 @@ def _headlines(f9, f10, f12) -> tuple:
     return conv, long_ctx, abl
 
 
-def sensitivity(progress: bool = True, seed: int = 0) -> Table:
-    """How the headline gains move with the parameters PAM does not give."""
+def sensitivity(progress: bool = True, seed: int = 0, labels=None) -> Table:
+    """How the headline gains move with the parameters PAM does not give (``labels``: only
+    those rows of :data:`SENSITIVITY`, in its order; default all)."""
     rows = []
-    with Progress(len(SENSITIVITY), "pam sensitivity", enabled=progress) as p:
-        for label, over in SENSITIVITY:
+    todo = [(lab, over) for lab, over in SENSITIVITY if labels is None or lab in labels]
+    with Progress(len(todo), "pam sensitivity", enabled=progress) as p:
+        for label, over in todo:
             sys2 = ("vLLM-offloading", "PAM")
             f9 = figure9(False, seed, systems=sys2, base=over)
             f10 = figure10(False, seed, systems=sys2, base=over)

@@ -24,7 +24,7 @@ from pimforge.software import devices as dv
 from pimforge.software import workloads as wl
 from pimforge.software.pam import locality as loc
 from pimforge.software.pam.config import ABLATIONS, Hardware, PamModelConfig
-from pimforge.software.pam.reproduce import reproduce, sensitivity
+from pimforge.software.pam.reproduce import SENSITIVITY, reproduce, sensitivity
 from pimforge.software.pam.step import capacity_split, fc_time, request_lengths, step, throughput
 from pimforge.software.pam.sweeps import BATCH_GRID, max_batch
 
@@ -380,11 +380,25 @@ def test_reproduce_smoke():
             assert r.note, f"a miss needs its cause: {r.item}"
     assert {p.name for p in res.plots} == {"pam_fig9", "pam_fig10", "pam_fig12"}
     assert res.assumptions
-    # the sensitivity table's first line repeats the headline rows' values
-    sens = sensitivity(progress=False)
+    # the sensitivity table's first line (the assumed values) repeats the headline rows' values;
+    # its other six lines rerun the model (about 20 s): the long run's test below
+    sens = sensitivity(progress=False, labels=[SENSITIVITY[0][0]])
+    assert [r[0] for r in sens.rows] == [SENSITIVITY[0][0]]
     base = dict(zip(sens.columns, sens.rows[0]))
     conv = next(r.ours for r in res.rows if r.item.startswith("conversation"))
     assert base["conversation PAM / vLLM"] == pytest.approx(conv)
+
+
+@pytest.mark.slow
+def test_sensitivity_table_every_parameter():
+    """Every line of the sensitivity table, in order, with finite gains; the first repeats the
+    headline values, and the GPU-efficiency lines move the conversation gain."""
+    sens = sensitivity(progress=False)
+    assert [r[0] for r in sens.rows] == [lab for lab, _ in SENSITIVITY]
+    assert all(math.isfinite(x) for r in sens.rows for x in r[1:])
+    col = sens.columns.index("conversation PAM / vLLM")
+    gains = {r[0]: r[col] for r in sens.rows}
+    assert gains["GPU GEMMs at 100% of peak"] != gains["GPU GEMMs at 35% of peak"]
 
 
 # ---------------------------------------------------------------------------------------------
