@@ -17,8 +17,27 @@ os.environ.setdefault("PIMFORGE_VERILATOR_OPT_FAST", "-O0")
 LONG = os.environ.get("PIMFORGE_LONG", "") not in ("", "0")
 
 
+# The heaviest test files (suite seconds on a fresh clone, Verilator builds included), run first:
+# `make test` hands whole files to its two workers (`--dist loadfile`), so a heavy file collected
+# last (the root's test_formal, test_lint, test_synth* sort after the unit folders) would leave
+# the other worker idle at the end.  Within a file the order is unchanged.
+HEAVY_FIRST = ("tests/test_formal.py", "tests/test_lint.py", "tests/test_synth_smoke.py",
+               "tests/pam/test_ru.py", "tests/software/test_model_pam.py",
+               "tests/software/test_pam_attention_cli.py", "tests/software/test_hilos_attention.py",
+               "tests/test_synth.py", "tests/test_ready_paths.py", "tests/hermes/test_act.py",
+               "tests/hilos/test_two_pass_softmax.py", "tests/test_synth_timing.py",
+               "tests/software/test_model_hermes.py", "tests/pam/test_pu.py",
+               "tests/pam/test_device.py")
+
+
+def _file_rank(item) -> int:
+    path = item.nodeid.split("::")[0]
+    return HEAVY_FIRST.index(path) if path in HEAVY_FIRST else len(HEAVY_FIRST)
+
+
 def pytest_collection_modifyitems(config, items):
     from pimforge.sim.reference import softfloat
+    items.sort(key=_file_rank)          # stable: files keep their own order
     skip_long = pytest.mark.skip(reason="long sweep: set PIMFORGE_LONG=1 (or `make test-long`) to run")
     skip_sf = pytest.mark.skip(reason=softfloat.UNAVAILABLE_REASON)
     for item in items:
