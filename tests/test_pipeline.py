@@ -14,6 +14,7 @@ from pimforge.base.formats import FP16, FP32
 from pimforge.hw.core.inventory import recording
 from pimforge.hw.core.macros import macro_mode
 from pimforge.hw.core.pipeline import levels, register_positions, segment_levels
+from pimforge.hw.fp.accumulate import accumulate
 from pimforge.hw.fp.add import add_stages
 from pimforge.hw.fp.exp import exp_stages
 from pimforge.hw.fp.func_common import LV_ROM_OUT
@@ -188,3 +189,30 @@ def test_operand_stage_flat_and_hierarchical_are_the_same_registers():
     hier, _, ops, _ = _registers("fma", FP16, 12, _select(16), hierarchical=True)
     assert {"t_p0_a", "t_p0_b", "t_p0_c", "t_p0_valid"} <= hier
     assert [k.depth for k in ops] == [11]
+
+
+def _acc_registers(fmt, op_depth):
+    """The flip-flop names of a two-lane accumulator bank named ``acc`` and its sums' name."""
+    m = Module()
+    prods = [Signal(fmt.width, name=f"prod{i}") for i in range(2)]
+    valid, addr, first = Signal(name="vin"), Signal(2, name="addr"), Signal(name="first")
+    sums, v, _ = accumulate(m, prods, valid=valid, addr=addr, first=first, depth=4,
+                            op_depth=op_depth, fmt=fmt, name="acc")
+    outs = [Signal(fmt.width, name="s0"), Signal(fmt.width, name="s1"), Signal(name="vout")]
+    m.d.comb += [outs[0].eq(sums[0]), outs[1].eq(sums[1]), outs[2].eq(v)]
+    text = verilog.convert(m, ports=[*prods, valid, addr, first, *outs], emit_src=False)
+    return set(re.findall(r"^\s*reg (?:\[\d+:0\] )?\\?(\w+)", text, re.M)), sums[0].name
+
+
+# Issue 19: qk_gemv at 4 partials and op_depth 12 was held (ECP5, 88.7 MHz) by the bank word
+# register through the add-cycle forward select into the fp32 adder's first stage.  The select
+# is the adder's ``pre`` stage (accumulate.forward_stage): where the placement puts a register
+# after it, that register is the adder's first, and the sums land in the same cycle.
+@pytest.mark.parametrize("fmt, deep, shallow", [(FP32, 16, 12), (FP16, 12, 11)])
+def test_accumulator_forward_select_gets_the_adders_first_register_when_deep(fmt, deep, shallow):
+    regs, result = _acc_registers(fmt, deep)
+    assert {"acc0_p0_a", "acc0_p0_b", "acc1_p0_a", "acc1_p0_b"} <= regs
+    assert result == f"acc0_p{op_latency('add', deep) - 1}_r"
+    regs, result = _acc_registers(fmt, shallow)
+    assert not {"acc0_p0_a", "acc1_p0_a"} & regs
+    assert result == f"acc0_p{op_latency('add', shallow) - 1}_r"

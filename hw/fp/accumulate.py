@@ -16,9 +16,12 @@ from amaranth.hdl import Cat, Mux, Signal
 from pimforge.base.formats import FP32
 from pimforge.hw.core.fanout import copies
 from pimforge.hw.core.memories import buffer
+from pimforge.hw.core.pipeline import levels
+from pimforge.hw.fp.core import LV_MUX
 from pimforge.hw.fp.ops import add_partials, delay, delay_valid, float_op, op_latency
 
-__all__ = ["accumulate", "read_stage", "finish_partials", "acc_latency", "ACC_READ", "DRAIN_READ"]
+__all__ = ["accumulate", "read_stage", "forward_stage", "finish_partials", "acc_latency",
+           "ACC_READ", "DRAIN_READ"]
 
 # Cycles of accumulate()'s read stage: the bank is read a cycle before the add, through a
 # register, so the LUT-RAM read and the address's fan-out to every lane do not share a cycle
@@ -38,7 +41,7 @@ def acc_latency(op_depth: int) -> int:
 
 
 def read_stage(m, land, rd_data, *, addr, first, valid, carry: dict, op_depth: int, name: str,
-               lanes: int = 1):
+               lanes: int = 1, split: bool = False):
     """The read stage of an accumulator bank in front of its ``op_depth`` adder: ``rd_data`` is
     the bank's combinational read at ``addr`` (the caller drives the read address); ``land``
     has ``en``, ``addr`` and ``data`` of the adder's results, which land in the bank
@@ -52,7 +55,9 @@ def read_stage(m, land, rd_data, *, addr, first, valid, carry: dict, op_depth: i
     pipeline), so the forwarding select is a register, and the adder's first stage sees one
     multiplexer level in front of it.  The select is a register per lane (``rd_data`` is
     ``lanes`` equal words; :func:`~pimforge.hw.core.fanout.copies`), so no register drives every
-    bit of the bank word.  Returns ``(old, carry, valid)`` for the add cycle."""
+    bit of the bank word.  Returns ``(old, carry, valid)`` for the add cycle; with ``split``,
+    ``old`` is ``(word, land_data, hits)`` instead, for a caller that builds the add-cycle
+    forward itself (``Mux(hits[k], land_data, word)`` per lane k, :func:`forward_stage`)."""
     word = Signal(len(rd_data), name=f"{name}_word")
     m.d.sync += word.eq(Mux(first, 0, Mux(land.en & (land.addr == addr), land.data, rd_data)))
     staged = delay(m, carry, ACC_READ, name=f"{name}_rs")
@@ -63,10 +68,22 @@ def read_stage(m, land, rd_data, *, addr, first, valid, carry: dict, op_depth: i
     hits = copies(m, in_flight_v & (in_flight == addr) & ~first, lanes, f"{name}_hit")
     w, rest = divmod(len(rd_data), lanes)
     assert rest == 0, f"{name}: a {len(rd_data)}-bit word is not {lanes} equal lanes"
+    if split:
+        return (word, land.data, hits), staged, valid
     old = Signal(len(rd_data), name=f"{name}_old")
     m.d.comb += old.eq(Cat(*(Mux(h, land.data[w * k:w * (k + 1)], word[w * k:w * (k + 1)])
                              for k, h in enumerate(hits))))
     return old, staged, valid
+
+
+@levels(LV_MUX)
+def forward_stage(m, x):
+    """The add-cycle forward as the adder's operand select (``float_op(..., pre=...)``): the
+    update landing in the add cycle, or the registered bank word.  Where the adder's register
+    placement puts a register right after it (fp32 at ``op_depth`` 13-16, fp16 at 12-16), that
+    register is the adder's first, so the latency does not change; it holds the operands the
+    first adder stage would have read in the same cycle."""
+    return {"a": Mux(x["hit"], x["land"], x["word"]), "b": x["b"]}
 
 
 def accumulate(m, products: list, *, valid, addr, first, depth: int, op_depth: int,
@@ -96,17 +113,18 @@ def accumulate(m, products: list, *, valid, addr, first, depth: int, op_depth: i
     wr = mem.write_port()
     rd = mem.read_port(domain="comb")
     m.d.comb += rd.addr.eq(addr)
-    old, staged, valid = read_stage(
+    (word, landed, hits), staged, valid = read_stage(
         m, wr, rd.data, addr=addr, first=first, valid=valid, op_depth=op_depth, name=name,
-        lanes=lanes,
+        lanes=lanes, split=True,
         carry={"_addr": addr, **(side or {}), **{f"_p{i}": p for i, p in enumerate(products)}})
     products = [staged.pop(f"_p{i}") for i in range(lanes)]
     tags = staged
     sums, v_out, t_out = [], None, None
     for i, p in enumerate(products):
-        r, v, t = float_op(m, "add", fmt, op_depth, {"a": old[w * i:w * (i + 1)], "b": p},
-                           valid=valid if i == 0 else None, side=tags if i == 0 else None,
-                           name=f"{name}{i}")
+        lane = {"word": word[w * i:w * (i + 1)], "land": landed[w * i:w * (i + 1)],
+                "hit": hits[i], "b": p}
+        r, v, t = float_op(m, "add", fmt, op_depth, lane, valid=valid if i == 0 else None,
+                           side=tags if i == 0 else None, name=f"{name}{i}", pre=forward_stage)
         sums.append(r["r"])
         if i == 0:
             v_out, t_out = v, t

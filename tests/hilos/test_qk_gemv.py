@@ -2,10 +2,11 @@
 stalls, under output back-pressure), the cycle model vs RTL cycle stamps, K rate and MAC
 utilization at 4096 tokens, the checker, config errors and the manifest.
 
-The default run uses one Verilator build (SMALL: 16 MAC lanes, 2 queries, fp16 scores, two partial
-sums per token and op_depth 8 = 2 x block / beat_elems, so every partial sum comes back the cycle
-its previous value lands); one partial sum is covered there by ``hilos_attention`` (which
-instantiates this unit), and the presets and other configs are behind PIMFORGE_LONG."""
+The default run uses one Verilator build (SMALL: 16 MAC lanes, 2 queries, fp16 scores, four
+partial sums per token and op_depth 16 = 4 x block / beat_elems, so every partial sum comes back
+the cycle its previous value lands, and the accumulator's forward select has its own register,
+``forward_stage``); one partial sum is covered there by ``hilos_attention`` (which instantiates
+this unit), and the presets and other configs are behind PIMFORGE_LONG."""
 import numpy as np
 import pytest
 from conftest import require_sim
@@ -23,8 +24,8 @@ from pimforge.sim.golden.hilos import qk_gemv as h_qk
 from pimforge.sim.harness.job import Job, Phase
 
 UNIT = get_unit("qk_gemv")
-SMALL = {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 2, "op_depth": 8,
-         "partials": 2, "score_fmt": "fp16"}
+SMALL = {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 2, "op_depth": 16,
+         "partials": 4, "score_fmt": "fp16"}
 SLOW_SINK = 12
 
 
