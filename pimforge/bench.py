@@ -302,9 +302,10 @@ UNIT_BENCH_CONFIGS = {
     "papi_pu": {"preset": "small_1p1b", "set": {"partials": 8, "op_depth": 8}},
     "lolpim_pingpong": {"set": {"partials": 8, "op_depth": 8}},
     # HILOS: E = 8, d = 64, block 32; the GEMVs at the deepest op_depth their accumulator
-    # revisit allows (block/E = 4, d/E = 8), the softmax at its default
+    # revisit allows (qk_gemv with 4 partial sums: 4 x block/E = 16; sv_gemv d/E = 8), the
+    # softmax at its default
     **{u: {"set": {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 1, **od}}
-       for u, od in (("qk_gemv", {"op_depth": 4}), ("sv_gemv", {"op_depth": 8}),
+       for u, od in (("qk_gemv", {"partials": 4, "op_depth": 16}), ("sv_gemv", {"op_depth": 8}),
                      ("two_pass_softmax", {}))},
     # hermes_gemv at op_depth 4 (70.2 MHz): at 8 partials and op_depth 8 (75.9 MHz) nextpnr
     # takes about 25 minutes to route, over this file's 600 s limit

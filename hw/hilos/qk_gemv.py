@@ -60,9 +60,11 @@ from pimforge.base.formats import FP16, FP32
 from pimforge.base.numerics import log2_exact, scale_bits
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.fanout import SplitFifo, copies
+from pimforge.hw.core.pipeline import levels
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.core.memories import buffer
 from pimforge.hw.fp.accumulate import accumulate
+from pimforge.hw.fp.core import LV_MUX
 from pimforge.hw.fp.ops import add_partials, delay, delay_valid, float_op
 from pimforge.hw.hilos.blocks import rotate_elems
 from pimforge.hw.hilos.config import HILOS_PRESETS, QkGemvConfig
@@ -298,6 +300,13 @@ class QkGemv(PimComponent):
         rd_valid = delay_valid(m, rd_valid, 1, name="kt_reg_v")
         kt_view = rotate_elems(m, banks, sel[:E], 16, left=False, name="kt_unskew")
         q_col = [w.word_select(s, 16) for w, s in zip(q_words, sel[E:])]
+
+        # The unskew and the Q-word select (log2 E multiplexer steps each, built once above) are
+        # in front of every multiplier: stated as its pre stage, they get the multiplier's first
+        # register where the placement puts one after them (op_depth >= 10), same latency.
+        @levels(LV_MUX * le)
+        def kt_operands(m, x):
+            return x
         prods, p_valid, p_tag = [], None, None
         for g in range(G):
             for e in range(E):
@@ -305,7 +314,8 @@ class QkGemv(PimComponent):
                 r, v, tg = float_op(m, "mul_wide", FP32, od,
                                     {"a": q_col[g], "b": kt_view.word_select(e, 16)},
                                     valid=rd_valid if first_lane else None, src=FP16,
-                                    side=rd_tag if first_lane else None, name=f"qk{g}_{e}")
+                                    side=rd_tag if first_lane else None, name=f"qk{g}_{e}",
+                                    pre=kt_operands)
                 prods.append(r["r"])
                 if first_lane:
                     p_valid, p_tag = v, tg

@@ -7,6 +7,8 @@ partial sums per token and op_depth 16 = 4 x block / beat_elems, so every partia
 the cycle its previous value lands, and the accumulator's forward select has its own register,
 ``forward_stage``); one partial sum is covered there by ``hilos_attention`` (which instantiates
 this unit), and the presets and other configs are behind PIMFORGE_LONG."""
+import re
+
 import numpy as np
 import pytest
 from conftest import require_sim
@@ -203,6 +205,21 @@ def test_manifest_streams_and_fields():
     assert man["throughput"] == 1.0
     # a tile's last K beat to its first score: at least the tile's 32 x 8 MAC cycles
     assert man["latency"] > 256 and man["timing"]["tile"] == 256
+
+
+@pytest.mark.parametrize("op_depth, partials, registered", [(16, 4, True), (10, 4, True),
+                                                           (8, 2, False)])
+def test_multiplier_operands_registered_after_the_unskew_when_deep(op_depth, partials, registered):
+    """ECP5 at 4 partials and op_depth 16 (100.0 MHz, seed 2) was held by the K^T view's select
+    through the unskew into a multiplier's first stage.  The unskew and Q-word select are the
+    multipliers' pre stage: from op_depth 10 the first multiplier register holds the operands
+    (one per lane and operand); the RTL run above checks that the latency did not move."""
+    cfg = UNIT.config(None, {**SMALL, "op_depth": op_depth, "partials": partials})
+    v = api.elaborate("qk_gemv", cfg)[0]
+    lanes = cfg.d_group * cfg.beat_elems
+    for operand in "ab":
+        regs = re.findall(rf"reg \[15:0\] qk\d+_\d+_p0_{operand}\b", v)
+        assert len(regs) == (lanes if registered else 0)
 
 
 def test_presets():
