@@ -55,9 +55,11 @@ def _styles(unit, preset):
                                                  ("hilos_dgroup5", "distributed")])
 def test_hilos_buffers_at_the_paper_sizes(preset, block_buffer):
     """The K-Buf's 1K x 16 banks (and, at one score lane, the softmax block buffer) are block
-    RAM; the accumulator banks, score buffer, Q and P buffers stay in LUT-RAM."""
+    RAM; the accumulator banks, score buffer, Q and P buffers stay in LUT-RAM, and so does
+    qk_gemv's output FIFO (its read is combinational: a block RAM's clock-to-out into ``o``)."""
     styles = _styles("hilos_attention", preset)
     assert styles == {"qk.q_buf": "distributed", "qk.k_buf": "block",
                       "qk.mac_bank": "distributed", "qk.score_buffer": "distributed",
+                      "qk.out_fifo.slice": "distributed",
                       "softmax.block_buffer": block_buffer, "sv.p_buffer": "distributed",
                       "sv.o_acc_bank": "distributed"}
