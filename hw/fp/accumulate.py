@@ -20,8 +20,8 @@ from pimforge.hw.core.pipeline import levels
 from pimforge.hw.fp.core import LV_MUX
 from pimforge.hw.fp.ops import add_partials, delay, delay_valid, float_op, op_latency
 
-__all__ = ["accumulate", "read_stage", "forward_stage", "finish_partials", "acc_latency",
-           "ACC_READ", "DRAIN_READ"]
+__all__ = ["accumulate", "read_stage", "forward_stage", "forward_lane", "finish_partials",
+           "acc_latency", "ACC_READ", "DRAIN_READ"]
 
 # Cycles of accumulate()'s read stage: the bank is read a cycle before the add, through a
 # register, so the LUT-RAM read and the address's fan-out to every lane do not share a cycle
@@ -41,7 +41,7 @@ def acc_latency(op_depth: int) -> int:
 
 
 def read_stage(m, land, rd_data, *, addr, first, valid, carry: dict, op_depth: int, name: str,
-               lanes: int = 1, split: bool = False):
+               lanes: int = 1):
     """The read stage of an accumulator bank in front of its ``op_depth`` adder: ``rd_data`` is
     the bank's combinational read at ``addr`` (the caller drives the read address); ``land``
     has ``en``, ``addr`` and ``data`` of the adder's results, which land in the bank
@@ -55,9 +55,9 @@ def read_stage(m, land, rd_data, *, addr, first, valid, carry: dict, op_depth: i
     pipeline), so the forwarding select is a register, and the adder's first stage sees one
     multiplexer level in front of it.  The select is a register per lane (``rd_data`` is
     ``lanes`` equal words; :func:`~pimforge.hw.core.fanout.copies`), so no register drives every
-    bit of the bank word.  Returns ``(old, carry, valid)`` for the add cycle; with ``split``,
-    ``old`` is ``(word, land_data, hits)`` instead, for a caller that builds the add-cycle
-    forward itself (``Mux(hits[k], land_data, word)`` per lane k, :func:`forward_stage`)."""
+    bit of the bank word.  Returns ``((word, land_data, hits), carry, valid)`` for the add
+    cycle: lane k's old value is ``Mux(hits[k], land_data, word)``, which the caller gives its
+    adder as :func:`forward_stage` (:func:`forward_lane` picks a lane's operands)."""
     word = Signal(len(rd_data), name=f"{name}_word")
     m.d.sync += word.eq(Mux(first, 0, Mux(land.en & (land.addr == addr), land.data, rd_data)))
     staged = delay(m, carry, ACC_READ, name=f"{name}_rs")
@@ -66,14 +66,17 @@ def read_stage(m, land, rd_data, *, addr, first, valid, carry: dict, op_depth: i
     in_flight = delay(m, {"addr": staged["_addr"]}, lat - 1, name=f"{name}_fl")["addr"]
     in_flight_v = delay_valid(m, valid, lat - 1, name=f"{name}_fl_v")
     hits = copies(m, in_flight_v & (in_flight == addr) & ~first, lanes, f"{name}_hit")
-    w, rest = divmod(len(rd_data), lanes)
-    assert rest == 0, f"{name}: a {len(rd_data)}-bit word is not {lanes} equal lanes"
-    if split:
-        return (word, land.data, hits), staged, valid
-    old = Signal(len(rd_data), name=f"{name}_old")
-    m.d.comb += old.eq(Cat(*(Mux(h, land.data[w * k:w * (k + 1)], word[w * k:w * (k + 1)])
-                             for k, h in enumerate(hits))))
-    return old, staged, valid
+    assert len(rd_data) % lanes == 0, f"{name}: a {len(rd_data)}-bit word is not {lanes} equal lanes"
+    return (word, land.data, hits), staged, valid
+
+
+def forward_lane(fwd, k: int, b) -> dict:
+    """Lane ``k``'s operands for :func:`forward_stage` from :func:`read_stage`'s ``(word,
+    land_data, hits)``, with ``b`` the addend."""
+    word, landed, hits = fwd
+    w = len(word) // len(hits)
+    return {"word": word[w * k:w * (k + 1)], "land": landed[w * k:w * (k + 1)], "hit": hits[k],
+            "b": b}
 
 
 @levels(LV_MUX)
@@ -113,17 +116,16 @@ def accumulate(m, products: list, *, valid, addr, first, depth: int, op_depth: i
     wr = mem.write_port()
     rd = mem.read_port(domain="comb")
     m.d.comb += rd.addr.eq(addr)
-    (word, landed, hits), staged, valid = read_stage(
+    fwd, staged, valid = read_stage(
         m, wr, rd.data, addr=addr, first=first, valid=valid, op_depth=op_depth, name=name,
-        lanes=lanes, split=True,
+        lanes=lanes,
         carry={"_addr": addr, **(side or {}), **{f"_p{i}": p for i, p in enumerate(products)}})
     products = [staged.pop(f"_p{i}") for i in range(lanes)]
     tags = staged
     sums, v_out, t_out = [], None, None
     for i, p in enumerate(products):
-        lane = {"word": word[w * i:w * (i + 1)], "land": landed[w * i:w * (i + 1)],
-                "hit": hits[i], "b": p}
-        r, v, t = float_op(m, "add", fmt, op_depth, lane, valid=valid if i == 0 else None,
+        r, v, t = float_op(m, "add", fmt, op_depth, forward_lane(fwd, i, p),
+                           valid=valid if i == 0 else None,
                            side=tags if i == 0 else None, name=f"{name}{i}", pre=forward_stage)
         sums.append(r["r"])
         if i == 0:

@@ -50,7 +50,8 @@ from pimforge.base.formats import FP16
 from pimforge.base.numerics import log2_exact
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.fp.accumulate import accumulate, finish_partials, read_stage
+from pimforge.hw.fp.accumulate import (accumulate, finish_partials, forward_lane,
+                                       forward_stage, read_stage)
 from pimforge.hw.fp.ops import add_tree, delay, float_op
 from pimforge.hw.hermes.config import GEMV_PRESETS, HermesGemvConfig
 from pimforge.hw.hermes.gemv_timing import GemvJob, gemv_schedule, gemv_timing
@@ -390,18 +391,17 @@ class HermesGemv(PimComponent):
             land = SimpleNamespace(en=Signal(name=f"colland{u}_en"),
                                    addr=Signal.like(upd_addr, name=f"colland{u}_addr"),
                                    data=Signal(E * A, name=f"colland{u}_data"))
-            old, st, sv = read_stage(
+            fwd, st, sv = read_stage(
                 m, land, rd.data, addr=upd_addr, first=tags["first_c"], valid=cv, op_depth=od,
                 carry={"_addr": upd_addr, **{f"_p{e}": prods[u][e] for e in range(E)}},
                 name=f"colrd{u}", lanes=E)
             outs, ov, ot = [], None, None
             for e in range(E):
                 first = e == 0
-                r, v, t = float_op(m, "add", cfg.acc, od,
-                                   {"a": lane(old, e, A), "b": st[f"_p{e}"]},
+                r, v, t = float_op(m, "add", cfg.acc, od, forward_lane(fwd, e, st[f"_p{e}"]),
                                    valid=sv if first else None,
                                    side={"addr": st["_addr"]} if first else None,
-                                   name=f"colacc{u}_{e}")
+                                   name=f"colacc{u}_{e}", pre=forward_stage)
                 outs.append(r["r"])
                 if first:
                     ov, ot = v, t
