@@ -283,8 +283,12 @@ class HermesGemv(PimComponent):
             wr, rd, dr = mem.write_port(), mem.read_port(domain="comb"), \
                 mem.read_port(domain="comb")
             lv_u = s["lv"][:lg_v] == u if lg_v else Const(1, 1)
-            with m.If(s["load_fire"]):
-                m.d.comb += [wr.addr.eq(load_addr), wr.data.eq(x_word), wr.en.eq(lv_u)]
+            # the load's address and data are the write port's defaults, and only its enable
+            # waits for the load handshake: under m.If(load_fire) that handshake (the state
+            # machine and i_x.valid) selected every data bit of every bank (the column sums'
+            # landing writes override them, as before)
+            m.d.comb += [wr.addr.eq(load_addr), wr.data.eq(x_word),
+                         wr.en.eq(s["load_fire"] & lv_u)]
             m.d.comb += dr.addr.eq(drain_addr)
             banks.append({"wr": wr, "rd": rd, "dr": dr})
         return banks
