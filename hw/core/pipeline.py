@@ -208,7 +208,8 @@ def build_pipeline(m, stages, inputs: dict, depth: int, i_stream, o_stream, outp
             regs = {}
             for key, v in values.items():
                 v = Value.cast(v)
-                r = Signal(v.shape(), name=f"pipe{idx}_{key}")
+                # data registers have no reset: only the valid bits beside them do
+                r = Signal(v.shape(), name=f"pipe{idx}_{key}", reset_less=True)
                 with m.If(adv):
                     m.d.sync += r.eq(v)
                 regs[key] = r
@@ -238,7 +239,7 @@ def output_skid(m, adv, valid, result, o_stream, prefix: str) -> None:
     buffer's registers, and with ``o`` always ready the timing is the pipeline's alone."""
     result = Value.cast(result)
     skid_full = Signal(name=f"{prefix}_skid_full")
-    skid = Signal(result.shape(), name=f"{prefix}_skid")
+    skid = Signal(result.shape(), name=f"{prefix}_skid", reset_less=True)
     m.d.comb += [adv.eq(~skid_full),
                  o_stream.valid.eq(skid_full | valid),
                  o_stream.payload.eq(Mux(skid_full, skid, result))]

@@ -103,7 +103,7 @@ def float_op(m, kind: str, fmt, op_depth: int, operands: dict, valid=None, side=
         lead = _unit_positions([pre] + _stages(kind, fmt, src), depth)[0]
         operands = pre(m, dict(operands))
         if lead:
-            operands = _register(m, operands, f"{name}_p0")
+            operands = _register(m, operands, f"{name}_p0", reset=False)
             side = _register(m, side, f"{name}_p0")
             op_depth, depth, idx = op_depth - 1, depth - 1, 1
     record(kind, fmt, src, op_depth, operands=operands)
@@ -119,7 +119,7 @@ def float_op(m, kind: str, fmt, op_depth: int, operands: dict, valid=None, side=
     for k, stage in enumerate(stages):
         values = stage(m, values)
         for _ in range(counts[k]):
-            values = _register(m, values, f"{name}_p{idx}")
+            values = _register(m, values, f"{name}_p{idx}", reset=False)
             carry = _register(m, carry, f"{name}_p{idx}")
             idx += 1
     valid_out = carry.pop("_valid", None)
@@ -139,11 +139,14 @@ def _unit_positions(stages, depth: int) -> list:
     return counts
 
 
-def _register(m, values: dict, prefix: str) -> dict:
+def _register(m, values: dict, prefix: str, reset: bool = True) -> dict:
+    """One register stage over ``values``.  ``reset=False`` for an operator's own datapath: its
+    values are read only beside the valid bit that travels in the reset ``side`` registers, so a
+    reset there would only cost a gate per bit (ASIC) and a reset net reaching every bit (FPGA)."""
     out = {}
     for key, v in values.items():
         v = Value.cast(v)
-        r = Signal(v.shape(), name=f"{prefix}_{key.lstrip('_')}")
+        r = Signal(v.shape(), name=f"{prefix}_{key.lstrip('_')}", reset_less=not reset)
         m.d.sync += r.eq(v)
         out[key] = r
     return out
