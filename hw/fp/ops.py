@@ -140,13 +140,19 @@ def _unit_positions(stages, depth: int) -> list:
 
 
 def _register(m, values: dict, prefix: str, reset: bool = True) -> dict:
-    """One register stage over ``values``.  ``reset=False`` for an operator's own datapath: its
-    values are read only beside the valid bit that travels in the reset ``side`` registers, so a
-    reset there would only cost a gate per bit (ASIC) and a reset net reaching every bit (FPGA)."""
+    """One register stage over ``values``.
+
+    ``reset=False`` for an operator's own datapath, which is read only beside the valid bit that
+    travels in the side registers.  Otherwise (tags and delayed values) a 1-bit value, such as a
+    valid bit or a tag's flag, resets to 0, and a wider one (an address, a group index, a carried
+    operand) has no reset: 0 is one of its ordinary values, so its users read it only under a
+    valid bit already.  A reset would cost a gate in front of every bit (ASIC) and a reset net
+    reaching every flip-flop (FPGA)."""
     out = {}
     for key, v in values.items():
         v = Value.cast(v)
-        r = Signal(v.shape(), name=f"{prefix}_{key.lstrip('_')}", reset_less=not reset)
+        keep_reset = reset and len(v) == 1
+        r = Signal(v.shape(), name=f"{prefix}_{key.lstrip('_')}", reset_less=not keep_reset)
         m.d.sync += r.eq(v)
         out[key] = r
     return out
@@ -154,7 +160,8 @@ def _register(m, values: dict, prefix: str, reset: bool = True) -> dict:
 
 def delay(m, values: dict, cycles: int, name: str = "dly") -> dict:
     """``values`` delayed by ``cycles`` register stages (``cycles = 0`` returns them as they
-    are).  Valid bits go through :func:`delay_valid`."""
+    are).  Valid bits go through :func:`delay_valid` (or here, as 1-bit values, which reset to
+    0); wider values have no reset (see :func:`_register`)."""
     for i in range(cycles):
         values = _register(m, values, f"{name}{i}")
     return values
