@@ -307,8 +307,9 @@ UNIT_BENCH_CONFIGS = {
     **{u: {"set": {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 1, **od}}
        for u, od in (("qk_gemv", {"partials": 4, "op_depth": 16}), ("sv_gemv", {"op_depth": 8}),
                      ("two_pass_softmax", {}))},
-    # hermes_gemv at op_depth 4 (70.2 MHz): at 8 partials and op_depth 8 (75.9 MHz) nextpnr
-    # takes about 25 minutes to route, over this file's 600 s limit
+    # hermes_gemv at op_depth 4 (70.2 MHz): 8 partials at op_depth 8 is no faster (74.2-77.2
+    # MHz, routing-bound) and its synthesis, placement and routing take about 510 s, too close
+    # to this file's 600 s limit
     "hermes_gemv": {"set": {"multipliers": 8, "serial_cycles": 8, "beat_words": 1,
                             "max_batch": 2, "buffer_bytes": 512, "op_depth": 4}},
     # hermes_act with fp16 inside (the paper's units, preset hermes_fp16) at 16 partials and
