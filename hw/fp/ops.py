@@ -11,7 +11,8 @@ token flags) stay aligned with their data.
 from __future__ import annotations
 
 from amaranth.back import verilog
-from amaranth.hdl import ClockSignal, Const, Instance, Module, ResetSignal, Signal, Value
+from amaranth.hdl import (ClockDomain, ClockSignal, Const, Instance, Module, ResetSignal, Signal,
+                          Value)
 
 from pimforge.base.formats import parse_format
 from pimforge.hw.core import macros
@@ -249,6 +250,12 @@ def _build(op: OpKey):
     consts = dict(op.consts)
     m = Module()
     ins = {n: Signal(width, name=f"in_{n}") for n in OPS[op.kind] if n not in consts}
+    if op.depth >= 0 and op_latency(op.kind, op.depth):
+        # an operator's registers are all datapath (no valid bit travels inside the macro) and
+        # none resets, so its clock domain has a clock port and no reset port
+        cd = ClockDomain("sync", reset_less=True)
+        m.domains.sync = cd
+        ins["_clk"] = cd.clk
     operands = {n: ins[n] if n in ins else Const(consts[n], width) for n in OPS[op.kind]}
     with macros.suspended():
         if op.depth < 0:
@@ -268,8 +275,9 @@ _TEXT: dict = {}
 
 def operator_verilog(op: OpKey, prefix: str = "") -> tuple:
     """``(verilog, ports)`` of one operator module, named ``macros.module_name(op, prefix)``;
-    ``ports`` lists ``(direction, name, width)`` including ``clk``/``rst`` when the operator
-    has registers.  Built once per process; the prefix only renames it."""
+    ``ports`` lists ``(direction, name, width)`` including ``clk`` when the operator has
+    registers (none of them resets, so there is no ``rst``).  Built once per process; the
+    prefix only renames it."""
     name = macros.module_name(op, "")
     if op not in _TEXT:
         m, ins, outs = _build(op)
