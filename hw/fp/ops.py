@@ -104,7 +104,7 @@ def float_op(m, kind: str, fmt, op_depth: int, operands: dict, valid=None, side=
         lead = _unit_positions([pre] + _stages(kind, fmt, src), depth)[0]
         operands = pre(m, dict(operands))
         if lead:
-            operands = _register(m, operands, f"{name}_p0", reset=False)
+            operands = _register(m, operands, f"{name}_p0", reset_flags=False)
             side = _register(m, side, f"{name}_p0")
             op_depth, depth, idx = op_depth - 1, depth - 1, 1
     record(kind, fmt, src, op_depth, operands=operands)
@@ -120,7 +120,7 @@ def float_op(m, kind: str, fmt, op_depth: int, operands: dict, valid=None, side=
     for k, stage in enumerate(stages):
         values = stage(m, values)
         for _ in range(counts[k]):
-            values = _register(m, values, f"{name}_p{idx}", reset=False)
+            values = _register(m, values, f"{name}_p{idx}", reset_flags=False)
             carry = _register(m, carry, f"{name}_p{idx}")
             idx += 1
     valid_out = carry.pop("_valid", None)
@@ -140,19 +140,20 @@ def _unit_positions(stages, depth: int) -> list:
     return counts
 
 
-def _register(m, values: dict, prefix: str, reset: bool = True) -> dict:
-    """One register stage over ``values``.
+def _register(m, values: dict, prefix: str, reset_flags: bool = True) -> dict:
+    """One register stage over ``values``, none of which resets except, with ``reset_flags``,
+    the 1-bit ones.
 
-    ``reset=False`` for an operator's own datapath, which is read only beside the valid bit that
-    travels in the side registers.  Otherwise (tags and delayed values) a 1-bit value, such as a
-    valid bit or a tag's flag, resets to 0, and a wider one (an address, a group index, a carried
-    operand) has no reset: 0 is one of its ordinary values, so its users read it only under a
-    valid bit already.  A reset would cost a gate in front of every bit (ASIC) and a reset net
-    reaching every flip-flop (FPGA)."""
+    Tags and delayed values keep ``reset_flags``: a 1-bit value (a valid bit, a tag's flag)
+    resets to 0, and a wider one (an address, a group index, a carried operand) does not, since
+    0 is one of its ordinary values and its users read it only under a valid bit already.  An
+    operator's own datapath, read only beside the valid bit in its side registers, passes
+    ``reset_flags=False``.  A reset would cost a gate in front of every bit (ASIC) and a reset
+    net reaching every flip-flop (FPGA)."""
     out = {}
     for key, v in values.items():
         v = Value.cast(v)
-        keep_reset = reset and len(v) == 1
+        keep_reset = reset_flags and len(v) == 1
         r = Signal(v.shape(), name=f"{prefix}_{key.lstrip('_')}", reset_less=not keep_reset)
         m.d.sync += r.eq(v)
         out[key] = r
@@ -241,33 +242,34 @@ _PORTS: dict = {}
 
 
 def _build(op: OpKey):
-    """The operator as an Amaranth Module with its port signals: inputs ``in_<operand>``
-    (constant operands are built in), outputs ``out_<result>``."""
+    """The operator as an Amaranth Module and its ports: ``clk`` when it has registers, inputs
+    ``in_<operand>`` (constant operands are built in), outputs ``out_<result>``."""
 
     fmt = parse_format(op.fmt)
     src = parse_format(op.src) if op.src else None
     width = (src or fmt).width
     consts = dict(op.consts)
     m = Module()
-    ins = {n: Signal(width, name=f"in_{n}") for n in OPS[op.kind] if n not in consts}
+    ports = []
     if op.depth >= 0 and op_latency(op.kind, op.depth):
         # an operator's registers are all datapath (no valid bit travels inside the macro) and
         # none resets, so its clock domain has a clock port and no reset port
         cd = ClockDomain("sync", reset_less=True)
         m.domains.sync = cd
-        ins["_clk"] = cd.clk
+        ports.append(cd.clk)
+    ins = {n: Signal(width, name=f"in_{n}") for n in OPS[op.kind] if n not in consts}
     operands = {n: ins[n] if n in ins else Const(consts[n], width) for n in OPS[op.kind]}
     with macros.suspended():
         if op.depth < 0:
             outs = comb_op(m, op.kind, fmt, operands, src=src)
         else:
             outs, _, _ = float_op(m, op.kind, fmt, op.depth, operands, src=src)
-    ports_out = {}
+    ports += ins.values()
     for key, value in outs.items():
         s = Signal(len(value), name=f"out_{key}")
         m.d.comb += s.eq(value)
-        ports_out[key] = s
-    return m, ins, ports_out
+        ports.append(s)
+    return m, ports
 
 
 _TEXT: dict = {}
@@ -280,9 +282,8 @@ def operator_verilog(op: OpKey, prefix: str = "") -> tuple:
     prefix only renames it."""
     name = macros.module_name(op, "")
     if op not in _TEXT:
-        m, ins, outs = _build(op)
-        text = verilog.convert(m, name=name, ports=list(ins.values()) + list(outs.values()),
-                               emit_src=False)
+        m, ports = _build(op)
+        text = verilog.convert(m, name=name, ports=ports, emit_src=False)
         _TEXT[op] = text
         _PORTS[op] = top_ports(text, name)
     # the name occurs only as the module's own name (and its memories', which start with it)
