@@ -5,7 +5,7 @@ from amaranth.hdl import Fragment, Module, MemoryInstance
 from pimforge import api
 from pimforge.hw.core.memories import (BLOCK_BITS, MIN_FILL, block_fill, blocks_needed, buffer,
                                        is_block_ram)
-from pimforge.registry import get_unit
+from pimforge.registry import get_unit, units
 
 
 @pytest.mark.parametrize("width,depth,blocks", [
@@ -36,6 +36,29 @@ def test_block_buffer_refuses_a_combinational_read():
     with pytest.raises(ValueError, match="reads synchronously"):
         blk.read_port(domain="comb")
     Fragment.get(m, None)     # elaborated, so Amaranth does not warn of unused elaboratables
+
+
+def test_accumulator_bank_stays_in_lut_ram():
+    """An accumulator bank is read, forwarded and registered in one cycle (``read_stage``), so
+    it is built ``comb_read`` and stays in LUT-RAM at any size.  papi_pu's ``attn_pim`` preset
+    has a 512 x 16 partial-sum bank (64 vectors x 4 partials x 2 banks, 8 Kbit: block RAM by
+    the rule), which stopped its elaboration with the refusal above until the bank said so."""
+    m = Module()
+    acc = buffer(m, "acc", 16, 512, comb_read=True)
+    assert is_block_ram(16, 512) and not acc.block_ram
+    assert acc.attrs["ram_style"] == "distributed"
+    acc.read_port(domain="comb")
+    Fragment.get(m, None)
+    assert _styles("papi_pu", "attn_pim") == {"partial_bank": "distributed"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("unit, preset", [(u, p) for u in sorted(units())
+                                          for p in [None] + list(units()[u].presets)])
+def test_every_preset_elaborates(unit, preset):
+    """Every unit's default and every preset elaborates (about 5 minutes in all: long run).
+    ``pimforge bench --only synth`` found papi_pu ``attn_pim`` failing this way."""
+    Fragment.get(get_unit(unit).factory(api.config(unit, preset=preset)), None)
 
 
 def _styles(unit, preset):

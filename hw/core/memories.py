@@ -13,7 +13,9 @@ words empty) stays in LUT-RAM.
 :func:`buffer` writes the decision into the Verilog as the memory's ``ram_style``
 (``"block"`` or ``"distributed"``), which Yosys's ``memory_libmap`` obeys on both targets, so the
 choice is ours, not the mapper's cost model's.  A block-RAM read is registered: a buffer that
-the rule sends to block RAM refuses a combinational read port.
+the rule sends to block RAM refuses a combinational read port.  A buffer built for one
+(``comb_read``: an accumulator bank, read, forwarded and registered in one cycle in front of
+its adders) stays in LUT-RAM whatever its size.
 
 UltraScale+ URAM (4K x 72, 288 Kbit) is left to the vendor flow: ``ram_style = "block"`` keeps
 Yosys to BRAM, and a buffer would need to fill half a URAM (144 Kbit in one bank) to earn one.
@@ -56,8 +58,8 @@ class Buffer(Memory):
         The rule's decision (``ram_style`` is ``"block"``, else ``"distributed"``).
     """
 
-    def __init__(self, *, width: int, depth: int, src_loc_at: int = 0):
-        self.block_ram = is_block_ram(width, depth)
+    def __init__(self, *, width: int, depth: int, comb_read: bool = False, src_loc_at: int = 0):
+        self.block_ram = not comb_read and is_block_ram(width, depth)
         style = "block" if self.block_ram else "distributed"
         super().__init__(shape=width, depth=depth, init=[], attrs={"ram_style": style},
                          src_loc_at=1 + src_loc_at)
@@ -70,8 +72,9 @@ class Buffer(Memory):
                                  src_loc_at=1 + src_loc_at)
 
 
-def buffer(m, name: str, width: int, depth: int) -> Buffer:
-    """A :class:`Buffer` of ``depth`` words of ``width`` bits, added to ``m`` as ``name``."""
-    mem = Buffer(width=width, depth=depth, src_loc_at=1)
+def buffer(m, name: str, width: int, depth: int, comb_read: bool = False) -> Buffer:
+    """A :class:`Buffer` of ``depth`` words of ``width`` bits, added to ``m`` as ``name``; with
+    ``comb_read`` it is read combinationally, so it stays in LUT-RAM."""
+    mem = Buffer(width=width, depth=depth, comb_read=comb_read, src_loc_at=1)
     m.submodules[name] = mem
     return mem

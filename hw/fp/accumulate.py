@@ -112,7 +112,7 @@ def accumulate(m, products: list, *, valid, addr, first, depth: int, op_depth: i
     bank word at ``read_addr`` (the memory as it is, no forwarding), a list for a list.
     """
     lanes, w = len(products), fmt.width
-    mem = buffer(m, f"{name}_bank", w * lanes, depth)
+    mem = buffer(m, f"{name}_bank", w * lanes, depth, comb_read=True)   # read_stage's read
     wr = mem.write_port()
     rd = mem.read_port(domain="comb")
     m.d.comb += rd.addr.eq(addr)
