@@ -388,7 +388,8 @@ def unit_synth_rows(work: Path, progress=print, names=None) -> dict:
             fmax = f"ECP5 skipped ({why})"
         else:
             cp = e.get("critical_path") or {}
-            row.update(ecp5_lut4=e["LUT4"], ecp5_fits=e["fits"], ecp5_fmax_mhz=e.get("fmax_mhz"),
+            row.update(ecp5_lut4=e["LUT4"], ecp5_ff=e.get("FF"), ecp5_ebr=e.get("EBR"),
+                       ecp5_fits=e["fits"], ecp5_fmax_mhz=e.get("fmax_mhz"),
                        ecp5_logic_levels=cp.get("logic_levels"), ecp5_note=e.get("note"))
             fmax = f"ECP5 {e['fmax_mhz']:.1f} MHz" if e.get("fmax_mhz") else "ECP5 no fit"
         row["wall_s"] = round(time.perf_counter() - t0, 1)

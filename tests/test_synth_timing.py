@@ -158,6 +158,7 @@ def test_bench_unit_rows_measure_skip_and_time_out(tmp_path, monkeypatch):
     r = rows["fp_cmp"]
     assert r["nand2_eq"] > 100 and r["logic_depth"] > 5 and r["ecp5_fits"]
     assert r["ecp5_fmax_mhz"] > 20 and r["ecp5_logic_levels"] > 0 and all(r["critical_path"])
+    assert r["ecp5_ff"] > 0 and r["ecp5_ebr"] == 0        # a comparator: registers, no memory
     assert "pam_device and pam_ru are measured" in rows["pam_system"]["skipped"]
     real = bench._synth_subprocess  # an ECP5 run that times out keeps the generic figures
     monkeypatch.setattr(bench, "_synth_subprocess", lambda u, spec, target, work: (
