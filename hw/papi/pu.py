@@ -137,6 +137,7 @@ class PapiPu(PimComponent):
         j = {"reuse": Signal(mr, name="job_reuse"), "beats": Signal(mb, name="job_beats"),
              "rows": Signal(ROW_BITS, name="job_rows"),
              "g_m1": Signal(range(max(2, cfg.max_groups)), name="job_groups_m1"),
+             "groups": Signal(range(cfg.max_groups + 1), name="job_groups"),
              "beats_m1": Signal(range(max(2, cfg.max_beats)), name="job_beats_m1"),
              "reuse_m1": Signal(range(max(2, cfg.max_reuse)), name="job_reuse_m1"),
              "rows_m1": Signal(ROW_BITS, name="job_rows_m1"),
@@ -146,6 +147,9 @@ class PapiPu(PimComponent):
              "credits": Signal(range(self.out_fifo + 1), init=self.out_fifo, name="out_credits"),
              "load_done": Signal(name="load_done"), "run_done": Signal(name="run_done")}
         groups = (cmd.payload.reuse + cfg.fpus - 1) >> (cfg.fpus.bit_length() - 1)
+        # job_outputs follows the job registers in two cycles (_expected): WAIT waits for it
+        settle = Signal(2, name="job_outputs_settle")
+        m.d.sync += settle.eq(Cat(1, settle[0]))
         with m.FSM(name="pu_state") as fsm:
             with m.State("IDLE"):
                 m.d.comb += cmd.ready.eq(1)
@@ -153,11 +157,12 @@ class PapiPu(PimComponent):
                     p = cmd.payload
                     m.d.sync += [j["reuse"].eq(p.reuse), j["beats"].eq(p.beats),
                                  j["rows"].eq(p.rows), j["g_m1"].eq(groups - 1),
+                                 j["groups"].eq(groups),
                                  j["written"].eq(0), j["beats_m1"].eq(p.beats - 1),
                                  j["reuse_m1"].eq(p.reuse - 1), j["rows_m1"].eq(p.rows - 1),
+                                 settle.eq(0),
                                  j["vec_mask"].eq((Const(1, len(j["vec_mask"]) + 1)
-                                                   << p.reuse) - 1),
-                                 j["expected"].eq(p.rows * cfg.banks * groups)]
+                                                   << p.reuse) - 1)]
                     m.next = "LOAD"
             with m.State("LOAD"):
                 with m.If(j["load_done"]):
@@ -166,10 +171,26 @@ class PapiPu(PimComponent):
                 with m.If(j["run_done"] | (j["rows"] == 0)):
                     m.next = "WAIT"
             with m.State("WAIT"):
-                with m.If(j["written"] == j["expected"]):
+                with m.If((j["written"] == j["expected"]) & settle[1]):
                     m.next = "IDLE"
+        self._expected(m, j)
         j["fsm"] = fsm
         return j
+
+    def _expected(self, m, j):
+        """``job_outputs`` = rows x banks x groups, the count WAIT waits for.  Multiplied from
+        the command's fields in the accept cycle it was the unit's deepest path (40 levels:
+        ASAP7 655 MHz, below PAPI's 666, at 8 partials and op_depth 8); here the job registers
+        feed two registered half products (rows times the low and the high bits of groups),
+        and their sum is registered.  The registers follow the job's in two cycles, and WAIT,
+        the only reader, waits for that (``job_outputs_settle``); it comes three cycles after
+        the accept at the earliest anyway (LOAD, RUN, WAIT), so no cycle count changes."""
+        g, rows = j["groups"], j["rows"]
+        h = (len(g) + 1) // 2
+        lo = Signal(len(rows) + h, name="job_outputs_lo")
+        hi = Signal(len(rows) + len(g) - h, name="job_outputs_hi")
+        m.d.sync += [lo.eq(rows * g[:h]), hi.eq(rows * g[h:]),
+                     j["expected"].eq(((hi << h) + lo) * self.cfg.banks)]
 
     def _load(self, m, j):
         """The x load: vector v, beat k into FPU ``v mod P``'s buffer at ``(v div P) MB + k``."""
