@@ -137,19 +137,15 @@ class PapiPu(PimComponent):
         j = {"reuse": Signal(mr, name="job_reuse"), "beats": Signal(mb, name="job_beats"),
              "rows": Signal(ROW_BITS, name="job_rows"),
              "g_m1": Signal(range(max(2, cfg.max_groups)), name="job_groups_m1"),
-             "groups": Signal(range(cfg.max_groups + 1), name="job_groups"),
              "beats_m1": Signal(range(max(2, cfg.max_beats)), name="job_beats_m1"),
              "reuse_m1": Signal(range(max(2, cfg.max_reuse)), name="job_reuse_m1"),
              "rows_m1": Signal(ROW_BITS, name="job_rows_m1"),
              "vec_mask": Signal(cfg.max_groups * cfg.fpus, name="job_vectors"),
-             "expected": Signal(ROW_BITS + 1 + cfg.max_groups.bit_length(), name="job_outputs"),
-             "written": Signal(ROW_BITS + 1 + cfg.max_groups.bit_length(), name="outputs_written"),
+             "in_row": Signal(range(max(2, cfg.max_groups * cfg.banks)), name="outputs_in_row"),
+             "rows_out": Signal(ROW_BITS, name="rows_written"),
              "credits": Signal(range(self.out_fifo + 1), init=self.out_fifo, name="out_credits"),
              "load_done": Signal(name="load_done"), "run_done": Signal(name="run_done")}
         groups = (cmd.payload.reuse + cfg.fpus - 1) >> (cfg.fpus.bit_length() - 1)
-        # job_outputs follows the job registers in two cycles (_expected): WAIT waits for it
-        settle = Signal(2, name="job_outputs_settle")
-        m.d.sync += settle.eq(Cat(1, settle[0]))
         with m.FSM(name="pu_state") as fsm:
             with m.State("IDLE"):
                 m.d.comb += cmd.ready.eq(1)
@@ -157,12 +153,11 @@ class PapiPu(PimComponent):
                     p = cmd.payload
                     m.d.sync += [j["reuse"].eq(p.reuse), j["beats"].eq(p.beats),
                                  j["rows"].eq(p.rows), j["g_m1"].eq(groups - 1),
-                                 j["groups"].eq(groups),
-                                 j["written"].eq(0), j["beats_m1"].eq(p.beats - 1),
+                                 j["in_row"].eq(0), j["rows_out"].eq(0),
+                                 j["beats_m1"].eq(p.beats - 1),
                                  j["reuse_m1"].eq(p.reuse - 1), j["rows_m1"].eq(p.rows - 1),
-                                 settle.eq(0),
-                                 j["vec_mask"].eq((Const(1, len(j["vec_mask"]) + 1)
-                                                   << p.reuse) - 1)]
+                                 j["vec_mask"].eq(Cat(*[p.reuse > v
+                                                        for v in range(len(j["vec_mask"]))]))]
                     m.next = "LOAD"
             with m.State("LOAD"):
                 with m.If(j["load_done"]):
@@ -171,26 +166,10 @@ class PapiPu(PimComponent):
                 with m.If(j["run_done"] | (j["rows"] == 0)):
                     m.next = "WAIT"
             with m.State("WAIT"):
-                with m.If((j["written"] == j["expected"]) & settle[1]):
+                with m.If(j["rows_out"] == j["rows"]):
                     m.next = "IDLE"
-        self._expected(m, j)
         j["fsm"] = fsm
         return j
-
-    def _expected(self, m, j):
-        """``job_outputs`` = rows x banks x groups, the count WAIT waits for.  Multiplied from
-        the command's fields in the accept cycle it was the unit's deepest path (40 levels:
-        ASAP7 655 MHz, below PAPI's 666, at 8 partials and op_depth 8); here the job registers
-        feed two registered half products (rows times the low and the high bits of groups),
-        and their sum is registered.  The registers follow the job's in two cycles, and WAIT,
-        the only reader, waits for that (``job_outputs_settle``); it comes three cycles after
-        the accept at the earliest anyway (LOAD, RUN, WAIT), so no cycle count changes."""
-        g, rows = j["groups"], j["rows"]
-        h = (len(g) + 1) // 2
-        lo = Signal(len(rows) + h, name="job_outputs_lo")
-        hi = Signal(len(rows) + len(g) - h, name="job_outputs_hi")
-        m.d.sync += [lo.eq(rows * g[:h]), hi.eq(rows * g[h:]),
-                     j["expected"].eq(((hi << h) + lo) * self.cfg.banks)]
 
     def _load(self, m, j):
         """The x load: vector v, beat k into FPU ``v mod P``'s buffer at ``(v div P) MB + k``."""
@@ -331,8 +310,17 @@ class PapiPu(PimComponent):
                      out.w_en.eq(valid),
                      self.o.valid.eq(out.r_rdy), self.o.payload.data.eq(out.r_data),
                      out.r_en.eq(self.o.ready)]
+        # Outputs written, counted as rows (each banks x groups outputs) and outputs into the
+        # row, so WAIT compares rows_written with the job's rows.  A count of outputs against
+        # rows x banks x groups multiplied the command's fields in the accept cycle: 40 gate
+        # levels, the unit's deepest stage at 8 partials / op_depth 8.  banks x groups - 1 is
+        # groups - 1 with banks - 1 (0 or 1) shifted in: wiring.
+        row_m1 = Cat(Const(cfg.banks - 1, cfg.banks.bit_length() - 1), j["g_m1"])
         with m.If(valid):
-            m.d.sync += j["written"].eq(j["written"] + 1)
+            with m.If(j["in_row"] == row_m1):
+                m.d.sync += [j["in_row"].eq(0), j["rows_out"].eq(j["rows_out"] + 1)]
+            with m.Else():
+                m.d.sync += j["in_row"].eq(j["in_row"] + 1)
 
 
 def pu_cycles(cfg: PapiPuConfig, rows: int, reuse: int = 1, beats: int = 0) -> int:
