@@ -213,3 +213,24 @@ def test_pam_tier_clocks_are_backed_by_the_netlist(preset, flat):
     # not set far below what the netlist does
     assert 0.9 * c["estimated_fmax_mhz"] <= clock["mhz"] <= c["estimated_fmax_mhz"]
     assert not c["paper_met"]    # and the paper's clock is out of reach, as the report says
+
+
+# PAPI's presets state the paper's 666 MHz FPU clock and buy it with pipeline depth: at their
+# op_depth (4) the deepest stage is an fp16 multiplier's.  Before, the presets ran at op_depth 2
+# (431 MHz estimated), and two control paths were deeper than any operator: the output count
+# rows x banks x groups multiplied in the accept cycle (40 levels) and the vector mask's 64-bit
+# shift (70 at the paper presets).  small_1p1b in the default run (seconds), a paper preset and
+# the flat netlist in the long run.
+@pytest.mark.parametrize("preset, flat", [
+    ("small_1p1b", False), pytest.param("small_1p1b", True, marks=pytest.mark.slow),
+    pytest.param("attn_pim", False, marks=pytest.mark.slow)])
+def test_papi_preset_clock_is_backed_by_the_netlist(preset, flat):
+    cfg = api.config("papi_pu", preset=preset)
+    targets, devices = parse_targets("generic", None)
+    rep = run.synthesize(run.SynthJob(get_unit("papi_pu"), cfg, preset, flat=flat), targets,
+                         devices)
+    c = rep["clock_check"]
+    assert c["clock_mhz"] == PRESET_CLOCKS["papi_pu"][preset]["mhz"] == 666
+    assert c["met"] and c["failing_stages"] == 0, (c["levels"], c["estimated_fmax_mhz"])
+    deepest = max(rep["targets"]["generic"]["timing"]["stages"], key=lambda r: r["levels"])
+    assert not deepest["stage"].startswith(("job_", "outputs_", "rows_")), deepest

@@ -11,7 +11,7 @@ from pimforge.base.errors import ConfigError
 from pimforge.base.formats import FP16
 
 __all__ = ["SchedulerConfig", "SCHEDULER_PRESETS", "PLACEMENTS", "HOST_KINDS", "PapiPuConfig",
-           "PU_PRESETS", "PU_ACC_FORMATS", "pu_preset"]
+           "PU_PRESETS", "PU_ACC_FORMATS", "pu_preset", "PRESET_OP_DEPTH"]
 
 # ---- papi_scheduler -----------------------------------------------------------------------------
 
@@ -146,17 +146,24 @@ class PapiPuConfig(UnitConfig):
         return self.groups(self.max_reuse)
 
 
-PAPER_PU = {"lanes": 16, "max_reuse": 64, "max_beats": 64, "wbuf": 32}
+# The presets' op_depth: the shallowest at which the unit's ASAP7 estimate meets PAPI's 666 MHz
+# FPU clock (``hw.catalog.PRESET_CLOCKS``; at most 39 gate levels a stage).  At 4 every preset's
+# deepest stage is an fp16 multiplier's (35 levels, 742.9 MHz); at 3 it is 52 (510.7 MHz), at
+# the default 2, 62 (431.4 MHz).
+PRESET_OP_DEPTH = 4
+PAPER_PU = {"lanes": 16, "max_reuse": 64, "max_beats": 64, "wbuf": 32, "op_depth": PRESET_OP_DEPTH}
 PU_PRESETS = {
     "fc_pim": dict(PAPER_PU, fpus=4, banks=1),      # PAPI §6.1: FC-PIM, 4 FPUs per bank
     "attn_pim": dict(PAPER_PU, fpus=1, banks=2),    # PAPI §6.2: Attn-PIM, 1 FPU per 2 banks
     "attacc": dict(PAPER_PU, fpus=1, banks=1),      # AttAcc: 1 FPU per bank
-    "fpu": {"lanes": 16, "fpus": 1, "banks": 1, "max_reuse": 1, "max_beats": 4},
-    "small_1p2b": {"fpus": 1, "banks": 2},
-    "small_1p1b": {"fpus": 1, "banks": 1},
+    "fpu": {"lanes": 16, "fpus": 1, "banks": 1, "max_reuse": 1, "max_beats": 4,
+            "op_depth": PRESET_OP_DEPTH},
+    "small_1p2b": {"fpus": 1, "banks": 2, "op_depth": PRESET_OP_DEPTH},
+    "small_1p1b": {"fpus": 1, "banks": 1, "op_depth": PRESET_OP_DEPTH},
 }
 """Presets of ``papi_pu``: the paper's slices at 16 lanes; ``fpu`` is one 16-lane FPU with
-minimal buffers (its area stands for the paper's A_FPU); ``small_*`` the default's small size."""
+minimal buffers (its area stands for the paper's A_FPU); ``small_*`` the default's small size.
+All at :data:`PRESET_OP_DEPTH`, the depth that backs their 666 MHz clock."""
 
 
 def pu_preset(name: str) -> PapiPuConfig:

@@ -7,6 +7,7 @@ takes well under a millisecond for rows, cols up to 16384 and reuse up to 1024.
 """
 from __future__ import annotations
 
+from pimforge.hw.papi.config import PRESET_OP_DEPTH
 from pimforge.hw.papi.hbm import HBM3, PU_CLOCK_HZ
 from pimforge.hw.papi.pu_timing import pu_latency, pu_run
 
@@ -28,14 +29,15 @@ def pu_gemv_cycles(rows: int, cols: int, reuse: int, *, fpus: int, banks: int = 
     FPUs share the weights and work on different vectors).  Counted from page 0's ACT to the
     last output, inclusive.  ``cfg`` (a :class:`~pimforge.hw.papi.config.PapiPuConfig`) gives
     ``lanes``, ``op_depth``, ``acc``, ``partials`` and ``wbuf``; default the paper presets' 16
-    lanes, op_depth 2, fp16, 4 partials and a 32-beat column buffer.  Rows are padded
+    lanes, op_depth 4 (``PRESET_OP_DEPTH``: the depth whose netlist meets 666 MHz), fp16, 4
+    partials and a 32-beat column buffer.  Rows are padded
     to a multiple of ``banks`` and cols to a multiple of ``lanes``.
     """
     for name, v in (("rows", rows), ("cols", cols), ("reuse", reuse), ("fpus", fpus),
                     ("banks", banks)):
         if not isinstance(v, int) or v < 1:
             raise ValueError(f"pu_gemv_cycles: {name} must be an integer >= 1, not {v!r}")
-    lanes, op_depth, acc_bits, partials, wbuf = PAPER_LANES, 2, 16, 4, PAPER_WBUF
+    lanes, op_depth, acc_bits, partials, wbuf = PAPER_LANES, PRESET_OP_DEPTH, 16, 4, PAPER_WBUF
     if cfg is not None:
         lanes, op_depth, acc_bits, partials, wbuf = (cfg.lanes, cfg.op_depth, cfg.acc.width,
                                                      cfg.partials, cfg.wbuf)
