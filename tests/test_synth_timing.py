@@ -19,10 +19,17 @@ def _private_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("PIMFORGE_SYNTH_CACHE", str(tmp_path_factory.getbasetemp() / "synth-cache"))
 
 
-def _generic(unit, preset=None, **over):
+def _generic(unit, preset=None, flat=False, **over):
     cfg = api.config(unit, preset=preset, overrides=over)
     targets, devices = parse_targets("generic", None)
-    return run.synthesize(run.SynthJob(get_unit(unit), cfg, preset or "default"), targets, devices)
+    return run.synthesize(run.SynthJob(get_unit(unit), cfg, preset or "default", flat=flat),
+                          targets, devices)
+
+
+def _preset_clock_check(unit, preset, flat):
+    """The generic report of ``unit --preset preset`` and its clock check."""
+    rep = _generic(unit, preset, flat=flat)
+    return rep, rep["clock_check"]
 
 
 # An 8-input AND needs three levels of two-input gates (and a MUX cannot shorten it without a
@@ -201,11 +208,7 @@ def test_ecp5_fmax_does_not_fall_with_pipeline_depth():
     pytest.param("ddr", False, marks=pytest.mark.slow), pytest.param("hbm_fp32", False, marks=pytest.mark.slow),
     pytest.param("hbm", True, marks=pytest.mark.slow), pytest.param("ddr", True, marks=pytest.mark.slow)])
 def test_pam_tier_clocks_are_backed_by_the_netlist(preset, flat):
-    cfg = api.config("pam_pu", preset=preset)
-    targets, devices = parse_targets("generic", None)
-    rep = run.synthesize(run.SynthJob(get_unit("pam_pu"), cfg, preset, flat=flat), targets,
-                         devices)
-    c = rep["clock_check"]
+    _, c = _preset_clock_check("pam_pu", preset, flat)
     clock = PRESET_CLOCKS["pam_pu"][preset]
     assert c["clock_mhz"] == clock["mhz"] and c["paper_mhz"] == clock["paper_mhz"]
     assert c["met"] and c["failing_stages"] == 0, (c["levels"], c["estimated_fmax_mhz"])
@@ -225,11 +228,7 @@ def test_pam_tier_clocks_are_backed_by_the_netlist(preset, flat):
     ("small_1p1b", False), pytest.param("small_1p1b", True, marks=pytest.mark.slow),
     pytest.param("attn_pim", False, marks=pytest.mark.slow)])
 def test_papi_preset_clock_is_backed_by_the_netlist(preset, flat):
-    cfg = api.config("papi_pu", preset=preset)
-    targets, devices = parse_targets("generic", None)
-    rep = run.synthesize(run.SynthJob(get_unit("papi_pu"), cfg, preset, flat=flat), targets,
-                         devices)
-    c = rep["clock_check"]
+    rep, c = _preset_clock_check("papi_pu", preset, flat)
     assert c["clock_mhz"] == PRESET_CLOCKS["papi_pu"][preset]["mhz"] == 666
     assert c["met"] and c["failing_stages"] == 0, (c["levels"], c["estimated_fmax_mhz"])
     deepest = max(rep["targets"]["generic"]["timing"]["stages"], key=lambda r: r["levels"])
