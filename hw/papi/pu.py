@@ -316,11 +316,10 @@ class PapiPu(PimComponent):
         # levels, the unit's deepest stage at 8 partials / op_depth 8.  banks x groups - 1 is
         # groups - 1 with banks - 1 (0 or 1) shifted in: wiring.
         row_m1 = Cat(Const(cfg.banks - 1, cfg.banks.bit_length() - 1), j["g_m1"])
+        row_done = j["in_row"] == row_m1
         with m.If(valid):
-            with m.If(j["in_row"] == row_m1):
-                m.d.sync += [j["in_row"].eq(0), j["rows_out"].eq(j["rows_out"] + 1)]
-            with m.Else():
-                m.d.sync += j["in_row"].eq(j["in_row"] + 1)
+            m.d.sync += [j["in_row"].eq(Mux(row_done, 0, j["in_row"] + 1)),
+                         j["rows_out"].eq(Mux(row_done, j["rows_out"] + 1, j["rows_out"]))]
 
 
 def pu_cycles(cfg: PapiPuConfig, rows: int, reuse: int = 1, beats: int = 0) -> int:
