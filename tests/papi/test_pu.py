@@ -19,7 +19,7 @@ from pimforge.hw.papi.config import PapiPuConfig, pu_preset
 from pimforge.hw.papi.perf import PU_CLOCK_HZ, pu_gemv_cycles
 from pimforge.hw.papi.pu import pu_cycles
 from pimforge.hw.papi.pu_timing import pu_run
-from pimforge.sim.benches.papi.pu import make_data, pu_job
+from pimforge.sim.benches.papi.pu import make_data, pu_job, pu_jobs_back_to_back
 from pimforge.sim.golden.papi.pu import pu_gemv
 
 # "deep": 16 partials at op_depth 16 (the deepest the config allows).  One vector group (reuse
@@ -111,6 +111,22 @@ def test_cycle_model_against_rtl(rtl_run):
     ph = res.phases[0]
     start = ph.in_stamps["i_x"][-1] + 1
     assert ph.out_stamps["o"][-1] - start + 1 == pu_cycles(cfg, 3, cfg.max_reuse)
+
+
+@pytest.mark.parametrize("name", ["4P1B", "1P2B"])
+def test_rtl_jobs_back_to_back(name):
+    """Jobs of different shapes with no reset between them: job 1 fills every vector group
+    (its output count wraps at banks x groups - 1 per row), job 2 has one vector and a
+    different row count, job 3 the maximum again.  A counter that ended a job early or late,
+    or kept a stale group count, would lose, repeat or shift outputs of the next job."""
+    require_sim("verilator")
+    cfg = CFGS[name]
+    shapes = [(3, cfg.max_reuse, 4), (2, 1, 2), (1, cfg.max_reuse, cfg.max_beats)]
+    job = pu_jobs_back_to_back(cfg, np.random.default_rng(11), shapes)
+    res = api.run_bench("papi_pu", cfg, job=job)
+    assert res.passed, f"papi_pu {name} back to back:\n{res.summary()}"
+    n = sum(rows * cfg.banks * cfg.groups(reuse) for rows, reuse, _ in shapes)
+    assert all(len(p.received["o"]) == n for p in res.phases)
 
 
 # ------------------------------------------------------------------ the contract

@@ -21,7 +21,7 @@ from pimforge.sim.golden.papi.pu import pu_gemv
 from pimforge.sim.harness.job import Job, Phase
 from pimforge.sim.harness.stall import StallPattern
 
-__all__ = ["make_data", "job_streams", "BankOffer", "pu_job"]
+__all__ = ["make_data", "job_streams", "BankOffer", "pu_job", "pu_jobs_back_to_back"]
 
 SPECIALS = np.array([0x7C00, 0xFC00, 0x7E00, 0x0001, 0x03FF, 0x8000, 0x0000, 0x7BFF])
 
@@ -97,6 +97,29 @@ def pu_job(cfg, rng, seed: int = 1, rows: int = 3, reuse: int | None = None,
                          for k, s in enumerate(("i_cmd", "i_x", "i_w"))},
             ready_stall={"o": StallPattern.random(stall_p, seed + 7)}))
     return Job(phases)
+
+
+def pu_jobs_back_to_back(cfg, rng, shapes, seed: int = 1, stall_p: float = 0.3) -> Job:
+    """Several jobs in one phase, with no reset between them: the command of job k + 1 waits
+    while job k drains, so the unit's end-of-job logic (its output counters and the return to
+    idle) is what starts the next one.  ``shapes`` lists ``(rows, reuse, beats)`` per job;
+    weights are offered as soon as the unit takes them (no bank model), first without stalls,
+    then with random stalls on every input and on ``o``."""
+    inputs = {"i_cmd": {"reuse": [], "beats": [], "rows": []}, "i_x": {"data": []},
+              "i_w": {"data": []}}
+    expected = {"o": {"data": []}}
+    for rows, reuse, beats in shapes:
+        w, x = make_data(rng, cfg, rows, reuse, beats, extreme=True)
+        ins, exp = job_streams(cfg, w, x)
+        for stream, fields in ins.items():
+            for field, values in fields.items():
+                inputs[stream][field] += values
+        expected["o"]["data"] += exp["o"]["data"]
+    return Job([Phase("back to back, no stalls", inputs, expected),
+                Phase(f"back to back, random stalls p={stall_p}", inputs, expected,
+                      valid_stall={s: StallPattern.random(stall_p, seed + k)
+                                   for k, s in enumerate(("i_cmd", "i_x", "i_w"))},
+                      ready_stall={"o": StallPattern.random(stall_p, seed + 7)})])
 
 
 BENCHES = {"papi_pu": pu_job}
