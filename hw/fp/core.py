@@ -341,34 +341,42 @@ def round_stages(fmt: FloatFormat, ftz: bool, width: int, post, exp_min: int | N
     mag_key = "rp_mag"
 
     def decide(m, v):
-        mag = v[mag_key]
+        mag, e_out = v[mag_key], v["rp_eout"]
         guard = mag[width - p - 1]
         sticky = mag[:width - p - 1] != 0
+        mant = mag[width - p:]
         up = Signal(name="rp_up")
         m.d.comb += up.eq(guard & (sticky | mag[width - p]))
-        return pass_on(v, (mag_key,), rp_mant=mag[width - p:], rp_up=up)
-    decide.levels = lv_log(width - p) + 2
+        # What the increment's carry-out will decide is known before the increment: it carries
+        # out of the significand only when every bit below the hidden bit is one, and the
+        # overflow tests compare the exponent with constants.  Both run beside the sticky OR,
+        # so the last stages are the increment and selects (the carry chain, then the compare
+        # chain and four LUTs into the output register was the ECP5 critical path of an fp32
+        # multiply's last segment).
+        return pass_on(v, (mag_key,), rp_mant=mant, rp_up=up,
+                       rp_ones=mant[:p - 1] == (1 << (p - 1)) - 1,
+                       rp_ov0=e_out > fmt.emax, rp_ov1=e_out >= fmt.emax)
+    decide.levels = max(lv_log(width - p) + 2, lv_cmp(fmt.exp_bits + 4))   # sticky OR, compares
 
     def rnd(m, v):
-        # The exponent paths run beside the increment: e_out + bias and e_out + bias + 1 for the
-        # two carry outcomes, and the overflow tests against constants (e_fin >= all ones is
-        # e_out + carry >= emax + 1), so the last stage only selects.
-        e_out = v["rp_eout"]
-        mant_r = Signal(p + 1, name="rp_mantr")
-        e_b = Signal(fmt.exp_bits, name="rp_eb")      # only the field bits are packed
+        # The exponent's two candidates (e_out + bias for no carry, + bias + 1 for a carry) run
+        # beside the increment, and the carry, hidden-bit and overflow decisions come from
+        # ``decide``'s flags, so the last stage only selects.
+        e_out, mant, up, ones = v["rp_eout"], v["rp_mant"], v["rp_up"], v["rp_ones"]
+        frac = Signal(fmt.frac_bits, name="rp_frac")   # mant + up, wrapped: 0 on a carry-out
+        e_b = Signal(fmt.exp_bits, name="rp_eb")       # only the field bits are packed
         e_b1 = Signal(fmt.exp_bits, name="rp_eb1")
-        m.d.comb += [mant_r.eq(v["rp_mant"] + v["rp_up"]), e_b.eq(e_out + fmt.bias),
+        m.d.comb += [frac.eq(mant[:fmt.frac_bits] + up), e_b.eq(e_out + fmt.bias),
                      e_b1.eq(e_out + (fmt.bias + 1))]
-        return pass_on(v, ("rp_mant", "rp_up", "rp_eout"), rp_mantr=mant_r, rp_eb=e_b, rp_eb1=e_b1,
-                       rp_ov0=e_out > fmt.emax, rp_ov1=e_out >= fmt.emax)
+        carry = up & ones & mant[p - 1]          # the increment carries out of the significand
+        hidden = mant[p - 1] | (up & ones)       # the result is normal (or a carry made it so)
+        return pass_on(v, ("rp_mant", "rp_up", "rp_ones", "rp_eout"), rp_frac=frac,
+                       rp_eb=e_b, rp_eb1=e_b1, rp_carry=carry, rp_hidden=hidden)
     rnd.levels = lv_add(p + 1)
 
     def pack(m, v):
-        mant_r, sign = v["rp_mantr"], v["sign"]
-        carry = mant_r[p]
-        hidden = mant_r[p - 1] | carry
+        sign, carry, hidden = v["sign"], v["rp_carry"], v["rp_hidden"]
         overflow = hidden & Mux(carry, v["rp_ov1"], v["rp_ov0"])
-        frac = Mux(carry, 0, mant_r[:fmt.frac_bits])
         biased = Mux(hidden, Mux(carry, v["rp_eb1"], v["rp_eb"]), 0)
         out = Signal(fmt.width, name="rp_out")
         with m.If(overflow):
@@ -377,8 +385,9 @@ def round_stages(fmt: FloatFormat, ftz: bool, width: int, post, exp_min: int | N
         with m.Elif(Const(ftz) & ~hidden):
             m.d.comb += out.eq(Cat(Const(0, fmt.width - 1), sign))
         with m.Else():
-            m.d.comb += out.eq(Cat(frac, biased, sign))
-        return post(m, pass_on(v, ("rp_mantr", "rp_eb", "rp_eb1", "rp_ov0", "rp_ov1")), out)
+            m.d.comb += out.eq(Cat(v["rp_frac"], biased, sign))
+        return post(m, pass_on(v, ("rp_frac", "rp_carry", "rp_hidden", "rp_eb", "rp_eb1",
+                                   "rp_ov0", "rp_ov1")), out)
     pack.levels = 4
 
     return stages + [decide, rnd, pack]
