@@ -25,24 +25,36 @@ def add_stages(fmt, ftz, subtract):
     :func:`~pimforge.hw.fp.core.aligned_add_stages` (add, leading-zero count, normalize, round)."""
     p = fmt.precision
 
-    @levels(core.lv_cmp(fmt.width - 1) + 2)
+    # The magnitude compare (a carry chain on an FPGA) and the swap it selects are two stages,
+    # so a deep pipeline can put a register between them: as one stage, input to swapped
+    # operands was fp_add fp32's deepest ECP5 segment at depth 16, and qk_gemv's at op_depth 16
+    # (32 cells).  At shallow depths the placer keeps them together as before.
+    @levels(core.lv_cmp(fmt.width - 1))
     def order(m, v):
         a = core.unpack(m, fmt, v["a"], ftz, name="a")
         b = core.unpack(m, fmt, v["b"], ftz, name="b")
         sb = b["sign"] ^ int(subtract)
         a_big = Signal(name="a_big")
         m.d.comb += a_big.eq(v["a"][:fmt.width - 1] >= v["b"][:fmt.width - 1])
-        e_big = Signal(a["exp"].shape(), name="e_big")
-        e_small = Signal(a["exp"].shape(), name="e_small")
-        m.d.comb += [e_big.eq(Mux(a_big, a["exp"], b["exp"])),
-                     e_small.eq(Mux(a_big, b["exp"], a["exp"]))]
         return {
-            "s_big": Mux(a_big, a["sign"], sb), "s_small": Mux(a_big, sb, a["sign"]),
-            "e_big": e_big, "e_small": e_small,
-            "big": Mux(a_big, a["sig"], b["sig"]) << 3, "sig_small": Mux(a_big, b["sig"], a["sig"]) << 3,
+            "a_big": a_big, "sa": a["sign"], "sb": sb, "ea": a["exp"], "eb": b["exp"],
+            "ma": a["sig"], "mb": b["sig"],
             "nan": a["nan"] | b["nan"] | (a["inf"] & b["inf"] & (a["sign"] != sb)),
             "inf": a["inf"] | b["inf"], "inf_sign": Mux(a["inf"], a["sign"], sb),
         }
+
+    @levels(core.LV_MUX)
+    def swap(m, v):
+        a_big = v["a_big"]
+        e_big = Signal(v["ea"].shape(), name="e_big")
+        e_small = Signal(v["ea"].shape(), name="e_small")
+        m.d.comb += [e_big.eq(Mux(a_big, v["ea"], v["eb"])),
+                     e_small.eq(Mux(a_big, v["eb"], v["ea"]))]
+        return core.pass_on(
+            v, ("a_big", "sa", "sb", "ea", "eb", "ma", "mb"),
+            s_big=Mux(a_big, v["sa"], v["sb"]), s_small=Mux(a_big, v["sb"], v["sa"]),
+            e_big=e_big, e_small=e_small,
+            big=Mux(a_big, v["ma"], v["mb"]) << 3, sig_small=Mux(a_big, v["mb"], v["ma"]) << 3)
 
     @levels(core.lv_add(fmt.exp_bits + 1))
     def diff(m, v):
@@ -53,7 +65,7 @@ def add_stages(fmt, ftz, subtract):
     steps = core.amount_bits(p + 3, fmt.exp_bits + 1)
     align = core.shifter_stages("sig_small", "align_amt", "small", p + 3, steps, False, 2,
                                 "align", sticky=True)
-    return [order, diff] + align + core.aligned_add_stages(fmt, ftz, p + 4, exp_min=fmt.emin)
+    return [order, swap, diff] + align + core.aligned_add_stages(fmt, ftz, p + 4, exp_min=fmt.emin)
 
 
 class FpAdd(PipelinedUnit):

@@ -37,7 +37,7 @@ def test_rtl_sub(fmt_name):
     rtl_bench_and_cycles("fp_sub", FpConfig(fmt=FORMATS[fmt_name]))
 
 
-@pytest.mark.parametrize("depth", [0, 4])
+@pytest.mark.parametrize("depth", [0, 4, 16])   # 16: a register between compare and swap
 def test_rtl_pipeline_depths(depth):
     rtl_bench_and_cycles("fp_add", FpConfig(pipeline_depth=depth), n_random=4000)
 
