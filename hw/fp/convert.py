@@ -46,7 +46,7 @@ def convert_stages(src, dst, ftz):
         return {"r": core.special_result(dst, v["nan"], v["inf"], v["sign"], rounded)}
 
     return [unpack] + core.round_stages(dst, ftz, sig_width(src, dst), post, exp_min=src.emin,
-                                        shift_groups=2)
+                                        shift_groups=2, exp_max=src.emax)
 
 
 class FpConvert(PipelinedUnit):

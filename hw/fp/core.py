@@ -276,7 +276,7 @@ def multiply_stages(a_key: str, b_key, out_key: str, width_a: int, width_b: int,
 
 
 def round_stages(fmt: FloatFormat, ftz: bool, width: int, post, exp_min: int | None = None,
-                 shift_groups: int = 1) -> list:
+                 shift_groups: int = 1, exp_max: int | None = None) -> list:
     """Normalize, round to nearest even and pack, as pipeline stages.
 
     Consumes keys ``sig`` (``width`` bits, MSB weight ``2**exp``, sticky already in the LSB),
@@ -284,7 +284,8 @@ def round_stages(fmt: FloatFormat, ftz: bool, width: int, post, exp_min: int | N
     ``post(m, v, rounded)`` with the remaining keys (``sign`` included) and the packed result, and returns its dict
     (so each operator adds its own special cases there).  ``exp_min``, a lower bound of ``exp``
     known from the operator, removes logic that cannot matter: no subnormal clamp of the left
-    shift when ``exp_min - width >= emin``, no right shift when ``exp_min >= emin``.
+    shift when ``exp_min - width >= emin``, no right shift when ``exp_min >= emin``; likewise an
+    upper bound ``exp_max`` below ``emax`` removes the overflow compares (a widening operation).
     Mirrored bit for bit by ``round_pack`` in :mod:`pimforge.sim.golden.fp.core`.
     """
     assert width >= fmt.precision + 2, "rounding needs precision + 2 significand bits"
@@ -353,10 +354,12 @@ def round_stages(fmt: FloatFormat, ftz: bool, width: int, post, exp_min: int | N
         # so the last stages are the increment and selects (the carry chain, then the compare
         # chain and four LUTs into the output register was the ECP5 critical path of an fp32
         # multiply's last segment).
+        ov0, ov1 = (e_out > fmt.emax, e_out >= fmt.emax) if overflows else (Const(0), Const(0))
         return pass_on(v, (mag_key,), rp_mant=mant, rp_up=up,
-                       rp_ones=mant[:p - 1] == (1 << (p - 1)) - 1,
-                       rp_ov0=e_out > fmt.emax, rp_ov1=e_out >= fmt.emax)
-    decide.levels = max(lv_log(width - p) + 2, lv_cmp(fmt.exp_bits + 4))   # sticky OR, compares
+                       rp_ones=mant[:p - 1] == (1 << (p - 1)) - 1, rp_ov0=ov0, rp_ov1=ov1)
+    # the sticky OR beside the compares (none when the result cannot reach emax)
+    overflows = exp_max is None or exp_max >= fmt.emax
+    decide.levels = max(lv_log(width - p) + 2, lv_cmp(fmt.exp_bits + 4) if overflows else 0)
 
     def rnd(m, v):
         # The exponent's two candidates (e_out + bias for no carry, + bias + 1 for a carry) run

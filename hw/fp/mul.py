@@ -59,9 +59,10 @@ def mul_wide_stages(src, dst, ftz):
     def post(m, v, rounded):
         return {"r": core.special_result(dst, v["nan"], v["inf"], v["sign"], rounded)}
 
-    # exp >= 2 * emin + 1 (two subnormal operands' exponents)
+    # 2 * emin + 1 <= exp <= 2 * emax + 1 (two subnormal operands' exponents; two largest)
     return [unpack] + core.multiply_stages("sa", "sb", "prod", p, p) + [widen] + core.round_stages(
-        dst, ftz, 2 * p + pad, post, exp_min=2 * src.emin + 1, shift_groups=2)
+        dst, ftz, 2 * p + pad, post, exp_min=2 * src.emin + 1, shift_groups=2,
+        exp_max=2 * src.emax + 1)
 
 
 class FpMul(PipelinedUnit):
