@@ -233,3 +233,14 @@ def test_papi_preset_clock_is_backed_by_the_netlist(preset, flat):
     assert c["met"] and c["failing_stages"] == 0, (c["levels"], c["estimated_fmax_mhz"])
     deepest = max(rep["targets"]["generic"]["timing"]["stages"], key=lambda r: r["levels"])
     assert not deepest["stage"].startswith(("job_", "outputs_", "rows_")), deepest
+
+
+# HILOS's GEMVs at the paper's sizes meet the SmartSSD kernel clock (296 MHz) at the presets'
+# op_depth 2, with no level to spare: 91 levels, the most that fits (92 before the rounding's
+# early carry, README "Synthesis reports").  Long run: a few minutes of synthesis each.
+@pytest.mark.slow
+@pytest.mark.parametrize("unit", ["qk_gemv", "sv_gemv"])
+def test_hilos_gemv_preset_clock_is_backed_by_the_netlist(unit):
+    _, c = _preset_clock_check(unit, "hilos_dgroup4", False)
+    assert c["clock_mhz"] == PRESET_CLOCKS[unit]["hilos_dgroup4"]["mhz"] == 296
+    assert c["met"] and c["failing_stages"] == 0, (c["levels"], c["estimated_fmax_mhz"])
