@@ -78,6 +78,13 @@ class BankOffer:
         return v
 
 
+def _random_stalls(stall_p: float, seed: int) -> dict:
+    """``Phase`` keywords: random stalls on every input's valid and on ``o``'s ready."""
+    return {"valid_stall": {s: StallPattern.random(stall_p, seed + k)
+                            for k, s in enumerate(("i_cmd", "i_x", "i_w"))},
+            "ready_stall": {"o": StallPattern.random(stall_p, seed + 7)}}
+
+
 def pu_job(cfg, rng, seed: int = 1, rows: int = 3, reuse: int | None = None,
            beats: int | None = None, stall_p: float = 0.3, stalls: bool = True,
            extreme: bool = True) -> Job:
@@ -93,9 +100,7 @@ def pu_job(cfg, rng, seed: int = 1, rows: int = 3, reuse: int | None = None,
         phases.append(Phase(
             f"random stalls p={stall_p}", inputs, expected,
             offer_at={"i_w": BankOffer(cfg, n_x)},
-            valid_stall={s: StallPattern.random(stall_p, seed + k)
-                         for k, s in enumerate(("i_cmd", "i_x", "i_w"))},
-            ready_stall={"o": StallPattern.random(stall_p, seed + 7)}))
+            **_random_stalls(stall_p, seed)))
     return Job(phases)
 
 
@@ -117,9 +122,7 @@ def pu_jobs_back_to_back(cfg, rng, shapes, seed: int = 1, stall_p: float = 0.3) 
         expected["o"]["data"] += exp["o"]["data"]
     return Job([Phase("back to back, no stalls", inputs, expected),
                 Phase(f"back to back, random stalls p={stall_p}", inputs, expected,
-                      valid_stall={s: StallPattern.random(stall_p, seed + k)
-                                   for k, s in enumerate(("i_cmd", "i_x", "i_w"))},
-                      ready_stall={"o": StallPattern.random(stall_p, seed + 7)})])
+                      **_random_stalls(stall_p, seed))])
 
 
 BENCHES = {"papi_pu": pu_job}
