@@ -20,7 +20,8 @@ from pimforge.hw.core.pipeline import levels
 
 __all__ = ["exp_shape", "unpack", "lzc", "shift_steps", "amount_bits",
            "shifter_stages", "multiply_stages", "round_stages", "run_stages", "special_result",
-           "aligned_add_stages", "pass_on", "LV_MUX", "lv_log", "lv_add", "lv_cmp", "lv_lzc"]
+           "aligned_add_stages", "pass_on", "LV_MUX", "lv_log", "lv_add", "lv_cmp", "lv_fanout",
+           "lv_lzc"]
 
 
 def exp_shape(fmt: FloatFormat, extra: int = 0):
@@ -68,6 +69,15 @@ def lv_log(width: int) -> int:
 def lv_add(width: int) -> int:
     """Estimated gate levels of a ``width``-bit adder or subtractor (a prefix carry tree)."""
     return 2 * lv_log(width) + 2
+
+
+def lv_fanout(sinks: int) -> int:
+    """Estimated gate levels of driving ``sinks`` inputs from one signal: a buffer tree of
+    fan-out 4 per level (ceil(log4(sinks)); on an FPGA, the routing of a wide net)."""
+    levels, reach = 0, 1
+    while reach < sinks:
+        levels, reach = levels + 1, reach * 4
+    return levels
 
 
 def lv_cmp(width: int) -> int:

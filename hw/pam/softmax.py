@@ -41,9 +41,11 @@ from amaranth.lib.wiring import In, Out
 
 from pimforge.base.numerics import SCORE
 from pimforge.hw.core.component import PimComponent
+from pimforge.hw.core.pipeline import levels
 from pimforge.hw.core.payload import flag, fp, payload_layout
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp.cmp import cmp_stages
+from pimforge.hw.fp.core import LV_MUX, lv_fanout
 from pimforge.hw.fp.ops import delay, delay_valid, float_op, op_latency
 from pimforge.hw.pam.config import OnlineSoftmaxConfig
 
@@ -137,14 +139,22 @@ def merge_stats(m, acc, op_depth, *, valid, first, m_in, l_in, name="ms") -> dic
     side = {k: s0[k] for k in ("first", "swap", "m", "l_in")}
     e, v2, s2 = exp_diff(m, acc, op_depth, s0["lo"], s0["m"], valid=v0, side=side, name=name)
     g = Signal(w, name=f"{name}_g")
-    a_l = Signal(w, name=f"{name}_fma_a")
-    c_l = Signal(w, name=f"{name}_fma_c")
-    m.d.comb += [g.eq(Mux(s2["first"], acc.one, e)),
-                 a_l.eq(Mux(s2["swap"], l_run, s2["l_in"])),
-                 c_l.eq(Mux(s2["first"], 0, Mux(s2["swap"], s2["l_in"], l_run)))]
-    f, v3, s3 = float_op(m, "fma", acc, op_depth, {"a": a_l, "b": g, "c": c_l}, valid=v2,
+    m.d.comb += g.eq(Mux(s2["first"], acc.one, e))
+
+    # The operand select is the fma's `pre` stage: with enough op_depth a register lands right
+    # after it, so the `first` and `swap` flags (each driving every operand bit) reach only
+    # a multiplexer before a register, not the fma's first stage too (on ECP5 that fan-out was
+    # two_pass_softmax's critical path at op_depth 16, `*_exp_p16_first` -> `*_fma_p0_nan`).
+    # Its estimate counts the flags' fan-out (three operands' bits), which decides that.
+    @levels(2 * LV_MUX + lv_fanout(3 * w))
+    def select(m, x):
+        return {"a": Mux(x["swap"], x["l"], x["l_in"]), "b": x["g"],
+                "c": Mux(x["first"], 0, Mux(x["swap"], x["l_in"], x["l"]))}
+    f, v3, s3 = float_op(m, "fma", acc, op_depth,
+                         {"l": l_run, "l_in": s2["l_in"], "g": g, "first": s2["first"],
+                          "swap": s2["swap"]}, valid=v2,
                          side={"first": s2["first"], "swap": s2["swap"], "m": s2["m"], "g": g},
-                         name=f"{name}_fma")
+                         name=f"{name}_fma", pre=select)
     with m.If(v3):
         m.d.sync += l_run.eq(f["r"])
     return {"valid": v3, "first": s3["first"], "swap": s3["swap"], "g": s3["g"], "m": s3["m"],
