@@ -40,34 +40,43 @@ def acc_latency(op_depth: int) -> int:
     return ACC_READ + op_latency("add", op_depth)
 
 
-def read_stage(m, land, rd_data, *, addr, first, valid, carry: dict, op_depth: int, name: str,
+def read_stage(m, landed, rd_data, *, addr, first, valid, carry: dict, op_depth: int, name: str,
                lanes: int = 1):
     """The read stage of an accumulator bank in front of its ``op_depth`` adder: ``rd_data`` is
-    the bank's combinational read at ``addr`` (the caller drives the read address); ``land``
-    has ``en``, ``addr`` and ``data`` of the adder's results, which land in the bank
-    :func:`acc_latency` cycles after the read (the write port, or the adder's own signals when
-    the write port is shared with other writers, whose multiplexer would sit on the path).
+    the bank's combinational read at ``addr`` (the caller drives the read address); ``landed``
+    is the data of the adders' results, which land in the bank :func:`acc_latency` cycles
+    after the read (the write port's data, or the adders' own outputs when the write port is
+    shared with other writers, whose multiplexer would sit on the path).
 
     The word is registered (:data:`ACC_READ`) with the update that lands in the read cycle
     forwarded (it is not in the memory yet) and +0 for ``first``; the update that lands in the
     add cycle is forwarded again.  Which one that is is known a cycle ahead: the add that
     started ``lat - 1`` cycles before the read (a copy of the adder's valid and ``carry["_addr"]``
     pipeline), so the forwarding select is a register, and the adder's first stage sees one
-    multiplexer level in front of it.  The select is a register per lane (``rd_data`` is
+    multiplexer level in front of it.  The selects are registers per lane (``rd_data`` is
     ``lanes`` equal words; :func:`~pimforge.hw.core.fanout.copies`), so no register drives every
     bit of the bank word.  Returns ``((word, land_data, hits), carry, valid)`` for the add
     cycle: lane k's old value is ``Mux(hits[k], land_data, word)``, which the caller gives its
     adder as :func:`forward_stage` (:func:`forward_lane` picks a lane's operands)."""
-    word = Signal(len(rd_data), name=f"{name}_word")
-    m.d.sync += word.eq(Mux(first, 0, Mux(land.en & (land.addr == addr), land.data, rd_data)))
+    assert len(rd_data) % lanes == 0, f"{name}: a {len(rd_data)}-bit word is not {lanes} equal lanes"
+    w = len(rd_data) // lanes
     staged = delay(m, carry, ACC_READ, name=f"{name}_rs")
     valid = delay_valid(m, valid, ACC_READ, name=f"{name}_rs_v")
     lat = op_latency("add", op_depth)
     in_flight = delay(m, {"addr": staged["_addr"]}, lat - 1, name=f"{name}_fl")["addr"]
     in_flight_v = delay_valid(m, valid, lat - 1, name=f"{name}_fl_v")
     hits = copies(m, in_flight_v & (in_flight == addr) & ~first, lanes, f"{name}_hit")
-    assert len(rd_data) % lanes == 0, f"{name}: a {len(rd_data)}-bit word is not {lanes} equal lanes"
-    return (word, land.data, hits), staged, valid
+    # The update landing in the read cycle is the in-flight add of the cycle before; its valid
+    # and address are per-lane register copies of that (the adders' valid and address out), so
+    # each lane compares on its own and its select drives only its own bits, not the word.
+    land_on = copies(m, in_flight_v, lanes, f"{name}_land_en")
+    land_at = copies(m, in_flight, lanes, f"{name}_land_addr")
+    word = Signal(len(rd_data), name=f"{name}_word")
+    m.d.sync += word.eq(Cat(*[
+        Mux(first, 0, Mux(land_on[k] & (land_at[k] == addr), landed[w * k:w * (k + 1)],
+                          rd_data[w * k:w * (k + 1)]))
+        for k in range(lanes)]))
+    return (word, landed, hits), staged, valid
 
 
 def forward_lane(fwd, k: int, b) -> dict:
@@ -117,7 +126,7 @@ def accumulate(m, products: list, *, valid, addr, first, depth: int, op_depth: i
     rd = mem.read_port(domain="comb")
     m.d.comb += rd.addr.eq(addr)
     fwd, staged, valid = read_stage(
-        m, wr, rd.data, addr=addr, first=first, valid=valid, op_depth=op_depth, name=name,
+        m, wr.data, rd.data, addr=addr, first=first, valid=valid, op_depth=op_depth, name=name,
         lanes=lanes,
         carry={"_addr": addr, **(side or {}), **{f"_p{i}": p for i, p in enumerate(products)}})
     products = [staged.pop(f"_p{i}") for i in range(lanes)]

@@ -401,7 +401,7 @@ class HermesGemv(PimComponent):
                                    addr=Signal.like(upd_addr, name=f"colland{u}_addr"),
                                    data=Signal(E * A, name=f"colland{u}_data"))
             fwd, st, sv = read_stage(
-                m, land, rd.data, addr=upd_addr, first=tags["first_c"], valid=cv, op_depth=od,
+                m, land.data, rd.data, addr=upd_addr, first=tags["first_c"], valid=cv, op_depth=od,
                 carry={"_addr": upd_addr, **{f"_p{e}": prods[u][e] for e in range(E)}},
                 name=f"colrd{u}", lanes=E)
             outs, ov, ot = [], None, None
