@@ -18,11 +18,13 @@ from pimforge.hw.core.macros import macro_mode
 from pimforge.hw.core.pipeline import levels, register_positions, segment_levels
 from pimforge.hw.fp.accumulate import accumulate
 from pimforge.hw.fp.add import add_stages
+from pimforge.hw.fp.core import lv_fanout
 from pimforge.hw.fp.exp import exp_stages
 from pimforge.hw.fp.func_common import LV_ROM_OUT
 from pimforge.hw.fp.log import log_stages
 from pimforge.hw.fp.ops import OPS, float_op, op_latency
 from pimforge.hw.fp.recip import recip_stages
+from pimforge.hw.pam.softmax import merge_stats
 from pimforge.synth import flows
 
 
@@ -219,6 +221,45 @@ def test_accumulator_forward_select_gets_the_adders_first_register_when_deep(fmt
     regs, result = _acc_registers(fmt, shallow)
     assert not {"acc0_p0_a", "acc1_p0_a"} & regs
     assert result == f"acc0_p{op_latency('add', shallow) - 1}_r"
+
+
+# Issue 19: qk_gemv on ECP5 (seed 1, 90.5 MHz) was held by the read-cycle forward: one select,
+# land.en & (land.addr == addr), drove all 256 bits of the bank word register.  Each lane now
+# compares on its own register copies of the landing add's valid and address.
+def test_accumulator_read_forward_compares_per_lane():
+    regs, _ = _acc_registers(FP32, 4)
+    assert {"acc_land_en_dup0", "acc_land_en_dup1", "acc_land_addr_dup0",
+            "acc_land_addr_dup1"} <= regs
+
+
+def test_fanout_levels_are_a_fanout_4_buffer_tree():
+    # ceil(log4(n)), counted independently: the smallest k with 4**k >= n
+    for n in (1, 2, 4, 5, 16, 17, 64, 65, 96, 256, 257):
+        assert lv_fanout(n) == next(k for k in range(10) if 4 ** k >= n), n
+
+
+def _merge_registers(fmt, op_depth):
+    m = Module()
+    valid, first = Signal(name="vin"), Signal(name="first")
+    m_in, l_in = Signal(32, name="m_in"), Signal(fmt.width, name="l_in")
+    r = merge_stats(m, fmt, op_depth, valid=valid, first=first, m_in=m_in, l_in=l_in, name="ms")
+    outs = [Signal(fmt.width, name="l_out"), Signal(name="v_out")]
+    m.d.comb += [outs[0].eq(r["l"]), outs[1].eq(r["valid"])]
+    text = verilog.convert(m, ports=[valid, first, m_in, l_in, *outs], emit_src=False)
+    return set(re.findall(r"^\s*reg (?:\[\d+:0\] )?\\?(\w+)", text, re.M))
+
+
+# Issue 19: two_pass_softmax at op_depth 16 (ECP5 81.2 MHz) was held by the merge's `first` flag
+# through the fma's operand selects (every bit of two operands) into its first stage.  The
+# selects are the fma's pre stage, priced with their fan-out: deep enough, the fma's first
+# register follows them, and the merge keeps its latency.
+@pytest.mark.parametrize("fmt, deep, shallow", [(FP32, 15, 14), (FP16, 15, 14)])
+def test_merge_operand_select_gets_the_fmas_first_register_when_deep(fmt, deep, shallow):
+    for depth, operand_regs in ((deep, True), (shallow, False)):
+        regs, last = _merge_registers(fmt, depth), op_latency("fma", depth) - 1
+        assert ({"ms_fma_p0_a", "ms_fma_p0_b", "ms_fma_p0_c"} <= regs) is operand_regs
+        # the fma still has op_latency registers: its tags leave from the last one
+        assert f"ms_fma_p{last}_first" in regs and f"ms_fma_p{last + 1}_first" not in regs
 
 
 # -- which registers reset (issue 19) ----------------------------------------------------------
