@@ -214,14 +214,16 @@ def hilos_benchmark(out, n_tokens: int = 4096, jobs: int = 16, progress=print) -
     return report
 
 
-def _synth_timed(jobs, targets, workers, cache_dir) -> tuple:
-    """Synthesize ``jobs`` with an empty cache in ``cache_dir``; returns (seconds, reports)."""
+def _synth_timed(jobs, targets, workers, cache_dir, progress=None) -> tuple:
+    """Synthesize ``jobs`` with an empty cache in ``cache_dir``, each finished one reported to
+    ``progress`` (indented); returns (seconds, reports)."""
     names, devices = parse_targets(",".join(targets), None)
     saved = os.environ.get("PIMFORGE_SYNTH_CACHE")
     os.environ["PIMFORGE_SYNTH_CACHE"] = str(cache_dir)
     try:
         t0 = time.perf_counter()
-        reports = synthesize_many(jobs, names, devices, workers)
+        reports = synthesize_many(jobs, names, devices, workers,
+                                  progress=(lambda msg: progress(f"    {msg}")) if progress else None)
         return time.perf_counter() - t0, reports
     finally:
         if saved is None:
@@ -248,7 +250,8 @@ def synth_benchmark(out, workers: int | None = None, targets=("generic",), progr
         for target in targets:
             progress(f"synth all --target {target}: {len(jobs)} configs, empty cache, "
                      f"{workers} workers")
-            wall, reports = _synth_timed(jobs, [target], workers, Path(tmp) / f"all-{target}")
+            wall, reports = _synth_timed(jobs, [target], workers, Path(tmp) / f"all-{target}",
+                                         progress)
             failed = [f"{r['unit']} {r['label']}" for r in reports if r.get("error")]
             progress("  again from the cache")
             cached, _ = _synth_timed(all_jobs(), [target], workers, Path(tmp) / f"all-{target}")

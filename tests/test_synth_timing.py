@@ -179,6 +179,18 @@ def test_bench_unit_rows_measure_skip_and_time_out(tmp_path, monkeypatch):
     assert slow["fp_exp"]["skipped"] == "generic took over 1 s"
 
 
+def test_bench_synth_all_reports_each_config(tmp_path):
+    """The benchmark's `synth all` phase (about 40 minutes on two cores) says which config
+    finished, one indented line each, as `pimforge synth all` does."""
+    unit = get_unit("fp_cmp")
+    jobs = [run.SynthJob(unit, unit.preset_config(p), p) for p in sorted(unit.presets)[:2]]
+    lines = []
+    wall, reports = bench._synth_timed(jobs, ["generic"], 1, tmp_path, lines.append)
+    assert len(reports) == 2 and wall > 0
+    assert sorted(ln.split("]")[0] for ln in lines) == ["    [1/2", "    [2/2"]
+    assert all("fp_cmp" in ln and "generic" in ln for ln in lines)
+
+
 # Regression guard (issue 19): a deeper fp_add pipeline must never be slower on ECP5.  nextpnr
 # runs with --seed 1, so each figure is deterministic; about 8 s of synthesis per depth.  Before
 # the float library's fine stages (af24111) it failed: 32.4, 31.9, 43.2 and 43.5 MHz at depths
