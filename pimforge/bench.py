@@ -222,8 +222,8 @@ def _synth_timed(jobs, targets, workers, cache_dir, progress=None) -> tuple:
     os.environ["PIMFORGE_SYNTH_CACHE"] = str(cache_dir)
     try:
         t0 = time.perf_counter()
-        reports = synthesize_many(jobs, names, devices, workers,
-                                  progress=(lambda msg: progress(f"    {msg}")) if progress else None)
+        indented = (lambda msg: progress(f"    {msg}")) if progress else None
+        reports = synthesize_many(jobs, names, devices, workers, progress=indented)
         return time.perf_counter() - t0, reports
     finally:
         if saved is None:
@@ -377,8 +377,9 @@ def _bench_label(spec: dict) -> str:
 def unit_synth_rows(work: Path, progress=print, names=None) -> dict:
     """Every unit's (or ``names``') benchmark config through the generic flow (NAND2
     equivalents, logic depth, critical path), then ECP5 (fmax when it fits), each in its own
-    process with a time limit (:func:`_synth_subprocess`), so that a change to a unit's area or timing shows up
-    between two benchmark files.  An ECP5 run that times out keeps the generic figures."""
+    process with a time limit (:func:`_synth_subprocess`), so that a change to a unit's area or
+    timing shows up between two benchmark files.  An ECP5 run that times out keeps the generic
+    figures."""
     names = sorted(names or units())
     rows = {}
     for i, name in enumerate(names, 1):
