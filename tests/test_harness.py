@@ -90,8 +90,16 @@ def test_build_is_cached(monkeypatch):
     from cocotb_tools import runner as cr
     monkeypatch.setattr(cr.Verilator, "build", lambda *a, **k: calls.append(1))
     runner._BUILT.clear()  # forget the in-process memo: the on-disk cache must still hit
-    runner.build(verilog, comp.top)
+    bdir = runner.build(verilog, comp.top)
     assert calls == []
+    # The cached build keeps the model and drops its intermediates (objects, generated C++ and
+    # the ~140 MB of precompiled headers a design), so build/sim stays small.
+    names = [p.name for p in bdir.iterdir()]
+    assert (bdir / comp.top).is_file() and (bdir / f"{comp.top}.v").is_file()
+    assert not [n for n in names if n.endswith((".gch", ".o", ".a", ".cpp"))], names
+    res = runner.run(verilog, comp.top, manifest, Job([Phase("x", {"i": {"a": [0], "b": [0]}},
+                                                             {"o": {"r": [0]}})]))
+    assert res["passed"]  # the pruned model still runs
 
 
 def test_rtl_fault_is_detected_by_bench():

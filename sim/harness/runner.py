@@ -33,7 +33,7 @@ __all__ = ["SIMULATORS", "simulator_available", "build", "run", "run_unit", "Ben
            "waves_requested"]
 
 SIMULATORS = ("verilator", "icarus")
-HARNESS_VERSION = "10"
+HARNESS_VERSION = "11"
 _BUILT: dict = {}
 
 
@@ -173,6 +173,21 @@ def _save_runtime(bdir: Path, waves: bool):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+# What a finished Verilator build no longer needs: cocotb's test step runs only the linked model
+# (build_dir/<top>).  The precompiled headers alone are ~140 MB a design; without pruning, one
+# `make test` left ~2.6 GB in build/sim and the cache grew by that much for every changed design
+# (30 GB on a developer checkout, which filled the disk CI ran on).
+_PRUNED_SUFFIXES = (".gch", ".o", ".a", ".cpp", ".d")
+
+
+def _prune(bdir: Path):
+    """Delete a finished Verilator build's intermediates (objects, generated C++, precompiled
+    headers), keeping the model binary, the Verilog source and the build log."""
+    for path in bdir.iterdir():
+        if path.is_file() and path.name.endswith(_PRUNED_SUFFIXES):
+            path.unlink()
+
+
 def build(verilog: str, top: str, sim: str = "verilator") -> Path:
     """Build the simulation model of ``verilog`` (cached) and return its build directory."""
     ok, why = simulator_available(sim)
@@ -221,6 +236,7 @@ def _build_locked(verilog, top, sim, bdir, key, waves):
         raise ToolError(f"{sim} build of {top} failed; see {log}") from None
     if sim == "verilator":
         _save_runtime(bdir, waves)
+        _prune(bdir)
     (bdir / "pimforge.built").write_text(f"{time.perf_counter() - t0:.1f}\n")
     _progress(f"built {top} in {time.perf_counter() - t0:.1f} s")
 
