@@ -252,7 +252,9 @@ def test_sweep_covers_every_unit():
     ("fp_add", {}, "drop_valid"),
     ("fp_add", {}, "payload_glitch"),
     ("online_softmax", {}, "ignore_ready"),
-    ("hermes_act", ACT_SMALL, "ignore_ready"),
+    # long run (13 s): the same mutation is caught in the other units here, and hermes_act's
+    # own no-loss check is caught failing by the shallow-FIFO test below
+    pytest.param("hermes_act", ACT_SMALL, "ignore_ready", marks=pytest.mark.slow),
     ("lolpim_dispatcher", DISP_SMALL, "ignore_ready"),
     ("papi_scheduler", SCHED_SMALL, "ignore_ready"),
 ])

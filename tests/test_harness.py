@@ -144,10 +144,8 @@ def test_pack_fields_keeps_64_bit_fields_exact():
     assert unpack_payloads(man, "i", packed)["data"].tolist() == vals
 
 
-def test_only_the_ports_are_public_and_waves_trace_every_net(monkeypatch, tmp_path):
-    """The Verilator build names the top's ports (and nothing else) public for cocotb;
-    ``PIMFORGE_WAVES=1`` still writes a VCD with the internal nets (the wheel's FST writer
-    does not build: it needs lz4.h)."""
+def test_only_the_ports_are_public():
+    """The Verilator build names the top's ports (and nothing else) public for cocotb."""
     require_sim("verilator")
     verilog, manifest, comp = api.elaborate("fp_add", CFG)
     bdir = runner.build(verilog, comp.top)
@@ -156,6 +154,16 @@ def test_only_the_ports_are_public_and_waves_trace_every_net(monkeypatch, tmp_pa
     assert {line.split('"')[3] for line in vlt[1:]} == {"clk", "rst", "i__payload", "i__valid",
                                                         "i__ready", "o__payload", "o__valid",
                                                         "o__ready"}
+
+
+# Long run: a waves build compiles its own Verilator runtime (other flags) in an empty build
+# directory, about 18 s of the default run's time for plumbing that changes seldom.
+@pytest.mark.slow
+def test_waves_trace_every_net(monkeypatch, tmp_path):
+    """``PIMFORGE_WAVES=1`` writes a VCD with the internal nets, not only the public ports (the
+    wheel's FST writer does not build: it needs lz4.h)."""
+    require_sim("verilator")
+    verilog, manifest, comp = api.elaborate("fp_add", CFG)
     monkeypatch.setenv("PIMFORGE_BUILD", str(tmp_path))
     monkeypatch.setenv("PIMFORGE_WAVES", "1")
     a, b, r = _operands(50)
