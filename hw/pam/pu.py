@@ -267,11 +267,7 @@ class PamPu(PimComponent):
         tags = {"first": seq_j == 0, "last": seq_j == seq_n - 1, "mt": seq_m}
         p_r, p_valid, tg = exp_diff(m, acc, od, s_rd.data, seq_m, valid=seq_fire, side=tags,
                                     name="pexp")
-        # Split like the V FIFO: p_j in 16-bit slices and its tags in one, each slice read at its
-        # own copy of the read pointer.  As one SyncFIFO, the pointer's fan-out to every LUT-RAM
-        # cell, then p_j into the V-mode fma, was pam_device's ECP5 critical path (16 cells,
-        # 3.7 ns of logic and 10.5 ns of routing at op_depth 7).  Same ports and cycles.
-        p_fifo = SplitFifo([16] * (aw // 16) + [aw % 16 + sw + 2], 2 * T, "p_fifo")
+        p_fifo = fifo.SyncFIFO(width=aw + sw + 2, depth=2 * T)
         m.submodules.p_fifo = p_fifo
         m.d.comb += [p_fifo.w_data.eq(Cat(p_r, tg["mt"], tg["first"], tg["last"])),
                      p_fifo.w_en.eq(p_valid)]
