@@ -24,7 +24,7 @@ from pimforge.hw.fp.func_common import LV_ROM_OUT
 from pimforge.hw.fp.log import log_stages
 from pimforge.hw.fp.ops import OPS, float_op, op_latency
 from pimforge.hw.fp.recip import recip_stages
-from pimforge.hw.pam.softmax import exp_diff, merge_stats
+from pimforge.hw.pam.softmax import merge_stats
 from pimforge.synth import flows
 
 
@@ -260,30 +260,6 @@ def test_merge_operand_select_gets_the_fmas_first_register_when_deep(fmt, deep, 
         assert ({"ms_fma_p0_a", "ms_fma_p0_b", "ms_fma_p0_c"} <= regs) is operand_regs
         # the fma still has op_latency registers: its tags leave from the last one
         assert f"ms_fma_p{last}_first" in regs and f"ms_fma_p{last + 1}_first" not in regs
-
-
-def _exp_diff_registers(op_depth, a_levels):
-    m = Module()
-    a, b, vin = Signal(32, name="a_in"), Signal(32, name="b_in"), Signal(name="vin")
-    e, v, _ = exp_diff(m, FP32, op_depth, a, b, valid=vin, name="x", a_levels=a_levels)
-    outs = [Signal(32, name="e_out"), Signal(name="v_out")]
-    m.d.comb += [outs[0].eq(e), outs[1].eq(v)]
-    text = verilog.convert(m, ports=[a, b, vin, *outs], emit_src=False)
-    return set(re.findall(r"^\s*reg (?:\[\d+:0\] )?\\?(\w+)", text, re.M))
-
-
-# Issue 19: two_pass_softmax at op_depth 18 (a trial past the cap of 16; ECP5 82.7 MHz) was held
-# by its block buffer, a block RAM, whose read data (5.8 ns clock-to-out) went through the
-# subtraction's unpack before a register.  Its arrival is the subtraction's pre stage, priced as a block RAM read: deep
-# enough, the subtraction's first register takes the RAM's data, at the same latency.
-def test_exp_diff_registers_a_late_operand_first_when_deep():
-    last = op_latency("sub", 8) - 1
-    for depth, a_levels, first_reg in ((8, LV_ROM_OUT, True), (8, 0, False),
-                                       (2, LV_ROM_OUT, False)):
-        regs = _exp_diff_registers(depth, a_levels)
-        assert ("x_sub_p0_a" in regs) is first_reg, (depth, a_levels)
-        if depth == 8:   # the subtraction keeps op_latency registers: its valid leaves the last
-            assert f"x_sub_p{last}_valid" in regs and f"x_sub_p{last + 1}_valid" not in regs
 
 
 # -- which registers reset (issue 19) ----------------------------------------------------------

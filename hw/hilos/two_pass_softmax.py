@@ -44,7 +44,6 @@ from pimforge.base.numerics import log2_exact, mask_bits
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.memories import buffer
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.fp.func_common import LV_ROM_OUT
 from pimforge.hw.fp.ops import beat_tree, delay, delay_valid, float_op, op_latency
 from pimforge.hw.hilos.config import HILOS_PRESETS, TwoPassSoftmaxConfig
 from pimforge.hw.hilos.streams import score_signature, y_signature
@@ -287,13 +286,9 @@ class TwoPassSoftmax(PimComponent):
                 "keep": keep_rd}
         es, v, et = [], None, None
         for j in range(U):
-            # the buffer's read data comes at a block RAM's clock-to-out (ECP5: 5.8 ns); at
-            # op_depth 18 (a trial past the cap of 16) that, then the subtraction's unpack, was
-            # the unit's critical path (82.7 MHz; 90.4 with this)
             e, ev, s = exp_diff(m, FP32, od, _lane(br.data, j, 32), seq["m"],
                                 valid=seq_busy if j == 0 else None,
-                                side=etag if j == 0 else None, name=f"e{j}",
-                                a_levels=LV_ROM_OUT)
+                                side=etag if j == 0 else None, name=f"e{j}")
             es.append(e)
             if j == 0:
                 v, et = ev, s

@@ -79,21 +79,12 @@ def greater(m, a, b, name="gt", fmt=SCORE):
     return gt
 
 
-def exp_diff(m, acc, op_depth, a, b, *, valid, side=None, name="expd", a_levels=0):
+def exp_diff(m, acc, op_depth, a, b, *, valid, side=None, name="expd"):
     """``exp(a - b)`` as the golden model's ``exp_diff``: an fp32 subtraction, the conversion to
     ``acc`` (fp16 only) and the ``acc`` exponential unit, all free-running.  Returns
-    ``(result, valid_out, side_out)`` after ``sub + convert + exp`` cycles.
-
-    ``a_levels``: the gate levels ``a`` arrives after (e.g. :data:`LV_ROM_OUT` for a block RAM's
-    read data).  They are the subtraction's ``pre`` stage, so that with enough ``op_depth`` its
-    first register takes ``a`` straight from the RAM; the latency does not change."""
-    pre = None
-    if a_levels:
-        @levels(a_levels)
-        def pre(m, x):
-            return x
+    ``(result, valid_out, side_out)`` after ``sub + convert + exp`` cycles."""
     d, v, s = float_op(m, "sub", SCORE, op_depth, {"a": a, "b": b}, valid=valid, side=side,
-                       name=f"{name}_sub", pre=pre)
+                       name=f"{name}_sub")
     x = d["r"]
     if acc.width != SCORE.width:
         c, v, s = float_op(m, "convert", acc, op_depth, {"a": x}, valid=v, side=s, src=SCORE,
