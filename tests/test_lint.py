@@ -43,6 +43,11 @@ CONFIGS = _configs()
 # their `small` presets have every construct of the generator and are linted by default.
 HEAVY_DEFAULTS = {("pam_system", "default"), ("pam_device", "default"),
                   ("lolpim_dispatcher", "default")}
+# The two composites of composites, as in the synthesis smoke test (test_synth_smoke.LONG_ONLY):
+# pam_system is three pam_device tiers and a final pam_ru joined by wiring (its small preset took
+# 29 s of lint), hilos_attention wires qk_gemv, two_pass_softmax and sv_gemv to its DRAM port
+# (20 s).  Their parts are linted by default; these run in the long run.
+HEAVY_DEFAULTS |= {("pam_system", "small"), ("hilos_attention", "default")}
 
 
 def _long_only(unit: str, cfg_name: str) -> bool:
