@@ -199,7 +199,6 @@ def test_cli_reproduce_writes_rows(tmp_path):
     items = {r["item"] for r in data["rows"]}
     assert "LLaMA2-70B, batch 1" in items and "OPT-66B, batch 1" in items
     assert all(r["ours"] is not None for r in data["rows"])
-    assert data["seconds"] < 60
     assert (tmp_path / "reproduce.md").exists() and (tmp_path / "hermes_fig16.png").exists()
 
 
