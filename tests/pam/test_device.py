@@ -14,6 +14,7 @@ from pimforge import api
 from pimforge.base import numerics as num
 from pimforge.base.errors import ConfigError, UserError
 from pimforge.base.formats import FP16, FP32
+from pimforge.bench import UNIT_BENCH_CONFIGS
 from pimforge.hw.catalog import PRESET_CLOCKS
 from pimforge.hw.pam.config import PamDeviceConfig
 from pimforge.hw.pam.device import PamDevice, device_cycles, device_schedule
@@ -69,6 +70,20 @@ def test_rtl_device_cycle_model(device_run):
     assert sched[3] is None
     check_schedule(device_run, sched, DEVICE.head_dim // DEVICE.ru_vector_width)
     assert device_cycles(DEVICE, DEVICE_SIZES) == sched[-1][2] + 1
+
+
+@pytest.mark.slow
+def test_rtl_device_at_the_synthesis_bench_config():
+    """The config `pimforge bench --only synth` places on ECP5 (small, the RU as wide as the
+    PUs, op_depth 12; pimforge/bench.py): bit-exact with and without stalls, and the exact cycle
+    model (RU partial beats revisited every 16 cycles, so op_depth 12 is allowed)."""
+    require_sim("verilator")
+    spec = UNIT_BENCH_CONFIGS["pam_device"]
+    cfg = api.config("pam_device", preset=spec["preset"], overrides=spec["set"])
+    assert cfg.ru_vector_width == cfg.lanes and cfg.op_depth == 12
+    res = api.run_bench("pam_device", cfg, job=device_job(cfg, np.random.default_rng(3), seed=3))
+    assert res.passed, f"pam_device RTL != golden model:\n{res.summary()}\n{res.log}"
+    check_schedule(res, device_schedule(cfg, DEVICE_REQUESTS), cfg.head_dim // cfg.ru_vector_width)
 
 
 @pytest.mark.slow
