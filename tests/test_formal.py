@@ -272,7 +272,7 @@ def _shallow_fifo(widths, depth, name="fifo", lut_ram=False):
 
 # Long run (about 21 s of the default run's budget): the proof's power to catch a real bug stays
 # in the default run through test_mutated_unit_fails (fp_add, online_softmax, the dispatcher and
-# the scheduler), and hermes_act's own protocol proof and cover stay there too.
+# the scheduler), and hermes_act's output cover stays there too (its protocol proof is long-run).
 @pytest.mark.slow
 def test_fifo_too_shallow_for_credits_loses_a_write(tmp_path, monkeypatch):
     """hermes_act with its output FIFO one entry short (a write skipped when full): caught."""
