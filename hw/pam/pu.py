@@ -265,8 +265,18 @@ class PamPu(PimComponent):
             with m.If(seq_j == seq_n - 1):
                 m.d.sync += seq_busy.eq(0)
         tags = {"first": seq_j == 0, "last": seq_j == seq_n - 1, "mt": seq_m}
+
+        # The score memory's read (LUT-RAM, 2 T words, at the sequencer's count) joins the
+        # subtraction's register placement, so that with enough op_depth (9 and up at 16 tokens
+        # a tile) a register lands right after it at no cost in latency.  Without one, the
+        # count's fan-out into the RAM, the read and the subtraction's magnitude compare made one
+        # path: pam_device's critical path on ECP5 at op_depth 12 (pu1.pseq_j to
+        # pu1.pexp_sub_p0_e_big, 97.9 MHz).
+        @levels(LV_MUX * lv_log(2 * T))
+        def score_read(m, x):
+            return dict(x)
         p_r, p_valid, tg = exp_diff(m, acc, od, s_rd.data, seq_m, valid=seq_fire, side=tags,
-                                    name="pexp")
+                                    name="pexp", pre=score_read)
         p_fifo = fifo.SyncFIFO(width=aw + sw + 2, depth=2 * T)
         m.submodules.p_fifo = p_fifo
         m.d.comb += [p_fifo.w_data.eq(Cat(p_r, tg["mt"], tg["first"], tg["last"])),

@@ -79,12 +79,13 @@ def greater(m, a, b, name="gt", fmt=SCORE):
     return gt
 
 
-def exp_diff(m, acc, op_depth, a, b, *, valid, side=None, name="expd"):
+def exp_diff(m, acc, op_depth, a, b, *, valid, side=None, name="expd", pre=None):
     """``exp(a - b)`` as the golden model's ``exp_diff``: an fp32 subtraction, the conversion to
     ``acc`` (fp16 only) and the ``acc`` exponential unit, all free-running.  Returns
-    ``(result, valid_out, side_out)`` after ``sub + convert + exp`` cycles."""
+    ``(result, valid_out, side_out)`` after ``sub + convert + exp`` cycles.  ``pre``: the
+    subtraction's operand stage (``float_op``'s), where the operands come through logic."""
     d, v, s = float_op(m, "sub", SCORE, op_depth, {"a": a, "b": b}, valid=valid, side=side,
-                       name=f"{name}_sub")
+                       name=f"{name}_sub", pre=pre)
     x = d["r"]
     if acc.width != SCORE.width:
         c, v, s = float_op(m, "convert", acc, op_depth, {"a": x}, valid=v, side=s, src=SCORE,

@@ -194,3 +194,15 @@ def test_fma_operand_selects_get_a_register_when_deep(op_depth, registered):
     text, _, _ = api.elaborate("pam_pu", cfg)
     for reg in ("vfma0_p0_a", "vfma3_p0_c", "tile_l_add_p0_a"):
         assert (re.search(rf"\breg\b[^;]*\b{reg}\b", text) is not None) == registered, reg
+
+
+# Issue 19: in pam_device at op_depth 12 (ECP5, 97.9 MHz) the P sequencer's token count through
+# the score memory's read and the subtraction's magnitude compare was the critical path.  The
+# read is now the subtraction's priced pre stage: at op_depth 12 its first register holds the
+# read data (the operands), at the presets' depth 2 there is none.
+@pytest.mark.parametrize("op_depth, registered", [(12, True), (2, False)])
+def test_score_read_gets_the_subtractions_first_register_when_deep(op_depth, registered):
+    cfg = api.config("pam_pu", overrides={"lanes": 4, "head_dim": 64, "op_depth": op_depth})
+    text, _, _ = api.elaborate("pam_pu", cfg)
+    for reg in ("pexp_sub_p0_a", "pexp_sub_p0_b"):
+        assert (re.search(rf"\breg\b[^;]*\b{reg}\b", text) is not None) == registered, reg
