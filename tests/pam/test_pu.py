@@ -185,24 +185,16 @@ def test_rtl_row_max_orders_signed_zeros(hbm_run):
     _run(cfg, Job([Phase("signed zeros", {"i_q": qf, "i_kv": kvf}, {"o": exp})]))
 
 
-# Issue 19: at 4 lanes, d 64, op_depth 12 the O memories' read and the fma operand selects were
-# the critical path on ECP5 (79.1 MHz); as a priced stage of the fma (float_op ``pre``) they
-# get a register of the fma's own at that depth (100.4 MHz), and none at the presets' depth 2.
+# Issue 19: operand logic priced as a stage of the float operation it feeds (float_op ``pre``)
+# gets a register of that operation's own at op_depth 12, at the same latency, and none at the
+# presets' depth 2:
+# - the O memories' read and the fma operand selects (and the tile-l add's): at 4 lanes, d 64,
+#   op_depth 12 they were the critical path on ECP5 (79.1 MHz; 100.4 MHz with the register);
+# - the score memory's read into the P path's subtraction: with the P sequencer's token count,
+#   pam_device's critical path at op_depth 12 (97.9 MHz; 100.8 with the register).
 @pytest.mark.parametrize("op_depth, registered", [(12, True), (2, False)])
-def test_fma_operand_selects_get_a_register_when_deep(op_depth, registered):
+def test_priced_operand_reads_get_a_register_when_deep(op_depth, registered):
     cfg = api.config("pam_pu", overrides={"lanes": 4, "head_dim": 64, "op_depth": op_depth})
     text, _, _ = api.elaborate("pam_pu", cfg)
-    for reg in ("vfma0_p0_a", "vfma3_p0_c", "tile_l_add_p0_a"):
-        assert (re.search(rf"\breg\b[^;]*\b{reg}\b", text) is not None) == registered, reg
-
-
-# Issue 19: in pam_device at op_depth 12 (ECP5, 97.9 MHz) the P sequencer's token count through
-# the score memory's read and the subtraction's magnitude compare was the critical path.  The
-# read is now the subtraction's priced pre stage: at op_depth 12 its first register holds the
-# read data (the operands), at the presets' depth 2 there is none.
-@pytest.mark.parametrize("op_depth, registered", [(12, True), (2, False)])
-def test_score_read_gets_the_subtractions_first_register_when_deep(op_depth, registered):
-    cfg = api.config("pam_pu", overrides={"lanes": 4, "head_dim": 64, "op_depth": op_depth})
-    text, _, _ = api.elaborate("pam_pu", cfg)
-    for reg in ("pexp_sub_p0_a", "pexp_sub_p0_b"):
+    for reg in ("vfma0_p0_a", "vfma3_p0_c", "tile_l_add_p0_a", "pexp_sub_p0_a", "pexp_sub_p0_b"):
         assert (re.search(rf"\breg\b[^;]*\b{reg}\b", text) is not None) == registered, reg
