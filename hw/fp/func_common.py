@@ -15,10 +15,16 @@ from pimforge.hw.fp import core
 __all__ = ["rom", "quad_width", "quad_stages", "normalize_stages", "FpFuncUnit", "LV_ROM_OUT",
            "LV_ROM_ADDR", "ROM_BLOCK_BITS"]
 
-# Gate levels worth of a block RAM's clock-to-out: nextpnr gives 5.8 ns for an ECP5 DP16KD read
-# (speed 6), about what 14 levels of the project's estimate take there (fp_log fp32 runs at
-# 106 MHz with 25-level segments; fp_recip fp32's ROM output into a 6-level segment, 84 MHz).
-LV_ROM_OUT = 14
+# Gate levels worth of a block RAM's clock-to-out and the route out of the RAM row: nextpnr
+# gives 5.8 ns for an ECP5 DP16KD read (speed 6), and the data then leaves the device's RAM row
+# for the logic.  14 (the clock-to-out alone) was too few: two_pass_softmax at op_depth 16 (its
+# fp32 exponentials at depth 17) had its critical path from a table's EBR through 3.5 ns of
+# routing and a 6-level multiplier segment, 10.8 ns, where its 23-level segments take under
+# 10 ns; fp_recip fp32's ROM output into a 6-level segment ran at 84 MHz, against 106 MHz for
+# fp_log fp32's 25-level segments.  18 puts a register after ``rom_held`` at depths 16-17 (exp)
+# and 13-14 (recip); the estimated deepest segment at each depth grows by at most 4 levels
+# (issue 19, eighteenth pass).
+LV_ROM_OUT = 18
 # Tables larger than this many bits become block RAMs on ECP5: yosys's memory_libmap prices a ROM
 # bit as logic at 1/16 and a DP16KD at 128.  Measured: the fp32 tables (5,952 bits and up) map to
 # EBRs, the fp16 ones (1,536 bits at most) to LUTs, whose register stays a plain flip-flop.
