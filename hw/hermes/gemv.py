@@ -152,7 +152,8 @@ class HermesGemv(PimComponent):
                                  j["bm1"].eq(p.batch - 1),
                                  j["vec_mask"].eq((Const(1, 17) << p.batch) - 1),
                                  j["written"].eq(0), j["beats_m1"].eq(p.beats - 1),
-                                 j["groups_m1"].eq(groups - 1), j["n_m1"].eq(p.n - 1)]
+                                 j["groups_m1"].eq(groups - 1), j["n_m1"].eq(p.n - 1),
+                                 j["expected"].eq(Mux(p.mode, p.beats * p.batch, p.n * groups))]
                     with m.If(~p.mode):
                         m.next = "LOAD"
                     with m.Elif(p.n == 0):
@@ -182,12 +183,6 @@ class HermesGemv(PimComponent):
             with m.State("WAIT"):
                 with m.If(j["written"] == j["expected"]):
                     m.next = "IDLE"
-        # The job's output count, a multiply, comes from the job registers a cycle after the
-        # accept: only WAIT compares it, and WAIT is two states from IDLE.  From the command
-        # payload, through a MULT18 into this register, it was hermes_gemv's ECP5 critical path
-        # with the ABC9 mapper (79.6 MHz at the bench config).
-        groups_r = (j["b"] + cfg.vec_lanes - 1) >> lg_v
-        m.d.sync += j["expected"].eq(Mux(j["cols"], j["beats"] * j["b"], j["n"] * groups_r))
         j["fsm"] = fsm
         return j
 
