@@ -38,3 +38,56 @@ def test_flat_has_no_operator_modules_and_the_same_manifest(tmp_path):
     assert len(flat_text) > len(hier_text) // 4
     assert flat_manifest == hier_manifest
     assert "online_softmax" in _modules(flat_text) and "online_softmax" in _modules(hier_text)
+
+
+# ---------------------------------------------------------------- the operator cache
+# Each process generates an operator's module once; the on-disk cache (hw/fp/ops.py
+# _cache_path) lets other processes (the test workers, command-line runs) reuse it.
+
+def _fresh(monkeypatch, tmp_path, **env):
+    from pimforge.hw.fp import ops
+    monkeypatch.setattr(ops, "_TEXT", {})
+    monkeypatch.setattr(ops, "_PORTS", {})
+    monkeypatch.setenv("PIMFORGE_BUILD", str(tmp_path))
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    return ops
+
+
+def _op():
+    from pimforge.hw.core.inventory import op_key
+    from pimforge.base.formats import FP16
+    return op_key("add", FP16, depth=3)
+
+
+def test_operator_cache_serves_another_process_the_same_text(tmp_path, monkeypatch):
+    ops = _fresh(monkeypatch, tmp_path)
+    op = _op()
+    text, ports = ops.operator_verilog(op, "u__")
+    files = list((tmp_path / "op-cache").rglob("*.v"))
+    assert len(files) == 1 and "u__" not in files[0].read_text()
+    # a new process (empty in-memory table) reads the file and builds nothing
+    ops = _fresh(monkeypatch, tmp_path)
+    build = ops._build
+
+    def no_build(op):
+        raise AssertionError("the cached operator was built again")
+    monkeypatch.setattr(ops, "_build", no_build)
+    assert ops.operator_verilog(op, "u__") == (text, ports)
+    # what the cache holds is what a generation without it gives
+    ops = _fresh(monkeypatch, tmp_path / "off", PIMFORGE_OP_CACHE="0")
+    monkeypatch.setattr(ops, "_build", build)
+    assert ops.operator_verilog(op, "u__") == (text, ports)
+    assert not (tmp_path / "off").exists()
+
+
+def test_operator_cache_key_is_the_operator_and_the_sources(tmp_path, monkeypatch):
+    from dataclasses import replace
+    ops = _fresh(monkeypatch, tmp_path)
+    op = _op()
+    assert ops._cache_path(op) != ops._cache_path(replace(op, depth=4))
+    assert ops._source_fingerprint() in str(ops._cache_path(op))
+    # an unwritable cache directory is no error: the operator is generated as without it
+    (tmp_path / "op-cache").write_text("a file where the directory would go")
+    text, _ = ops.operator_verilog(op)
+    assert text.startswith("/*") or "module" in text

@@ -10,10 +10,18 @@ token flags) stay aligned with their data.
 """
 from __future__ import annotations
 
+import hashlib
+import os
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+import amaranth
 from amaranth.back import verilog
 from amaranth.hdl import (ClockDomain, ClockSignal, Const, Instance, Module, ResetSignal, Signal,
                           Value)
 
+from pimforge.base import formats
 from pimforge.base.formats import parse_format
 from pimforge.hw.core import macros
 from pimforge.hw.core.inventory import OpKey, op_key, record
@@ -275,15 +283,60 @@ def _build(op: OpKey):
 _TEXT: dict = {}
 
 
+@lru_cache(maxsize=1)
+def _source_fingerprint() -> str:
+    """A hash of everything an operator's Verilog depends on: the generator sources (``hw`` and
+    ``base``) and the Amaranth version."""
+    h = hashlib.sha256(amaranth.__version__.encode())
+    for root in (Path(__file__).resolve().parents[1], Path(formats.__file__).resolve().parent):
+        for path in sorted(root.rglob("*.py")):
+            h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def _cache_path(op: OpKey):
+    """Where the operator's Verilog is kept between processes, or None when the cache is off.
+
+    Test workers and command-line runs each generate the operators they use (about a second
+    each through Amaranth and its Yosys); the cache under ``$PIMFORGE_BUILD/op-cache`` (default
+    ``build/op-cache``, beside the simulation and synthesis caches) lets one generation serve
+    them all.  ``PIMFORGE_OP_CACHE=0`` turns it off."""
+    if os.environ.get("PIMFORGE_OP_CACHE", "1") in ("", "0"):
+        return None
+    key = hashlib.sha256(repr(op).encode()).hexdigest()[:24]
+    return Path(os.environ.get("PIMFORGE_BUILD", "build")) / "op-cache" / _source_fingerprint() / \
+        f"{key}.v"
+
+
+def _cached_text(op: OpKey, name: str) -> str:
+    path = _cache_path(op)
+    if path is not None:
+        try:
+            return path.read_text()
+        except OSError:
+            pass
+    m, ports = _build(op)
+    text = verilog.convert(m, name=name, ports=ports, emit_src=False)
+    if path is not None:
+        try:                                # best effort, and atomic: never a partial file
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+            os.replace(tmp, path)
+        except OSError:
+            pass
+    return text
+
+
 def operator_verilog(op: OpKey, prefix: str = "") -> tuple:
     """``(verilog, ports)`` of one operator module, named ``macros.module_name(op, prefix)``;
     ``ports`` lists ``(direction, name, width)`` including ``clk`` when the operator has
-    registers (none of them resets, so there is no ``rst``).  Built once per process; the
-    prefix only renames it."""
+    registers (none of them resets, so there is no ``rst``).  Built once per process (and kept
+    on disk for other processes: :func:`_cache_path`); the prefix only renames it."""
     name = macros.module_name(op, "")
     if op not in _TEXT:
-        m, ports = _build(op)
-        text = verilog.convert(m, name=name, ports=ports, emit_src=False)
+        text = _cached_text(op, name)
         _TEXT[op] = text
         _PORTS[op] = top_ports(text, name)
     # the name occurs only as the module's own name (and its memories', which start with it)

@@ -35,10 +35,12 @@ def test_short_lengths_against_float64(G, kind):
         assert res.max_rel_err <= TOL, (G, kind, n, res.rel_err)
 
 
+# The default run keeps the heavy-tailed draw (about 10 s); the rest of the grid, the normal
+# draw at G = 5 included (in the default run until issue 19's time budget), is the long run's.
 @pytest.mark.parametrize("G, kind", [
-    (5, "normal"), (5, "heavy"),
+    (5, "heavy"),
     *[pytest.param(g, k, marks=pytest.mark.slow) for g in (1, 4, 5) for k in KINDS
-      if (g, k) not in ((5, "normal"), (5, "heavy"))]])
+      if (g, k) != (5, "heavy")]])
 def test_8192_tokens_against_float64(G, kind):
     q, k, v = _inputs(kind, G, 8192, seed=3)
     res = api.hilos_attention(q, k, v)

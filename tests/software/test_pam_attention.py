@@ -4,8 +4,9 @@ the order of the reductions.
 
 Accuracy is ``||O - O_ref||_inf / ||O_ref||_inf`` with ``O_ref`` float64 attention on the
 fp16-rounded inputs; bounds: 4e-3 with fp16 accumulation, 1e-3 with fp32.  The default run has
-two N = 8192 cases with fp16 accumulation (about 3 s each) and N = 1024 for the rest; the full
-N = 8192 grid over several seeds is marked slow.
+one N = 8192 case with fp16 accumulation (the ``heavy`` draw below; about 10 s on a two-core
+machine) and N = 1024 for the rest; the full N = 8192 grid over several seeds, the ``normal``
+draw included, is marked slow (issue 19: the suite's time budget).
 
 The ``heavy`` case at N = 8192, d = 128, seed 3 is the draw that showed why scores and maxima are
 fp32 (see :mod:`pimforge.sim.golden.pam.common`): with fp16 scores (50-400 there, resolved to only 2^-5
@@ -77,8 +78,8 @@ def test_accuracy_n1024(measured, kind, d, acc):
     check_accuracy(measured, kind, 1024, d, acc)
 
 
-@pytest.mark.parametrize("kind, d, acc, seed", [("normal", 128, "fp16", 0),
-                                                ("heavy", 128, "fp16", 3)])
+@pytest.mark.parametrize("kind, d, acc, seed", [
+    pytest.param("normal", 128, "fp16", 0, marks=pytest.mark.slow), ("heavy", 128, "fp16", 3)])
 def test_accuracy_n8192(measured, kind, d, acc, seed):
     check_accuracy(measured, kind, 8192, d, acc, seed)
 
