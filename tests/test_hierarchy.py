@@ -4,6 +4,7 @@ the same unit with no operator modules.  The benches check the bits (every RTL t
 hierarchical form against its golden model); these check the file's structure, which a user's
 tools read."""
 import re
+import shutil
 from collections import Counter
 
 from pimforge import api
@@ -87,7 +88,15 @@ def test_operator_cache_key_is_the_operator_and_the_sources(tmp_path, monkeypatc
     op = _op()
     assert ops._cache_path(op) != ops._cache_path(replace(op, depth=4))
     assert ops._source_fingerprint() in str(ops._cache_path(op))
+    # the operators of other sources are deleted when the cache for these sources starts
+    stale = tmp_path / "op-cache" / "0123456789abcdef" / "x.v"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("module x; endmodule\n")
+    ops.operator_verilog(op)
+    assert [p.name for p in (tmp_path / "op-cache").iterdir()] == [ops._source_fingerprint()]
+    ops = _fresh(monkeypatch, tmp_path)
     # an unwritable cache directory is no error: the operator is generated as without it
+    shutil.rmtree(tmp_path / "op-cache")
     (tmp_path / "op-cache").write_text("a file where the directory would go")
     text, _ = ops.operator_verilog(op)
     assert text.startswith("/*") or "module" in text

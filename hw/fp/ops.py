@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import tempfile
 from functools import lru_cache
 from pathlib import Path
@@ -319,11 +320,19 @@ def _cached_text(op: OpKey, name: str) -> str:
     text = verilog.convert(m, name=name, ports=ports, emit_src=False)
     if path is not None:
         try:                                # best effort, and atomic: never a partial file
+            if not path.parent.is_dir():    # new sources: the old sources' operators go
+                for old in path.parent.parent.glob("*"):
+                    if old.name != path.parent.name:
+                        shutil.rmtree(old, ignore_errors=True)
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-            with os.fdopen(fd, "w") as f:
-                f.write(text)
-            os.replace(tmp, path)
+            try:
+                with os.fdopen(fd, "w") as f:
+                    f.write(text)
+                os.replace(tmp, path)
+            finally:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
         except OSError:
             pass
     return text
