@@ -22,10 +22,7 @@ SMOKE_OVERRIDES = {"pam_pu": {"lanes": 4, "head_dim": 64, "op_depth": 1},
                    "online_softmax": {"op_depth": 1},
                    "hermes_gemv": {"multipliers": 8, "serial_cycles": 8, "beat_words": 1,
                                    "max_batch": 2, "buffer_bytes": 512, "op_depth": 1},
-                   # fp16 inside, as the paper's units: the same control as at fp32, and its
-                   # operators are PAM's.  At fp32 the unit's exp and recip operators (fp32 at
-                   # depth 1, synthesized by no other unit here) took 23 of its 44 s.
-                   "hermes_act": {"lanes": 4, "max_len": 64, "op_depth": 1, "acc": "fp16"}}
+                   "hermes_act": {"lanes": 4, "max_len": 64, "op_depth": 1}}
 SMOKE_PRESETS = {"pam_device": "small", "pam_system": "small", "lolpim_dispatcher": "small"}
 
 
