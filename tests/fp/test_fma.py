@@ -51,7 +51,11 @@ def test_golden_ftz_vs_flushed_softfloat(fmt_name):
                         ftz=True, label=f"fma ftz {fmt_name}")
 
 
-@pytest.mark.parametrize("fmt_name", ["fp16", "bf16", "fp32"])
+# bf16 on the RTL is the long run's (issue 19's time budget): no unit computes in bf16, the
+# datapath is the same generator at another width, and bf16's golden model is checked against
+# SoftFloat in the default run.  fp_cmp and fp_convert keep their bf16 RTL cases.
+@pytest.mark.parametrize("fmt_name", ["fp16", pytest.param("bf16", marks=pytest.mark.slow),
+                                      "fp32"])
 def test_rtl_fma(fmt_name):
     rtl_bench_and_cycles("fp_fma", FpConfig(fmt=FORMATS[fmt_name]))
 
