@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pimforge import api
 from pimforge.base.errors import UserError
+from pimforge.base.files import build_dir
 from pimforge.hw.catalog import FORMAL_EXTRAS
 from pimforge.registry import get_unit
 from pimforge.synth.formal import MAX_DEPTH, MODES, default_depth, prove
@@ -52,8 +53,7 @@ def run_cli(args) -> int:
     cfg = api.config(args.unit, preset=args.preset, config_file=args.config, sets=args.set)
     dut = unit.factory(cfg)
     depth = args.depth if args.depth is not None else default_depth(dut.latency)
-    out = Path(args.out) if args.out else Path(os.environ.get("PIMFORGE_BUILD", "build")) / \
-        "formal" / args.unit
+    out = Path(args.out) if args.out else build_dir("formal", args.unit)
     _progress(f"{args.unit}: {args.mode} to depth {depth} (latency {dut.latency}) in {out} "
               "(the first yowasp-sby run compiles for a minute)")
     extra = None if args.protocol_only else FORMAL_EXTRAS.get(args.unit)

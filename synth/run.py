@@ -25,6 +25,7 @@ from pathlib import Path
 
 from pimforge.base.config import config_to_dict
 from pimforge.base.errors import ToolError
+from pimforge.base.files import build_dir
 from pimforge.hw.catalog import PRESET_CLOCKS
 from pimforge.hw.core.inventory import OpKey
 from pimforge.hw.core.macros import module_name
@@ -48,7 +49,7 @@ def cache_root() -> Path:
     env = os.environ.get("PIMFORGE_SYNTH_CACHE")
     if env:
         return Path(env)
-    return Path(os.environ.get("PIMFORGE_BUILD", "build")) / "synth-cache"
+    return build_dir("synth-cache")
 
 
 @contextlib.contextmanager

@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 
@@ -23,6 +22,8 @@ from amaranth.hdl import (ClockDomain, ClockSignal, Const, Instance, Module, Res
                           Value)
 
 from pimforge.base import formats
+from pimforge.base.errors import UserError
+from pimforge.base.files import build_dir, write_atomic
 from pimforge.base.formats import parse_format
 from pimforge.hw.core import macros
 from pimforge.hw.core.inventory import OpKey, op_key, record
@@ -305,8 +306,7 @@ def _cache_path(op: OpKey):
     if os.environ.get("PIMFORGE_OP_CACHE", "1") in ("", "0"):
         return None
     key = hashlib.sha256(repr(op).encode()).hexdigest()[:24]
-    return Path(os.environ.get("PIMFORGE_BUILD", "build")) / "op-cache" / _source_fingerprint() / \
-        f"{key}.v"
+    return build_dir("op-cache", _source_fingerprint(), f"{key}.v")
 
 
 def _cached_text(op: OpKey, name: str) -> str:
@@ -324,16 +324,8 @@ def _cached_text(op: OpKey, name: str) -> str:
                 for old in path.parent.parent.glob("*"):
                     if old.name != path.parent.name:
                         shutil.rmtree(old, ignore_errors=True)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-            try:
-                with os.fdopen(fd, "w") as f:
-                    f.write(text)
-                os.replace(tmp, path)
-            finally:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
-        except OSError:
+            write_atomic({path: text})
+        except (OSError, UserError):
             pass
     return text
 

@@ -7,7 +7,13 @@ from pathlib import Path
 
 from pimforge.base.errors import UserError
 
-__all__ = ["check_out_dir", "write_atomic", "write_outputs"]
+__all__ = ["build_dir", "check_out_dir", "write_atomic", "write_outputs"]
+
+
+def build_dir(*parts: str) -> Path:
+    """The project's scratch directory for caches and tool runs, ``build/`` in the working
+    directory or ``$PIMFORGE_BUILD``, joined with ``parts`` (``build_dir("sim")``)."""
+    return Path(os.environ.get("PIMFORGE_BUILD", "build"), *parts)
 
 
 def check_out_dir(out: Path) -> Path:

