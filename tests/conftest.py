@@ -47,6 +47,28 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip_sf)
 
 
+@pytest.fixture(scope="session")
+def shared_synth_cache(tmp_path_factory):
+    """One synthesis cache for the whole run, shared by the pytest-xdist workers (their base
+    temporary directories are siblings under the run's): a unit part or a float operator that one
+    test file synthesized is not synthesized again by another (the smoke test and the ready-path
+    test synthesize the same small configs; test_synth, test_synth_timing and the smoke test
+    share operators).  Keys hash the Verilog, the flow and the tool versions, and one process at
+    a time computes a key (synth/run.py's locks), so sharing changes no result."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    path = root / "synth-cache-shared"
+    path.mkdir(exist_ok=True)
+    return path
+
+
+@pytest.fixture
+def synth_cache(shared_synth_cache, monkeypatch):
+    """Point `pimforge synth`'s cache (``PIMFORGE_SYNTH_CACHE``) at :func:`shared_synth_cache`."""
+    monkeypatch.setenv("PIMFORGE_SYNTH_CACHE", str(shared_synth_cache))
+    return shared_synth_cache
+
+
 def require_sim(sim: str):
     from pimforge.sim.harness.runner import simulator_available
     ok, why = simulator_available(sim)

@@ -33,8 +33,12 @@ def _configs() -> dict:
     return out
 
 
+_HILOS_LINT = {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 2}
 SMALL_LINT = {"hermes_act": {"lanes": 4, "max_len": 64},
-              "qk_gemv": {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 2}}
+              "qk_gemv": _HILOS_LINT, "sv_gemv": _HILOS_LINT, "two_pass_softmax": _HILOS_LINT,
+              "pam_pu": {"lanes": 4, "head_dim": 64},
+              "hermes_gemv": {"multipliers": 8, "serial_cycles": 8, "beat_words": 1,
+                              "max_batch": 2, "buffer_bytes": 512}}
 CONFIGS = _configs() | {(u, "small-lint"): api.config(u, overrides=o)
                         for u, o in SMALL_LINT.items()}
 # The default run lints every unit's default config and its `small*` presets; the long run lints
@@ -56,6 +60,10 @@ HEAVY_DEFAULTS |= {("pam_system", "small"), ("hilos_attention", "default")}
 # lints each at a small config instead (SMALL_LINT: the same constructs, fewer lanes), the long
 # run at its default as before.
 HEAVY_DEFAULTS |= {("hermes_act", "default"), ("qk_gemv", "default")}
+# The next four (the suite's time budget again: 15, 9, 8 and 7 s) likewise: two_pass_softmax,
+# sv_gemv (32-element beats), pam_pu (16 lanes, d = 128) and hermes_gemv (a 16 KB buffer).
+HEAVY_DEFAULTS |= {("two_pass_softmax", "default"), ("sv_gemv", "default"),
+                   ("pam_pu", "default"), ("hermes_gemv", "default")}
 
 
 def _long_only(unit: str, cfg_name: str) -> bool:

@@ -254,7 +254,9 @@ def _merge_registers(fmt, op_depth):
 # through the fma's operand selects (every bit of two operands) into its first stage.  The
 # selects are the fma's pre stage, priced with their fan-out: deep enough, the fma's first
 # register follows them, and the merge keeps its latency.
-@pytest.mark.parametrize("fmt, deep, shallow", [(FP32, 15, 14), (FP16, 15, 14)])
+@pytest.mark.parametrize("fmt, deep, shallow", [
+    (FP32, 15, 14),
+    pytest.param(FP16, 15, 14, marks=pytest.mark.slow)])   # the same pricing at half the width
 def test_merge_operand_select_gets_the_fmas_first_register_when_deep(fmt, deep, shallow):
     for depth, operand_regs in ((deep, True), (shallow, False)):
         regs, last = _merge_registers(fmt, depth), op_latency("fma", depth) - 1

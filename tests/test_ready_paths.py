@@ -170,11 +170,6 @@ LONG_ONLY = {"fp_cmp", "fp_convert", "fp_exp", "fp_fma", "fp_log", "fp_mul", "fp
              "fp_sub", "pam_system", "hilos_attention", "pam_device"}
 
 
-@pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory):
-    return tmp_path_factory.mktemp("synth-cache")
-
-
 def unit_ready_paths(unit: str) -> dict:
     preset, over = SMALL.get(unit, (None, {}))
     cfg = api.config(unit, preset=preset, overrides=over)
@@ -184,8 +179,7 @@ def unit_ready_paths(unit: str) -> dict:
 
 @pytest.mark.parametrize("unit", [pytest.param(u, marks=pytest.mark.slow) if u in LONG_ONLY
                                   else u for u in sorted(units())])
-def test_no_long_ready_path(unit, cache_dir, monkeypatch):
-    monkeypatch.setenv("PIMFORGE_SYNTH_CACHE", str(cache_dir))
+def test_no_long_ready_path(unit, synth_cache):
     h = unit_ready_paths(unit)
     assert h["inputs"], f"{unit}: no *__ready input found"
     pairs = {(r["port"], p) for r in h["inputs"] for p in r["reaches"] if p.endswith("__ready")}

@@ -14,9 +14,9 @@ from pimforge.synth_cli import parse_targets
 
 
 @pytest.fixture(autouse=True)
-def _private_cache(tmp_path_factory, monkeypatch):
-    # one cache for this file: each float operator is synthesized once across the tests
-    monkeypatch.setenv("PIMFORGE_SYNTH_CACHE", str(tmp_path_factory.getbasetemp() / "synth-cache"))
+def _shared_cache(synth_cache):
+    # the run's synthesis cache (conftest.py): each float operator is synthesized once
+    return synth_cache
 
 
 def _job(unit, preset=None, flat=False, **over):
@@ -217,9 +217,11 @@ def test_cli_writes_report(tmp_path, capsys):
     assert "ASAP7" in md and "0.05832" in md and "Area breakdown" in md
 
 
-def test_hierarchical_ecp5_sums_and_checks_the_fit(monkeypatch):
+def test_hierarchical_ecp5_sums_and_checks_the_fit(monkeypatch, tmp_path):
     """The unit around its operators plus count x each operator, checked against the device
     (tool runs are replaced by fixed figures: this tests the bookkeeping, not the tools)."""
+    # a private cache: the fixed figures are stored under real keys, which no other test may read
+    monkeypatch.setenv("PIMFORGE_SYNTH_CACHE", str(tmp_path / "synth-cache"))
     calls = []
 
     def fake_ecp5(verilog, top, work, device, place=True, lib=""):

@@ -26,11 +26,6 @@ SMOKE_OVERRIDES = {"pam_pu": {"lanes": 4, "head_dim": 64, "op_depth": 1},
 SMOKE_PRESETS = {"pam_device": "small", "pam_system": "small", "lolpim_dispatcher": "small"}
 
 
-@pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory):
-    return tmp_path_factory.mktemp("synth-cache")
-
-
 # Long run: pam_system is three pam_device instances and a final pam_ru, joined by wiring;
 # pam_device (PUs and an RU: the same composition pattern) and pam_pu and pam_ru are each
 # smoke-tested in the default run, and its synthesis alone took about 140 s of the suite.
@@ -41,8 +36,7 @@ LONG_ONLY = {"pam_system", "hilos_attention"}
 
 @pytest.mark.parametrize("unit", [pytest.param(u, marks=pytest.mark.slow) if u in LONG_ONLY
                                   else u for u in sorted(units())])
-def test_generic_synthesis(unit, cache_dir, monkeypatch):
-    monkeypatch.setenv("PIMFORGE_SYNTH_CACHE", str(cache_dir))
+def test_generic_synthesis(unit, synth_cache):
     preset = SMOKE_PRESETS.get(unit)
     cfg = api.config(unit, preset=preset, overrides=SMOKE_OVERRIDES.get(unit, {}))
     targets, devices = parse_targets("generic", None)
@@ -62,10 +56,9 @@ def test_generic_synthesis(unit, cache_dir, monkeypatch):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("unit", ["hermes_gemv", "hermes_act"])
-def test_hermes_small_configs_place_on_ecp5(unit, cache_dir, monkeypatch):
+def test_hermes_small_configs_place_on_ecp5(unit, synth_cache):
     """The Hermes units' smoke configs through the ECP5 flow (nextpnr takes about 15 minutes on
     the GEMV engine: long run only): they fit the LFE5U-85F and report an fmax."""
-    monkeypatch.setenv("PIMFORGE_SYNTH_CACHE", str(cache_dir))
     cfg = api.config(unit, overrides=SMOKE_OVERRIDES[unit])
     targets, devices = parse_targets("ecp5", None)
     e = run.synthesize(run.SynthJob(get_unit(unit), cfg, "smoke"), targets, devices)
@@ -74,10 +67,9 @@ def test_hermes_small_configs_place_on_ecp5(unit, cache_dir, monkeypatch):
     assert 1 < e["fmax_mhz"] < 500, e
 
 
-def test_papi_fpu_area_is_the_netlists(cache_dir, monkeypatch):
+def test_papi_fpu_area_is_the_netlists(synth_cache):
     """The FPU area the PAPI system model sizes its dies with (eqs. 3-4) is this netlist's:
     papi_pu's `fpu` preset (one 16-lane fp16 FPU with its buffers) at ASAP7, within 1%."""
-    monkeypatch.setenv("PIMFORGE_SYNTH_CACHE", str(cache_dir))
     cfg = api.config("papi_pu", preset="fpu")
     targets, devices = parse_targets("generic", None)
     rep = run.synthesize(run.SynthJob(get_unit("papi_pu"), cfg, "fpu"), targets, devices)

@@ -15,8 +15,9 @@ from pimforge.synth_cli import parse_targets
 
 
 @pytest.fixture(autouse=True)
-def _private_cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("PIMFORGE_SYNTH_CACHE", str(tmp_path_factory.getbasetemp() / "synth-cache"))
+def _shared_cache(synth_cache):
+    # the run's synthesis cache (conftest.py): each float operator is synthesized once
+    return synth_cache
 
 
 def _generic(unit, preset=None, flat=False, **over):

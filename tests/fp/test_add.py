@@ -29,19 +29,24 @@ def test_golden_ftz_vs_flushed_softfloat(fmt_name):
 
 # bf16 on the RTL is the long run's (issue 19's time budget): no unit computes in bf16, the
 # datapath is the same generator at another width, and bf16's golden model is checked against
-# SoftFloat in the default run.  fp_cmp and fp_convert keep their bf16 RTL cases.
+# SoftFloat in the default run.  fp_convert keeps one bf16 RTL case (bf16 -> fp32).
 @pytest.mark.parametrize("fmt_name", ["fp16", pytest.param("bf16", marks=pytest.mark.slow),
                                       "fp32"])
 def test_rtl_add(fmt_name):
     rtl_bench_and_cycles("fp_add", FpConfig(fmt=FORMATS[fmt_name]))
 
 
-@pytest.mark.parametrize("fmt_name", ["fp16", "fp32"])
+# fp_sub is fp_add with the second operand's sign flipped: fp16 in the default run, fp32 (the
+# same generator wider, checked by test_rtl_add) in the long run.  Depths 0 and 4 likewise: the
+# default run keeps the default depth, the deepest (16) and fp_mul's combinational design.
+@pytest.mark.parametrize("fmt_name", ["fp16", pytest.param("fp32", marks=pytest.mark.slow)])
 def test_rtl_sub(fmt_name):
     rtl_bench_and_cycles("fp_sub", FpConfig(fmt=FORMATS[fmt_name]))
 
 
-@pytest.mark.parametrize("depth", [0, 4, 16])   # 16: a register between compare and swap
+@pytest.mark.parametrize("depth", [pytest.param(0, marks=pytest.mark.slow),
+                                   pytest.param(4, marks=pytest.mark.slow),
+                                   16])   # 16: a register between compare and swap
 def test_rtl_pipeline_depths(depth):
     rtl_bench_and_cycles("fp_add", FpConfig(pipeline_depth=depth), n_random=4000)
 

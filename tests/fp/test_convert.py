@@ -113,16 +113,24 @@ def test_exact_reference_agrees_with_softfloat():
                              ref.convert(FORMATS["fp32"], FORMATS["fp16"], a), [a], "exact fp32->fp16")
 
 
-# Each pair is its own design anyway, so a few of them also cover other pipeline depths.
+# Each pair is its own design anyway, so a few of them also cover other pipeline depths.  The
+# default run keeps the units' conversions (fp16 -> fp32 and back) and a widening from bf16 at
+# depth 2; the other three pairs and FTZ are the long run's (the suite's time budget: about 8 s
+# each; every pair's golden model is checked against SoftFloat in the default run).
+_SLOW = pytest.mark.slow
+
+
 @pytest.mark.parametrize("src_name,dst_name,depth", [
-    ("fp16", "bf16", 1), ("fp16", "fp32", 0), ("bf16", "fp16", 1), ("bf16", "fp32", 2),
-    ("fp32", "fp16", 1), ("fp32", "bf16", 1),
+    pytest.param("fp16", "bf16", 1, marks=_SLOW), ("fp16", "fp32", 0),
+    pytest.param("bf16", "fp16", 1, marks=_SLOW), ("bf16", "fp32", 2),
+    ("fp32", "fp16", 1), pytest.param("fp32", "bf16", 1, marks=_SLOW),
 ])
 def test_rtl(src_name, dst_name, depth):
     rtl_bench_and_cycles("fp_convert", FpConvertConfig(src=FORMATS[src_name], dst=FORMATS[dst_name],
                                                        pipeline_depth=depth))
 
 
+@pytest.mark.slow
 def test_rtl_ftz():
     rtl_bench_and_cycles("fp_convert", FpConvertConfig(src=FORMATS["fp32"], dst=FORMATS["fp16"], ftz=True),
                          n_random=4000)

@@ -1,6 +1,7 @@
 """``fp_recip``: golden accuracy against float64 maths (fp16 exhaustive within 1 ulp, fp32 on
 1,000,000 samples with the range edges within 4 ulp), IEEE special values, FTZ, RTL vs golden,
 as for every special-function unit (tests/fp_checks.py)."""
+import pytest
 from fp_checks import SpecialFunctionChecks, rtl_bench_and_cycles
 
 from pimforge.base.formats import FP16
@@ -10,5 +11,6 @@ from pimforge.hw.fp.config import FpFuncConfig
 class TestRecip(SpecialFunctionChecks):
     FUNC = "recip"
 
+    @pytest.mark.slow   # 65,536 inputs, 15 s; FTZ's golden model is checked in the default run
     def test_rtl_ftz(self):
         rtl_bench_and_cycles("fp_recip", FpFuncConfig(fmt=FP16, ftz=True), n_random=1 << 16)

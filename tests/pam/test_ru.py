@@ -86,9 +86,6 @@ RU_CONFIGS = {
     # the 16-wide Bw = 4, op_depth 3 config (the default run's until issue 19's time budget,
     # now in RU_SLOW) at half the Verilog.
     "fp16-w8-d64-final-od7": dict(vector_width=8, head_dim=64, final=True, op_depth=7),
-    # a non-final RU (the devices' own), 8 wide at op_depth 1: back in the default run when the
-    # 16-wide d = 128 pair below left it (issue 19)
-    "fp16-w8-d64-od1": dict(vector_width=8, head_dim=64, op_depth=1),
 }
 # Long run: the RU's fp32 accumulation, and features the default configs above already exercise
 # (fp16 final and non-final; op_depth 1 and 7) in other combinations.  fp32-w8-d128-final was a
@@ -96,6 +93,9 @@ RU_CONFIGS = {
 # fp32-w8-d128-final-od1 until the suite's time budget (14 s; the operators' fp32 paths stay in
 # the default run in pam_pu's 4-lane fp32 config and the float-operator tests).
 RU_SLOW = {
+    # a non-final RU (the devices' own), 8 wide at op_depth 1; non-final RUs are simulated in the
+    # default run inside pam_device (tests/pam/test_device.py), so this one is the long run's
+    "fp16-w8-d64-od1": dict(vector_width=8, head_dim=64, op_depth=1),
     # Bw = 4 with op_depth 3, 16 wide (see fp16-w8-d64-final-od7 above)
     "fp16-w16-d64-final-od3": dict(vector_width=16, head_dim=64, final=True, op_depth=3),
     # the rtl backend's HBM-tier RUs (builds shared with tests/software/test_pam_attention_cli.py,
