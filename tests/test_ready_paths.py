@@ -8,8 +8,8 @@ from amaranth.back import verilog
 from amaranth.hdl import Module, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
+from synth_checks import SMALL_SYNTH, small_synth_config
 
-from pimforge import api
 from pimforge.registry import get_unit, units
 from pimforge.synth import flows, run
 
@@ -146,21 +146,12 @@ READY_PASS = {
 """Units whose output ``ready`` reaches an input ``ready`` combinationally, and why that is
 short; every other unit breaks the path (skid buffer, FIFO credits or registered ready)."""
 
-_HILOS_SMALL = {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 1, "op_depth": 1}
-SMALL = {"pam_pu": (None, {"lanes": 4, "head_dim": 64, "op_depth": 1}),
-         "pam_ru": (None, {"vector_width": 4, "head_dim": 64, "op_depth": 1}),
-         "qk_gemv": (None, _HILOS_SMALL), "sv_gemv": (None, _HILOS_SMALL),
-         "two_pass_softmax": (None, _HILOS_SMALL), "hilos_attention": (None, _HILOS_SMALL),
-         "pam_device": ("small", {"op_depth": 1}), "pam_system": ("small", {"op_depth": 1}),
-         "online_softmax": (None, {"op_depth": 1}),
-         "hermes_gemv": (None, {"multipliers": 8, "serial_cycles": 8, "beat_words": 1,
-                                "max_batch": 2, "buffer_bytes": 512, "op_depth": 1}),
-         "hermes_act": (None, {"lanes": 4, "max_len": 64, "op_depth": 1}),
-         "lolpim_dispatcher": ("small", {}), "papi_pu": ("small_1p1b", {}),
-         "lolpim_pingpong": ("serial", {}),
+SMALL = {**SMALL_SYNTH, "papi_pu": ("small_1p1b", {}), "lolpim_pingpong": ("serial", {}),
          **{u: ("small_hbm_to_ddr", {}) for u in ("pamif_buffer", "pamif_receiver",
                                                   "pamif_sender", "pam_interface")}}
-"""The bench's and the smoke test's small configs; the float units' default (fp16 or fp32)."""
+"""The smoke test's small configs (tests/synth_checks.py: the same Verilog, synthesized once for
+both files), a small preset of papi_pu, lolpim_pingpong and the PAM interface units, and the
+float units' default (fp16 or fp32)."""
 
 # Long run only: the float units all stall through hw/core/pipeline.py's output skid buffer
 # (fp_add checks it in the default run; fp_exp and fp_log take 10-20 s each), and the three
@@ -171,8 +162,7 @@ LONG_ONLY = {"fp_cmp", "fp_convert", "fp_exp", "fp_fma", "fp_log", "fp_mul", "fp
 
 
 def unit_ready_paths(unit: str) -> dict:
-    preset, over = SMALL.get(unit, (None, {}))
-    cfg = api.config(unit, preset=preset, overrides=over)
+    preset, cfg = small_synth_config(unit, SMALL)
     return run.unit_part(run.SynthJob(get_unit(unit), cfg, preset or "small"))["timing"][
         "ready_paths"]
 

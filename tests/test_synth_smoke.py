@@ -3,27 +3,13 @@
 keeps its pipeline registers, gives a complete transistor estimate, and the critical-path walk
 agrees with `ltp`."""
 import pytest
+from synth_checks import small_synth_config
 
 from pimforge import api
 from pimforge.registry import get_unit, units
 from pimforge.software.papi.config import FPU_AREA_OURS_ASAP7_UM2
 from pimforge.synth import run
 from pimforge.synth_cli import parse_targets
-
-# Big units synthesize a small config; the float operators they share are synthesized once for
-# the whole file (one cache), so each unit costs about its own control logic.
-_HILOS_SMALL = {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 1, "op_depth": 1}
-SMOKE_OVERRIDES = {"pam_pu": {"lanes": 4, "head_dim": 64, "op_depth": 1},
-                   "pam_ru": {"vector_width": 4, "head_dim": 64, "op_depth": 1},
-                   "qk_gemv": _HILOS_SMALL, "sv_gemv": _HILOS_SMALL,
-                   "two_pass_softmax": _HILOS_SMALL, "hilos_attention": _HILOS_SMALL,
-                   # one operator pipeline depth everywhere, so the operators are shared
-                   "pam_device": {"op_depth": 1}, "pam_system": {"op_depth": 1},
-                   "online_softmax": {"op_depth": 1},
-                   "hermes_gemv": {"multipliers": 8, "serial_cycles": 8, "beat_words": 1,
-                                   "max_batch": 2, "buffer_bytes": 512, "op_depth": 1},
-                   "hermes_act": {"lanes": 4, "max_len": 64, "op_depth": 1}}
-SMOKE_PRESETS = {"pam_device": "small", "pam_system": "small", "lolpim_dispatcher": "small"}
 
 
 # Long run: pam_system is three pam_device instances and a final pam_ru, joined by wiring;
@@ -37,8 +23,7 @@ LONG_ONLY = {"pam_system", "hilos_attention"}
 @pytest.mark.parametrize("unit", [pytest.param(u, marks=pytest.mark.slow) if u in LONG_ONLY
                                   else u for u in sorted(units())])
 def test_generic_synthesis(unit, synth_cache):
-    preset = SMOKE_PRESETS.get(unit)
-    cfg = api.config(unit, preset=preset, overrides=SMOKE_OVERRIDES.get(unit, {}))
+    preset, cfg = small_synth_config(unit)
     targets, devices = parse_targets("generic", None)
     rep = run.synthesize(run.SynthJob(get_unit(unit), cfg, preset or "smoke"), targets, devices)
     g = rep["targets"]["generic"]
@@ -59,7 +44,7 @@ def test_generic_synthesis(unit, synth_cache):
 def test_hermes_small_configs_place_on_ecp5(unit, synth_cache):
     """The Hermes units' smoke configs through the ECP5 flow (nextpnr takes about 15 minutes on
     the GEMV engine: long run only): they fit the LFE5U-85F and report an fmax."""
-    cfg = api.config(unit, overrides=SMOKE_OVERRIDES[unit])
+    _, cfg = small_synth_config(unit)
     targets, devices = parse_targets("ecp5", None)
     e = run.synthesize(run.SynthJob(get_unit(unit), cfg, "smoke"), targets, devices)
     e = e["targets"]["ecp5"]

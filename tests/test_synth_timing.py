@@ -14,10 +14,8 @@ from pimforge.synth import flows, run, timing
 from pimforge.synth_cli import parse_targets
 
 
-@pytest.fixture(autouse=True)
-def _shared_cache(synth_cache):
-    # the run's synthesis cache (conftest.py): each float operator is synthesized once
-    return synth_cache
+# the run's synthesis cache (conftest.py): each float operator is synthesized once
+pytestmark = pytest.mark.usefixtures("synth_cache")
 
 
 def _generic(unit, preset=None, flat=False, **over):
