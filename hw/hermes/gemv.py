@@ -126,7 +126,7 @@ class HermesGemv(PimComponent):
         cmd = self.i_cmd
         lg_v = log2_exact(cfg.vec_lanes)
         j = {"cols": Signal(name="job_cols"), "b": Signal(5, name="job_batch"),
-             "n": Signal(N_BITS, name="job_n"),
+             "n": Signal(N_BITS, name="job_n"), "n_zero": Signal(name="job_n_zero"),
              "beats": Signal(range(cfg.max_beats + 1), name="job_beats"),
              "beats_m1": Signal(range(max(2, cfg.max_beats)), name="job_beats_m1"),
              "groups_m1": Signal(range(max(2, cfg.max_groups)), name="job_groups_m1"),
@@ -134,13 +134,20 @@ class HermesGemv(PimComponent):
              "merge": Signal(name="job_merge"),
              "bm1": Signal(5, name="job_bm1"),
              "vec_mask": Signal(cfg.max_groups * cfg.vec_lanes, name="job_vectors"),
-             "expected": Signal(N_BITS + 5, name="job_outputs"),
+             "groups": Signal(5, name="job_groups"),
+             "expected_cols": Signal(N_BITS + 5, name="job_outputs_cols"),
+             "expected_rows": Signal(N_BITS + 5, name="job_outputs_rows"),
              "written": Signal(N_BITS + 5, name="outputs_written"),
              "settle": Signal(range(tm["settle"] + 1), name="settle_count"),
              "credits": Signal(range(tm["out_fifo"] + 1), init=tm["out_fifo"],
                                name="out_credits"),
              "load_done": Signal(name="load_done"), "run_done": Signal(name="run_done"),
              "drain_done": Signal(name="drain_done"), "lg_v": lg_v}
+        # The job's output count, from the job registers a cycle after they load (the command
+        # payload into a multiplier into ``job_outputs`` was hermes_gemv's ECP5 critical path at
+        # op_depth 16): WAIT, its only reader, comes two or more cycles after the command.
+        m.d.sync += [j["expected_cols"].eq(j["beats"] * j["b"]),
+                     j["expected_rows"].eq(j["n"] * j["groups"])]
         with m.FSM(name="gemv_state") as fsm:
             with m.State("IDLE"):
                 m.d.comb += cmd.ready.eq(1)
@@ -148,12 +155,13 @@ class HermesGemv(PimComponent):
                     p = cmd.payload
                     groups = (p.batch + cfg.vec_lanes - 1) >> lg_v
                     m.d.sync += [j["cols"].eq(p.mode), j["b"].eq(p.batch), j["n"].eq(p.n),
+                                 j["n_zero"].eq(p.n == 0),
                                  j["beats"].eq(p.beats), j["merge"].eq(p.merge),
                                  j["bm1"].eq(p.batch - 1),
                                  j["vec_mask"].eq((Const(1, 17) << p.batch) - 1),
                                  j["written"].eq(0), j["beats_m1"].eq(p.beats - 1),
                                  j["groups_m1"].eq(groups - 1), j["n_m1"].eq(p.n - 1),
-                                 j["expected"].eq(Mux(p.mode, p.beats * p.batch, p.n * groups))]
+                                 j["groups"].eq(groups)]
                     with m.If(~p.mode):
                         m.next = "LOAD"
                     with m.Elif(p.n == 0):
@@ -162,7 +170,7 @@ class HermesGemv(PimComponent):
                         m.next = "RUN"
             with m.State("LOAD"):
                 with m.If(j["load_done"]):
-                    with m.If(j["n"] == 0):
+                    with m.If(j["n_zero"]):
                         m.next = "WAIT"
                     with m.Else():
                         m.next = "RUN"
@@ -181,7 +189,8 @@ class HermesGemv(PimComponent):
                 with m.If(j["drain_done"]):
                     m.next = "WAIT"
             with m.State("WAIT"):
-                with m.If(j["written"] == j["expected"]):
+                expected = Mux(j["cols"], j["expected_cols"], j["expected_rows"])
+                with m.If(j["written"] == expected):
                     m.next = "IDLE"
         j["fsm"] = fsm
         return j
@@ -423,7 +432,7 @@ class HermesGemv(PimComponent):
         with m.Switch(sel):
             for u in range(V):
                 with m.Case(u):
-                    m.d.comb += word.eq(Mux(j["n"] == 0, 0, banks[u]["dr"].data))
+                    m.d.comb += word.eq(Mux(j["n_zero"], 0, banks[u]["dr"].data))
         return {"valid": s["drain_fire"], "word": word, "p": self.i_p.payload.data}
 
     def _merge_out(self, m, j, rows, cols):
@@ -431,9 +440,16 @@ class HermesGemv(PimComponent):
         cfg = self.cfg
         V, E, A, od = cfg.vec_lanes, cfg.beat_elems, cfg.acc.width, cfg.op_depth
         rv = rows["valid"]
-        vals = Mux(rv, Cat(*rows["vals"], Const(0, A * (E - V))), cols["word"])
-        p16 = Mux(rv, Cat(rows["p"], Const(0, 16 * (E - V))), cols["p"])
-        valid = rv | cols["valid"]
+        # The merge's inputs are registered (a cycle of ``final``): the rows' finish, the column
+        # drain's buffer read and the partial input meet here from far apart on the die, and the
+        # job's "no neurons" select of the drained word then ran from the state machine's
+        # corner through both multiplexers into the first converter (13.4 ns on ECP5)
+        vals = Signal(A * E, name="merge_in_vals", reset_less=True)
+        p16 = Signal(16 * E, name="merge_in_p", reset_less=True)
+        valid = Signal(name="merge_in_valid")
+        m.d.sync += [vals.eq(Mux(rv, Cat(*rows["vals"], Const(0, A * (E - V))), cols["word"])),
+                     p16.eq(Mux(rv, Cat(rows["p"], Const(0, 16 * (E - V))), cols["p"])),
+                     valid.eq(rv | cols["valid"])]
         outs, ov = [], None
         for e in range(E):
             first = e == 0
@@ -465,10 +481,17 @@ class HermesGemv(PimComponent):
         # 8) its 5.6 ns clock-to-out into ``o`` was the critical path on ECP5
         out_fifo = SplitFifo([16 * E], self.timing["out_fifo"], "out_fifo", lut_ram=True)
         m.submodules.out_fifo = out_fifo
-        m.d.comb += [out_fifo.w_data.eq(Cat(*outs)), out_fifo.w_en.eq(ov),
+        # The FIFO's write is a register of its own (a cycle of ``final``), and so is the count
+        # of outputs written: the last operator's valid register drove both, and its one net
+        # from the state machine's side of the die to the FIFO's (7.2 ns on ECP5) started the
+        # critical path into the FIFO's "not full" flag
+        w_data = Signal(16 * E, name="out_w_data", reset_less=True)
+        m.d.sync += w_data.eq(Cat(*outs))
+        w_en, count = copies(m, ov, 2, "out_w_en")
+        m.d.comb += [out_fifo.w_data.eq(w_data), out_fifo.w_en.eq(w_en),
                      self.o.valid.eq(out_fifo.r_rdy), self.o.payload.data.eq(out_fifo.r_data),
                      out_fifo.r_en.eq(self.o.ready)]
-        with m.If(ov):
+        with m.If(count):
             m.d.sync += j["written"].eq(j["written"] + 1)
 
 
