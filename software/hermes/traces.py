@@ -130,31 +130,39 @@ class Trace:
     expected: np.ndarray
 
 
-def _sequence(spec: TraceSpec, rng, thr, p, parents) -> tuple:
-    """One sequence: (act[layers, tokens, neurons], root expected rates[tokens, neurons])."""
+def _sequence(spec: TraceSpec, rng, thr, p, parents, expected: bool = True) -> tuple:
+    """One sequence: (act[layers, tokens, neurons], root expected rates[tokens, neurons], or None
+    without ``expected``).  The arithmetic runs in place where it can: the same operations in
+    the same order as the expressions in the comments, so the same bits."""
     L, T, N = spec.layers, spec.tokens, spec.neurons
     shocks = rng.standard_normal((L, T, N)).astype(np.float32)
     slow = np.empty((L, T, N), np.float32)
     slow[:, 0] = rng.standard_normal((L, N))
-    k = np.float32(np.sqrt(1 - spec.rho ** 2))
-    for t in range(1, T):
-        slow[:, t] = spec.rho * slow[:, t - 1] + k * shocks[:, t]
+    shocks *= np.float32(np.sqrt(1 - spec.rho ** 2))        # k * shocks
+    for t in range(1, T):                                     # rho * slow[t-1] + k * shocks[t]
+        np.multiply(slow[:, t - 1], spec.rho, out=slow[:, t])
+        slow[:, t] += shocks[:, t]
     noise = rng.standard_normal((L, T, N)).astype(np.float32)
-    own = np.sqrt(spec.slow) * slow + np.sqrt(1 - spec.slow) * noise
-    lat = np.empty_like(own)
-    lat[0] = own[0]
+    lat = np.sqrt(spec.slow) * slow                           # own = sqrt(slow) * slow
+    lat += np.sqrt(1 - spec.slow) * noise                     #       + sqrt(1 - slow) * noise
     w = spec.parent_weight
     for layer in range(1, L):
         fired = (lat[layer - 1] > thr[layer - 1]).astype(np.float32)
         pp = p[layer - 1]
-        z = (fired - pp) / np.sqrt(pp * (1 - pp))     # each parent's firing, standardized
-        mix = (z[:, parents[layer, :, 0]] + z[:, parents[layer, :, 1]]) / np.sqrt(2)
-        lat[layer] = np.sqrt(w) * mix + np.sqrt(1 - w) * own[layer]
+        z = fired - pp
+        z /= np.sqrt(pp * (1 - pp))                           # each parent's firing, standardized
+        mix = z.take(parents[layer, :, 0], axis=1)            # mix = (z[:, a] + z[:, b])
+        mix += z.take(parents[layer, :, 1], axis=1)           #       / sqrt(2)
+        mix /= np.sqrt(2)
+        mix *= np.sqrt(w)                                     # lat = sqrt(w) * mix
+        lat[layer] *= np.sqrt(1 - w)                          #       + sqrt(1 - w) * own
+        lat[layer] += mix
     act = lat > thr[:, None, :]
+    if not expected:
+        return act, None
     sd = np.sqrt(1 - spec.slow)
     z = (np.sqrt(spec.slow) * slow[0] - thr[0][None, :]) / sd
-    expected = 0.5 * (1 + _erf(z / np.sqrt(2)))
-    return act, expected
+    return act, 0.5 * (1 + _erf(z / np.sqrt(2)))
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
@@ -187,8 +195,8 @@ def generate(spec: TraceSpec) -> Trace:
                                  int(spec.sparsity * 1e6), 1])
     act = np.zeros((L, spec.tokens, N), bool)
     expected = None
-    for _ in range(spec.batch):
-        a, e = _sequence(spec, rng, thr, p, parents)
+    for b in range(spec.batch):             # the expected rates are the first sequence's
+        a, e = _sequence(spec, rng, thr, p, parents, expected=b == 0)
         act |= a
         expected = e if expected is None else expected
     return Trace(spec, act, p, parents, expected)

@@ -40,6 +40,7 @@ POLICIES = ("pam", "pam_static", "static")
 TILE = 16               # fixed tile / page size: vLLM's KV block of 16 tokens
 FREQ_WINDOW = 10        # PAM §6.1: activation frequency tracked over 10 decoding steps
 H, D, S = 0, 1, 2
+_TIER_IDS = np.array([H, D, S], np.int8)
 
 
 @dataclass(frozen=True)
@@ -90,12 +91,15 @@ def _swap_count(low: np.ndarray, high: np.ndarray, ok) -> int:
     if m == 0:
         return 0
     gains = high[:m] - low[:m]
-    useful = int(np.argmax(gains <= 0)) if np.any(gains <= 0) else m
+    stop = gains <= 0
+    first = int(stop.argmax())                  # the first True, or 0 if there is none
+    useful = first if stop[first] else m
     if useful == 0:
         return 0
     cum = np.cumsum(gains[:useful])
     hit = ok(cum)
-    return int(np.argmax(hit)) + 1 if np.any(hit) else useful
+    first = int(hit.argmax())
+    return first + 1 if hit[first] else useful
 
 
 def schedule_step(importance: np.ndarray, tier: np.ndarray, x: float, y: float) -> tuple:
@@ -105,18 +109,19 @@ def schedule_step(importance: np.ndarray, tier: np.ndarray, x: float, y: float) 
     n = np.array([len(i) for i in idx], float)
     if n[S] == 0 or n[D] == 0:
         return 0, 0
-    sums = np.array([importance[i].sum() for i in idx])
+    imps = [importance[i] for i in idx]          # each tier's importances, in position order
+    sums = np.array([v.sum() for v in imps])
     swaps = [0, 0]
-    # lines 2-7: HBM and DDR together against SSD, swapping DDR's least with SSD's most
-    d_ord = idx[D][np.argsort(importance[idx[D]], kind="stable")]
-    s_ord = idx[S][np.argsort(-importance[idx[S]], kind="stable")]
 
+    # lines 2-7: HBM and DDR together against SSD, swapping DDR's least with SSD's most
     def ok1(g):
         xs = sums[H] / max(n[H], 1) / ((sums[S] - g) / n[S])
         ys = (sums[D] + g) / n[D] / ((sums[S] - g) / n[S])
         return xs + ys >= x + y
 
-    if sums[S] > 0 and not ok1(np.zeros(1))[0]:
+    if sums[S] > 0 and not ok1(0.0):
+        d_ord = idx[D][np.argsort(imps[D], kind="stable")]
+        s_ord = idx[S][np.argsort(-imps[S], kind="stable")]
         k = _swap_count(importance[d_ord], importance[s_ord], ok1)
         g = float(np.sum(importance[s_ord[:k]] - importance[d_ord[:k]]))
         tier[d_ord[:k]], tier[s_ord[:k]] = S, D
@@ -126,14 +131,15 @@ def schedule_step(importance: np.ndarray, tier: np.ndarray, x: float, y: float) 
     # lines 8-12: HBM against DDR
     if n[H] == 0 or y <= 0:
         return tuple(swaps)
-    h_idx, d_idx = np.flatnonzero(tier == H), np.flatnonzero(tier == D)
-    h_ord = h_idx[np.argsort(importance[h_idx], kind="stable")]
-    d_ord = d_idx[np.argsort(-importance[d_idx], kind="stable")]
 
     def ok2(g):
         return ((sums[H] + g) / n[H]) / np.maximum((sums[D] - g) / n[D], 1e-300) >= x / y
 
-    if sums[D] > 0 and not ok2(np.zeros(1))[0]:
+    if sums[D] > 0 and not ok2(0.0):
+        # the first loop leaves HBM alone, and DDR too when it swapped nothing
+        h_idx, d_idx = idx[H], (np.flatnonzero(tier == D) if swaps[0] else idx[D])
+        h_ord = h_idx[np.argsort(imps[H], kind="stable")]
+        d_ord = d_idx[np.argsort(-importance[d_idx], kind="stable")]
         k = _swap_count(importance[h_ord], importance[d_ord], ok2)
         tier[h_ord[:k]], tier[d_ord[:k]] = D, H
         swaps[1] = k
@@ -181,16 +187,19 @@ class Trace:
 def _tiled_work(tier: np.ndarray, act: np.ndarray) -> np.ndarray:
     """Tokens each tier computes under fixed tiling: a tier stores its tokens in position
     order, 16 to a tile, and computes every tile that holds one of the activated tokens."""
+    cnt = np.bincount(tier, minlength=3).tolist()
+    t_act = tier[act]
+    # rank of each activated token in its tier's storage order: tier members before it
+    rank = np.cumsum(tier == _TIER_IDS[:, None], axis=1)[t_act, act] - 1
+    hit = np.zeros((3, len(tier) // TILE + 1), bool)     # the tiles each tier computes
+    hit[t_act, rank // TILE] = True
+    tiles = hit.sum(axis=1).tolist()
     work = np.zeros(3, np.int64)
     for t in (H, D, S):
-        members = np.flatnonzero(tier == t)              # the tier's storage order
-        mine = act[tier[act] == t]
-        if len(mine) == 0:
+        if tiles[t] == 0:
             continue
-        tiles = np.unique(np.searchsorted(members, mine) // TILE)
-        last = (len(members) - 1) // TILE                # the last tile may be partial
-        work[t] = len(tiles) * TILE - (TILE * (last + 1) - len(members) if tiles[-1] == last
-                                       else 0)
+        last = (cnt[t] - 1) // TILE                      # the last tile may be partial
+        work[t] = tiles[t] * TILE - (TILE * (last + 1) - cnt[t] if hit[t, last] else 0)
     return work
 
 
@@ -204,9 +213,10 @@ def _place_prefill(policy, score, shares, n):
 
 
 def _caps(shares, n):
-    """Tokens each tier may hold out of ``n`` (the last tier takes the rounding)."""
-    sh = np.asarray(shares, float)
-    c = np.rint(sh * n).astype(np.int64)
+    """Tokens each tier may hold out of ``n`` (the last tier takes the rounding), as Python
+    ints (``round`` rounds half to even, like ``np.rint``)."""
+    sh = [float(v) for v in shares]
+    c = [round(v * n) for v in sh]
     c[H] = min(c[H], n)
     c[D] = min(c[D], n - c[H])
     if sh[S] <= 0:                  # no SSD share: DDR (or HBM) takes the rounding
@@ -260,7 +270,7 @@ def simulate(n0: int, steps: int, shares, policy: str = "pam", ratios=(1.0, 1.0)
             # the previous step's token joins the context
             new = n - 1
             caps = _caps(shares, n)
-            cnt = np.bincount(tier[:new], minlength=3)
+            cnt = np.bincount(tier[:new], minlength=3).tolist()
             ev = 0
             if policy == "pam":
                 tier[new] = H
@@ -291,12 +301,12 @@ def simulate(n0: int, steps: int, shares, policy: str = "pam", ratios=(1.0, 1.0)
         tiers_act = tier[act]
         out["act"].append(np.bincount(tiers_act, minlength=3))
         out["tiled"].append(_tiled_work(tier[:n], act))
-        act_pu = np.zeros((3, pus))
-        np.add.at(act_pu, (tiers_act, greedy_pu[act]), 1)
-        naive_load = np.zeros((3, pus))
-        np.add.at(naive_load, (tiers_act, naive_pu[act]), 1)
-        out["load"].append(np.stack([act_pu, naive_load], axis=-1))
-        hist[j % FREQ_WINDOW] = act_pu
+        # activated tokens per (tier, PU, mapping): greedy and naive counted in one pass
+        cell = 2 * pus * tiers_act.astype(np.int64)
+        cells = np.concatenate([cell + 2 * greedy_pu[act], cell + 2 * naive_pu[act] + 1])
+        load = np.bincount(cells, minlength=6 * pus).reshape(3, pus, 2).astype(float)
+        out["load"].append(load)
+        hist[j % FREQ_WINDOW] = load[..., 0]
         freq = hist.sum(axis=0)
         imp[:n] = importance_update(imp[:n], s, lam)
         sw = schedule_step(imp[:n], tier[:n], x, y) if policy == "pam" else (0, 0)
