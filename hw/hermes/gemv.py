@@ -143,9 +143,8 @@ class HermesGemv(PimComponent):
                                name="out_credits"),
              "load_done": Signal(name="load_done"), "run_done": Signal(name="run_done"),
              "drain_done": Signal(name="drain_done"), "lg_v": lg_v}
-        # The job's output count, from the job registers a cycle after they load (the command
-        # payload into a multiplier into ``job_outputs`` was hermes_gemv's ECP5 critical path at
-        # op_depth 16): WAIT, its only reader, comes two or more cycles after the command.
+        # the output count from the job registers (not the command port: an ECP5 critical
+        # path); WAIT, its only reader, comes two or more cycles after the command
         m.d.sync += [j["expected_cols"].eq(j["beats"] * j["b"]),
                      j["expected_rows"].eq(j["n"] * j["groups"])]
         with m.FSM(name="gemv_state") as fsm:
@@ -440,10 +439,8 @@ class HermesGemv(PimComponent):
         cfg = self.cfg
         V, E, A, od = cfg.vec_lanes, cfg.beat_elems, cfg.acc.width, cfg.op_depth
         rv = rows["valid"]
-        # The merge's inputs are registered (a cycle of ``final``): the rows' finish, the column
-        # drain's buffer read and the partial input meet here from far apart on the die, and the
-        # job's "no neurons" select of the drained word then ran from the state machine's
-        # corner through both multiplexers into the first converter (13.4 ns on ECP5)
+        # registered inputs (a cycle of ``final``): rows, column drain and partials meet here
+        # from far apart on the die (the drain's n = 0 select: 13.4 ns of ECP5 path)
         vals = Signal(A * E, name="merge_in_vals", reset_less=True)
         p16 = Signal(16 * E, name="merge_in_p", reset_less=True)
         valid = Signal(name="merge_in_valid")
@@ -468,23 +465,18 @@ class HermesGemv(PimComponent):
                                  side={"val": t["val"], "merge": t["merge"]}, name=f"merge{e}")
             res = Mux(t2["merge"], r["r"], t2["val"])
             if A == 32:
-                r3, v3, _ = float_op(m, "convert", FP16, od, {"a": res},
+                r3, v2, _ = float_op(m, "convert", FP16, od, {"a": res},
                                      valid=v2 if first else None, src=cfg.acc, name=f"o_conv{e}")
-                outs.append(r3["r"])
-                if first:
-                    ov = v3
-            else:
-                outs.append(res)
-                if first:
-                    ov = v2
+                res = r3["r"]
+            outs.append(res)
+            if first:
+                ov = v2
         # SyncFIFO's ports and cycles, kept in LUT-RAM: as a block RAM (at 8 partials, op_depth
         # 8) its 5.6 ns clock-to-out into ``o`` was the critical path on ECP5
         out_fifo = SplitFifo([16 * E], self.timing["out_fifo"], "out_fifo", lut_ram=True)
         m.submodules.out_fifo = out_fifo
-        # The FIFO's write is a register of its own (a cycle of ``final``), and so is the count
-        # of outputs written: the last operator's valid register drove both, and its one net
-        # from the state machine's side of the die to the FIFO's (7.2 ns on ECP5) started the
-        # critical path into the FIFO's "not full" flag
+        # the FIFO's write and the written count each a register (a cycle of ``final``): one
+        # valid register drove both, 7.2 ns of ECP5 route into the FIFO's "not full" flag
         w_data = Signal(16 * E, name="out_w_data", reset_less=True)
         m.d.sync += w_data.eq(Cat(*outs))
         w_en, count = copies(m, ov, 2, "out_w_en")
