@@ -135,8 +135,7 @@ class HermesGemv(PimComponent):
              "bm1": Signal(5, name="job_bm1"),
              "vec_mask": Signal(cfg.max_groups * cfg.vec_lanes, name="job_vectors"),
              "groups": Signal(5, name="job_groups"),
-             "expected_cols": Signal(N_BITS + 5, name="job_outputs_cols"),
-             "expected_rows": Signal(N_BITS + 5, name="job_outputs_rows"),
+             "expected": Signal(N_BITS + 5, name="job_outputs"),
              "written": Signal(N_BITS + 5, name="outputs_written"),
              "settle": Signal(range(tm["settle"] + 1), name="settle_count"),
              "credits": Signal(range(tm["out_fifo"] + 1), init=tm["out_fifo"],
@@ -145,8 +144,7 @@ class HermesGemv(PimComponent):
              "drain_done": Signal(name="drain_done"), "lg_v": lg_v}
         # the output count from the job registers (not the command port: an ECP5 critical
         # path); WAIT, its only reader, comes two or more cycles after the command
-        m.d.sync += [j["expected_cols"].eq(j["beats"] * j["b"]),
-                     j["expected_rows"].eq(j["n"] * j["groups"])]
+        m.d.sync += j["expected"].eq(Mux(j["cols"], j["beats"] * j["b"], j["n"] * j["groups"]))
         with m.FSM(name="gemv_state") as fsm:
             with m.State("IDLE"):
                 m.d.comb += cmd.ready.eq(1)
@@ -188,8 +186,7 @@ class HermesGemv(PimComponent):
                 with m.If(j["drain_done"]):
                     m.next = "WAIT"
             with m.State("WAIT"):
-                expected = Mux(j["cols"], j["expected_cols"], j["expected_rows"])
-                with m.If(j["written"] == expected):
+                with m.If(j["written"] == j["expected"]):
                     m.next = "IDLE"
         j["fsm"] = fsm
         return j
