@@ -216,9 +216,12 @@ def _dual_shift_stages(width: int, left_steps: list, right_steps: list, groups: 
             drop = ["sig", "rp_lcur", "rp_rcur", "rp_rlost"] + (
                 ["rp_shl", "rp_shr", "rp_rsel"] if last else [])
             if last:
-                mag = Signal(width, name="rp_mag")
-                m.d.comb += mag.eq(Mux(v["rp_rsel"], rc | lost, lc))
-                return pass_on(v, drop, rp_mag=mag)
+                # the lost bits go to ``decide`` beside the magnitude (an OR at its sticky), not
+                # into its LSB: their chain then ends at that OR, not under the select and the
+                # sticky OR (ECP5: the exp fp32's lost register to its round-up, 8 cells)
+                mag, mlost = Signal(width, name="rp_mag"), Signal(name="rp_mlost")
+                m.d.comb += [mag.eq(Mux(v["rp_rsel"], rc, lc)), mlost.eq(v["rp_rsel"] & lost)]
+                return pass_on(v, drop, rp_mag=mag, rp_mlost=mlost)
             return pass_on(v, drop, rp_lcur=lc, rp_rcur=rc, rp_rlost=lost)
         st.levels = (LV_MUX * max(len(cut(left_steps, g)), len(cut(right_steps, g))) + 1
                      + (LV_MUX if last else 0))
@@ -354,7 +357,7 @@ def round_stages(fmt: FloatFormat, ftz: bool, width: int, post, exp_min: int | N
     def decide(m, v):
         mag, e_out = v[mag_key], v["rp_eout"]
         guard = mag[width - p - 1]
-        sticky = mag[:width - p - 1] != 0
+        sticky = (mag[:width - p - 1] != 0) | v.get("rp_mlost", 0)   # width - p - 1 >= 1
         mant = mag[width - p:]
         up = Signal(name="rp_up")
         m.d.comb += up.eq(guard & (sticky | mag[width - p]))
@@ -365,7 +368,7 @@ def round_stages(fmt: FloatFormat, ftz: bool, width: int, post, exp_min: int | N
         # chain and four LUTs into the output register was the ECP5 critical path of an fp32
         # multiply's last segment).
         ov0, ov1 = (e_out > fmt.emax, e_out >= fmt.emax) if overflows else (Const(0), Const(0))
-        return pass_on(v, (mag_key,), rp_mant=mant, rp_up=up,
+        return pass_on(v, (mag_key, "rp_mlost"), rp_mant=mant, rp_up=up,
                        rp_ones=mant[:p - 1] == (1 << (p - 1)) - 1, rp_ov0=ov0, rp_ov1=ov1)
     # the sticky OR beside the compares (none when the result cannot reach emax)
     overflows = exp_max is None or exp_max >= fmt.emax
