@@ -134,17 +134,18 @@ class HermesGemv(PimComponent):
              "merge": Signal(name="job_merge"),
              "bm1": Signal(5, name="job_bm1"),
              "vec_mask": Signal(cfg.max_groups * cfg.vec_lanes, name="job_vectors"),
-             "groups": Signal(5, name="job_groups"),
              "expected": Signal(N_BITS + 5, name="job_outputs"),
              "written": Signal(N_BITS + 5, name="outputs_written"),
              "settle": Signal(range(tm["settle"] + 1), name="settle_count"),
              "credits": Signal(range(tm["out_fifo"] + 1), init=tm["out_fifo"],
                                name="out_credits"),
+             "credit_ok": Signal(init=1, name="out_credit_ok"),
              "load_done": Signal(name="load_done"), "run_done": Signal(name="run_done"),
              "drain_done": Signal(name="drain_done"), "lg_v": lg_v}
-        # the output count from the job registers (not the command port: an ECP5 critical
-        # path); WAIT, its only reader, comes two or more cycles after the command
-        m.d.sync += j["expected"].eq(Mux(j["cols"], j["beats"] * j["b"], j["n"] * j["groups"]))
+        # the output count, a product of two registers the command loads (the mode's select
+        # after them was on an ECP5 critical path); WAIT reads it 2+ cycles after the command
+        fa, fb = Signal(N_BITS, name="job_outs_a"), Signal(5, name="job_outs_b")
+        m.d.sync += j["expected"].eq(fa * fb)
         with m.FSM(name="gemv_state") as fsm:
             with m.State("IDLE"):
                 m.d.comb += cmd.ready.eq(1)
@@ -158,7 +159,8 @@ class HermesGemv(PimComponent):
                                  j["vec_mask"].eq((Const(1, 17) << p.batch) - 1),
                                  j["written"].eq(0), j["beats_m1"].eq(p.beats - 1),
                                  j["groups_m1"].eq(groups - 1), j["n_m1"].eq(p.n - 1),
-                                 j["groups"].eq(groups)]
+                                 fa.eq(Mux(p.mode, p.beats, p.n)),
+                                 fb.eq(Mux(p.mode, p.batch, groups))]
                     with m.If(~p.mode):
                         m.next = "LOAD"
                     with m.Elif(p.n == 0):
@@ -225,7 +227,7 @@ class HermesGemv(PimComponent):
         need_credit = ~j["cols"] & k_last
         can = Signal(name="issue_ok")
         m.d.comb += can.eq(fsm.ongoing("RUN") & iw.valid & (~j["cols"] | ix.valid)
-                           & (~need_p | ip.valid) & (~need_credit | (j["credits"] != 0))
+                           & (~need_p | ip.valid) & (~need_credit | j["credit_ok"])
                            & (~j["cols"] | ~col_start | (s["col_age"] == od)))
         with m.If(can):
             m.d.sync += s["g"].eq(Mux(g_last, 0, s["g"] + 1))
@@ -248,7 +250,7 @@ class HermesGemv(PimComponent):
         # ---- column drain: for each beat k, vectors 0..b-1
         drain_fire = Signal(name="drain_fire")
         m.d.comb += drain_fire.eq(fsm.ongoing("DRAIN") & (~j["merge"] | ip.valid)
-                                  & (j["credits"] != 0))
+                                  & j["credit_ok"])
         dv_last = s["dv"] == j["bm1"]
         dk_last = s["dk"] == j["beats_m1"]
         with m.If(drain_fire):
@@ -261,9 +263,11 @@ class HermesGemv(PimComponent):
             iw.ready.eq(can & g_last),
             ip.ready.eq((can & need_p) | (drain_fire & j["merge"])),
         ]
-        # output credits: reserved by a row's last-beat issue or a drain read
-        o_fire = self.o.valid & self.o.ready
-        m.d.sync += j["credits"].eq(j["credits"] + o_fire - ((can & need_credit) | drain_fire))
+        # output credits: reserved by a row's last-beat issue or a drain read, returned a cycle
+        # after a transfer ("one left" a register too): `o` ran through the count (ECP5, 11 cells)
+        ret, take, c = Signal(name="credit_ret"), (can & need_credit) | drain_fire, j["credits"]
+        m.d.sync += [ret.eq(self.o.valid & self.o.ready), c.eq(c + ret - take),
+                     j["credit_ok"].eq(ret | (c > 1) | ((c == 1) & ~take))]
         s.update(load_fire=load_fire, can=can, k_last=k_last, drain_fire=drain_fire)
         return s
 
@@ -288,10 +292,8 @@ class HermesGemv(PimComponent):
             wr, rd, dr = mem.write_port(), mem.read_port(domain="comb"), \
                 mem.read_port(domain="comb")
             lv_u = s["lv"][:lg_v] == u if lg_v else Const(1, 1)
-            # the load's address and data are the write port's defaults, and only its enable
-            # waits for the load handshake: under m.If(load_fire) that handshake (the state
-            # machine and i_x.valid) selected every data bit of every bank (the column sums'
-            # landing writes override them, as before)
+            # the load's address and data are the write port's defaults, only its enable waits
+            # for the load handshake (under m.If(load_fire) it selected every bank's data bits)
             m.d.comb += [wr.addr.eq(load_addr), wr.data.eq(x_word),
                          wr.en.eq(s["load_fire"] & lv_u)]
             m.d.comb += dr.addr.eq(drain_addr)
@@ -376,8 +378,7 @@ class HermesGemv(PimComponent):
         m.submodules.p_fifo = pf
         m.d.comb += [pf.w_data.eq(self.i_p.payload.data[:16 * V]),
                      pf.w_en.eq(s["can"] & ~j["cols"] & j["merge"] & s["k_last"])]
-        # row finish, the cycle after the last partial landed: the pairwise tree of the Q
-        # partials
+        # row finish, the cycle after the last partial landed: the pairwise tree of the Q partials
         fin_v = Signal(name="finish_valid")
         m.d.sync += [fin_v.eq(nv & nt["last"]), fin_g.eq(nt["g"])]
         m.d.comb += pf.r_en.eq(fin_v & j["merge"])
@@ -436,8 +437,7 @@ class HermesGemv(PimComponent):
         cfg = self.cfg
         V, E, A, od = cfg.vec_lanes, cfg.beat_elems, cfg.acc.width, cfg.op_depth
         rv = rows["valid"]
-        # registered inputs (a cycle of ``final``): rows, column drain and partials meet here
-        # from far apart on the die (the drain's n = 0 select: 13.4 ns of ECP5 path)
+        # registered inputs (a cycle of ``final``): rows, drain and partials meet from afar
         vals = Signal(A * E, name="merge_in_vals", reset_less=True)
         p16 = Signal(16 * E, name="merge_in_p", reset_less=True)
         valid = Signal(name="merge_in_valid")
@@ -457,6 +457,9 @@ class HermesGemv(PimComponent):
                 t = delay(m, dict(side, p=lane(p16, e, 16), _valid=valid), od,
                           name=f"p_dly{e}")
                 v, pa = t.pop("_valid"), t.pop("p")
+            # a register before the adder (a cycle of ``final``): ECP5 routed 9 ns into its swap
+            t = delay(m, dict(t, pa=pa, **({"_valid": v} if first else {})), 1, name=f"mreg{e}")
+            v, pa = t.pop("_valid", None), t.pop("pa")
             r, v2, t2 = float_op(m, "add", cfg.acc, od, {"a": t["val"], "b": pa},
                                  valid=v if first else None,
                                  side={"val": t["val"], "merge": t["merge"]}, name=f"merge{e}")

@@ -22,7 +22,7 @@ def gemv_timing(cfg: HermesGemvConfig) -> dict:
     ``col_land``: issue of a column beat to its partial sum's write (``settle``: the drain's
     first read follows the last write); ``final``: merge, convert and the output FIFO's write
     from a finished value; ``row_write``: a row's last-beat issue to its output's FIFO write;
-    ``row_out``: to the output transfer; ``out_fifo``: depth of the output FIFO (the credits)."""
+    ``row_out``: to the output transfer; ``out_fifo``: depth of the output FIFO (the credits, returned a cycle after a transfer)."""
     od = cfg.op_depth
     mul = op_latency("mul_wide" if cfg.acc.width == 32 else "mul", od)
     add = op_latency("add", od)
@@ -30,12 +30,13 @@ def gemv_timing(cfg: HermesGemvConfig) -> dict:
     tree = log2_exact(cfg.beat_elems) * add
     row_land = 1 + mul + tree + acc_latency(od)
     col_land = 1 + mul + acc_latency(od)
-    # + the merge's input register and the FIFO's write register
-    final = conv + add + (conv if cfg.acc.width == 32 else 0) + 2
+    # + the merge's input registers (before the convert and before the adder) and the FIFO's
+    # write register
+    final = conv + add + (conv if cfg.acc.width == 32 else 0) + 3
     row_write = row_land + 1 + DRAIN_READ + log2_exact(cfg.partials) * add + final
     return {"mul": mul, "add": add, "conv": conv, "tree": tree, "row_land": row_land,
             "col_land": col_land, "settle": col_land, "final": final, "row_write": row_write,
-            "row_out": row_write + 1, "out_fifo": row_write + 3}
+            "row_out": row_write + 1, "out_fifo": row_write + 4}
 
 
 @dataclass(frozen=True)
