@@ -125,8 +125,7 @@ class HermesGemv(PimComponent):
         tm = self.timing
         cmd = self.i_cmd
         lg_v = log2_exact(cfg.vec_lanes)
-        j = {"cols": Signal(name="job_cols"), "b": Signal(5, name="job_batch"),
-             "n": Signal(N_BITS, name="job_n"), "n_zero": Signal(name="job_n_zero"),
+        j = {"cols": Signal(name="job_cols"), "n_zero": Signal(name="job_n_zero"),
              "beats": Signal(range(cfg.max_beats + 1), name="job_beats"),
              "beats_m1": Signal(range(max(2, cfg.max_beats)), name="job_beats_m1"),
              "groups_m1": Signal(range(max(2, cfg.max_groups)), name="job_groups_m1"),
@@ -134,33 +133,26 @@ class HermesGemv(PimComponent):
              "merge": Signal(name="job_merge"),
              "bm1": Signal(5, name="job_bm1"),
              "vec_mask": Signal(cfg.max_groups * cfg.vec_lanes, name="job_vectors"),
-             "expected": Signal(N_BITS + 5, name="job_outputs"),
-             "written": Signal(N_BITS + 5, name="outputs_written"),
+             "pending": Signal(range(tm["out_fifo"] + 1), name="outputs_pending"),
              "settle": Signal(range(tm["settle"] + 1), name="settle_count"),
              "credits": Signal(range(tm["out_fifo"] + 1), init=tm["out_fifo"],
                                name="out_credits"),
              "credit_ok": Signal(init=1, name="out_credit_ok"),
              "load_done": Signal(name="load_done"), "run_done": Signal(name="run_done"),
              "drain_done": Signal(name="drain_done"), "lg_v": lg_v}
-        # the output count, a product of two registers the command loads (the mode's select
-        # after them was on an ECP5 critical path); WAIT reads it 2+ cycles after the command
-        fa, fb = Signal(N_BITS, name="job_outs_a"), Signal(5, name="job_outs_b")
-        m.d.sync += j["expected"].eq(fa * fb)
         with m.FSM(name="gemv_state") as fsm:
             with m.State("IDLE"):
                 m.d.comb += cmd.ready.eq(1)
                 with m.If(cmd.valid):
                     p = cmd.payload
                     groups = (p.batch + cfg.vec_lanes - 1) >> lg_v
-                    m.d.sync += [j["cols"].eq(p.mode), j["b"].eq(p.batch), j["n"].eq(p.n),
+                    m.d.sync += [j["cols"].eq(p.mode),
                                  j["n_zero"].eq(p.n == 0),
                                  j["beats"].eq(p.beats), j["merge"].eq(p.merge),
                                  j["bm1"].eq(p.batch - 1),
                                  j["vec_mask"].eq((Const(1, 17) << p.batch) - 1),
-                                 j["written"].eq(0), j["beats_m1"].eq(p.beats - 1),
-                                 j["groups_m1"].eq(groups - 1), j["n_m1"].eq(p.n - 1),
-                                 fa.eq(Mux(p.mode, p.beats, p.n)),
-                                 fb.eq(Mux(p.mode, p.batch, groups))]
+                                 j["beats_m1"].eq(p.beats - 1),
+                                 j["groups_m1"].eq(groups - 1), j["n_m1"].eq(p.n - 1)]
                     with m.If(~p.mode):
                         m.next = "LOAD"
                     with m.Elif(p.n == 0):
@@ -188,7 +180,9 @@ class HermesGemv(PimComponent):
                 with m.If(j["drain_done"]):
                     m.next = "WAIT"
             with m.State("WAIT"):
-                with m.If(j["written"] == j["expected"]):
+                # every output taken (a credit each) written: no job-size product (b x beats or
+                # n x groups, a MULT18 that was an ECP5 critical path)
+                with m.If(j["pending"] == 0):
                     m.next = "IDLE"
         j["fsm"] = fsm
         return j
@@ -266,6 +260,7 @@ class HermesGemv(PimComponent):
         # output credits: reserved by a row's last-beat issue or a drain read, returned a cycle
         # after a transfer ("one left" a register too): `o` ran through the count (ECP5, 11 cells)
         ret, take, c = Signal(name="credit_ret"), (can & need_credit) | drain_fire, j["credits"]
+        j["take"] = take
         m.d.sync += [ret.eq(self.o.valid & self.o.ready), c.eq(c + ret - take),
                      j["credit_ok"].eq(ret | (c > 1) | ((c == 1) & ~take))]
         s.update(load_fire=load_fire, can=can, k_last=k_last, drain_fire=drain_fire)
@@ -483,8 +478,7 @@ class HermesGemv(PimComponent):
         m.d.comb += [out_fifo.w_data.eq(w_data), out_fifo.w_en.eq(w_en),
                      self.o.valid.eq(out_fifo.r_rdy), self.o.payload.data.eq(out_fifo.r_data),
                      out_fifo.r_en.eq(self.o.ready)]
-        with m.If(count):
-            m.d.sync += j["written"].eq(j["written"] + 1)
+        m.d.sync += j["pending"].eq(j["pending"] + j["take"] - count)
 
 
 def gemv_cycles(cfg: HermesGemvConfig, n_rows: int) -> int:
