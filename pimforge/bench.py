@@ -319,7 +319,8 @@ UNIT_BENCH_CONFIGS = {
     "lolpim_pingpong": {"set": {"partials": 8, "op_depth": 8}},
     # HILOS: E = 8, d = 64, block 32; the GEMVs at the deepest op_depth their accumulator
     # revisit allows (qk_gemv with 4 partial sums: 4 x block/E = 16; sv_gemv d/E = 8), the
-    # softmax at its deepest, 16 (92.7 / 102.7 / 100.3 MHz on nextpnr seeds 1 / 2 / 3; at its
+    # softmax at its deepest, 16 (102.1 MHz on nextpnr seed 1, 92.7 before the rounding's lost
+    # bits moved to its sticky OR in issue 19's twenty-second pass; at its
     # default, 2, the fp32 exponential is a few stages), whose ECP5 run takes 20-26 minutes
     **{u: {"set": {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 1, **od}, **lim}
        for u, od, lim in (("qk_gemv", {"partials": 4, "op_depth": 16}, {}),

@@ -452,9 +452,6 @@ class HermesGemv(PimComponent):
                 t = delay(m, dict(side, p=lane(p16, e, 16), _valid=valid), od,
                           name=f"p_dly{e}")
                 v, pa = t.pop("_valid"), t.pop("p")
-            # a register before the adder (a cycle of ``final``): ECP5 routed 9 ns into its swap
-            t = delay(m, dict(t, pa=pa, **({"_valid": v} if first else {})), 1, name=f"mreg{e}")
-            v, pa = t.pop("_valid", None), t.pop("pa")
             r, v2, t2 = float_op(m, "add", cfg.acc, od, {"a": t["val"], "b": pa},
                                  valid=v if first else None,
                                  side={"val": t["val"], "merge": t["merge"]}, name=f"merge{e}")

@@ -30,9 +30,8 @@ def gemv_timing(cfg: HermesGemvConfig) -> dict:
     tree = log2_exact(cfg.beat_elems) * add
     row_land = 1 + mul + tree + acc_latency(od)
     col_land = 1 + mul + acc_latency(od)
-    # + the merge's input registers (before the convert and before the adder) and the FIFO's
-    # write register
-    final = conv + add + (conv if cfg.acc.width == 32 else 0) + 3
+    # + the merge's input register and the FIFO's write register
+    final = conv + add + (conv if cfg.acc.width == 32 else 0) + 2
     row_write = row_land + 1 + DRAIN_READ + log2_exact(cfg.partials) * add + final
     return {"mul": mul, "add": add, "conv": conv, "tree": tree, "row_land": row_land,
             "col_land": col_land, "settle": col_land, "final": final, "row_write": row_write,
