@@ -320,17 +320,16 @@ UNIT_BENCH_CONFIGS = {
     # HILOS: E = 8, d = 64, block 32; the GEMVs at the deepest op_depth their accumulator
     # revisit allows (qk_gemv with 4 partial sums: 4 x block/E = 16; sv_gemv d/E = 8), the
     # softmax at its deepest, 16 (102.1 MHz on nextpnr seed 1, 92.7 before the rounding's lost
-    # bits moved to its sticky OR in issue 19's twenty-second pass; at its
-    # default, 2, the fp32 exponential is a few stages), whose ECP5 run takes 20-26 minutes
+    # bits moved to its sticky OR in issue 19's twenty-second pass; at its default, 2, the
+    # fp32 exponential is a few stages), whose ECP5 run takes 20-26 minutes
     **{u: {"set": {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 1, **od}, **lim}
        for u, od, lim in (("qk_gemv", {"partials": 4, "op_depth": 16}, {}),
                           ("sv_gemv", {"op_depth": 8}, {}),
                           ("two_pass_softmax", {"op_depth": 16}, {"timeout_s": 2400}))},
     # hermes_gemv at 8 partials and op_depth 8: 70.6 MHz on seed 1 after issue 19's
-    # twenty-second pass (registered credits, no output-count multiply; a route across the
-    # die, 1.4 ns of logic), 87.6 after the twenty-first (the merge's inputs and the FIFO's
-    # write registered; 79.4 before, 69.8 at op_depth 4; 89.1 at
-    # 16 partials, op_depth 16), held by routing across the die; 15-20 minutes of ECP5
+    # twenty-second pass (registered credits, no output-count multiply), 87.6 after the
+    # twenty-first (79.4 before, 69.8 at op_depth 4; 89.1 at 16 partials, op_depth 16); held
+    # by routes across the die with 1.4 ns of logic; 15-20 minutes of ECP5
     "hermes_gemv": {"set": {"multipliers": 8, "serial_cycles": 8, "beat_words": 1,
                             "max_batch": 2, "buffer_bytes": 512, "partials": 8, "op_depth": 8},
                     "timeout_s": 1200},

@@ -22,7 +22,10 @@ def gemv_timing(cfg: HermesGemvConfig) -> dict:
     ``col_land``: issue of a column beat to its partial sum's write (``settle``: the drain's
     first read follows the last write); ``final``: merge, convert and the output FIFO's write
     from a finished value; ``row_write``: a row's last-beat issue to its output's FIFO write;
-    ``row_out``: to the output transfer; ``out_fifo``: depth of the output FIFO (the credits, returned a cycle after a transfer)."""
+    ``row_out``: to the output transfer; ``out_fifo``: depth of the output FIFO (the credits).
+    A credit is taken at a row's last-beat issue and visible again ``row_out + 2`` cycles later
+    (returned a cycle after the transfer), so at most ``row_out + 1`` are out when nothing
+    stalls, and ``row_out + 2`` credits never hold the issue back."""
     od = cfg.op_depth
     mul = op_latency("mul_wide" if cfg.acc.width == 32 else "mul", od)
     add = op_latency("add", od)
@@ -35,7 +38,7 @@ def gemv_timing(cfg: HermesGemvConfig) -> dict:
     row_write = row_land + 1 + DRAIN_READ + log2_exact(cfg.partials) * add + final
     return {"mul": mul, "add": add, "conv": conv, "tree": tree, "row_land": row_land,
             "col_land": col_land, "settle": col_land, "final": final, "row_write": row_write,
-            "row_out": row_write + 1, "out_fifo": row_write + 4}
+            "row_out": row_write + 1, "out_fifo": row_write + 3}
 
 
 @dataclass(frozen=True)
