@@ -39,8 +39,8 @@ RU_SMALL = {"vector_width": 16, "head_dim": 64, "op_depth": 1}
 # pam_pu under its job format (hw/pam/pu_formal.py): Q 4 beats, one token's K and V rows 4 beats
 # each; first output at step 40.
 PAM_PU_SMALL = {"lanes": 16, "head_dim": 64, "tile_tokens": 1, "op_depth": 1}
-# hermes_gemv: a row-mode job of one vector, one row of one beat; first output at step 17 (a
-# column-mode job with n = 0 at step 7).
+# hermes_gemv: the first output (cover) is a column-mode job with n = 0 at step 7 (unreached at
+# 6); a row-mode job of one vector, one row of one beat, is 12 cycles later in the cycle model.
 GEMV_SMALL = {"multipliers": 8, "serial_cycles": 8, "beat_words": 1, "max_batch": 1,
               "buffer_bytes": 256, "op_depth": 1, "acc": "fp16"}
 # lolpim_pingpong: 1 bank x 2 lanes, a 2-beat GB set, no GDDR6 I/O latencies: a one-beat load,

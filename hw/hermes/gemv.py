@@ -53,7 +53,7 @@ from pimforge.hw.core.fanout import SplitFifo, copies
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp.accumulate import (accumulate, finish_partials, forward_lane,
                                        forward_stage, read_stage)
-from pimforge.hw.fp.ops import add_tree, delay, float_op
+from pimforge.hw.fp.ops import add_tree, delay, delay_valid, float_op
 from pimforge.hw.hermes.config import GEMV_PRESETS, HermesGemvConfig
 from pimforge.hw.hermes.gemv_timing import GemvJob, gemv_schedule, gemv_timing
 from pimforge.hw.hermes.streams import N_BITS, addr_signal, beat_signature, cmd_signature, lane
@@ -281,6 +281,8 @@ class HermesGemv(PimComponent):
         depth = cfg.max_groups * MB
         load_addr = addr_signal(m, (s["lv"] >> lg_v) * MB + s["lk"], depth, "load_addr")
         drain_addr = addr_signal(m, (s["dv"] >> lg_v) * MB + s["dk"], depth, "drain_addr")
+        # the drain reads the buffer when the merge partial it read from i_p is converted
+        drain_addr = delay(m, {"a": drain_addr}, self.timing["conv_p"], "drain_addr_d")["a"]
         for u in range(V):
             mem = Memory(shape=E * A, depth=depth, init=[])
             m.submodules[f"buffer{u}"] = mem
@@ -376,13 +378,12 @@ class HermesGemv(PimComponent):
         # row finish, the cycle after the last partial landed: the pairwise tree of the Q partials
         fin_v = Signal(name="finish_valid")
         m.d.sync += [fin_v.eq(nv & nt["last"]), fin_g.eq(nt["g"])]
-        m.d.comb += pf.r_en.eq(fin_v & j["merge"])
         final, fv, ft = finish_partials(m, cfg.acc, od, words, j["beats"], V, valid=fin_v,
-                                        side={"p": pf.r_data, "g": fin_g})
+                                        side={"g": fin_g})
         # lanes of vectors beyond the batch (the last group's) leave as +0
         keep = [j["vec_mask"].bit_select(ft["g"] * V + u, 1) for u in range(V)]
         final = [Mux(keep[u], x, 0) for u, x in enumerate(final)]
-        return {"valid": fv, "vals": final, "p": ft["p"]}
+        return {"valid": fv, "vals": final, "fin_v": fin_v, "pf": pf}
 
     def _cols(self, m, j, s, banks, prods, tags):
         """Column mode: buffer[u][g MB + k] += x_c[v] w_c[k], then the drain's reads.  Returns the
@@ -420,42 +421,45 @@ class HermesGemv(PimComponent):
                 m.d.comb += [wr.addr.eq(land.addr), wr.data.eq(land.data), wr.en.eq(1)]
         word = Signal(E * A, name="drain_word")
         lg_v = j["lg_v"]
-        sel = s["dv"][:lg_v] if lg_v else Const(0, 1)
+        cp = self.timing["conv_p"]
+        sel = delay(m, {"s": s["dv"][:lg_v]}, cp, "drain_sel")["s"] if lg_v else Const(0, 1)
         with m.Switch(sel):
             for u in range(V):
                 with m.Case(u):
                     m.d.comb += word.eq(Mux(j["n_zero"], 0, banks[u]["dr"].data))
-        return {"valid": s["drain_fire"], "word": word, "p": self.i_p.payload.data}
+        return {"valid": delay_valid(m, s["drain_fire"], cp, "drain_rd_v"), "word": word}
 
     def _merge_out(self, m, j, rows, cols):
-        """+ the GPU's partial when merging, fp16, the output FIFO."""
+        """The merge partial (fp16) converted to acc while the value it meets is summed (row
+        mode: the finish tree; column mode: the drain's read waits for it), + the value, fp16,
+        the output FIFO.  Without a merge the partial is -0: v + (-0) = v for every v (NaNs
+        are the library's canonical ones), so no unmerged value waits beside the adder."""
         cfg = self.cfg
         V, E, A, od = cfg.vec_lanes, cfg.beat_elems, cfg.acc.width, cfg.op_depth
+        tm = self.timing
+        # row mode: the FIFO's partial is read when its conversion ends with the finish tree
+        row_rd = delay_valid(m, rows["fin_v"], tm["finish"] - tm["conv_p"], "p_row_rd")
+        pf = rows["pf"]
+        m.d.comb += pf.r_en.eq(row_rd & j["merge"])
+        p_in = [Mux(j["merge"], Mux(row_rd, lane(pf.r_data, e, 16) if e < V else 0,
+                                    lane(self.i_p.payload.data, e, 16)), 0x8000)
+                for e in range(E)]
+        if tm["conv_p"]:
+            p_in = [float_op(m, "convert", cfg.acc, od, {"a": x}, src=FP16,
+                             name=f"p_conv{e}")[0]["r"] for e, x in enumerate(p_in)]
         rv = rows["valid"]
         # registered inputs (a cycle of ``final``): rows, drain and partials meet from afar
         vals = Signal(A * E, name="merge_in_vals", reset_less=True)
-        p16 = Signal(16 * E, name="merge_in_p", reset_less=True)
+        pm = Signal(A * E, name="merge_in_p", reset_less=True)
         valid = Signal(name="merge_in_valid")
         m.d.sync += [vals.eq(Mux(rv, Cat(*rows["vals"], Const(0, A * (E - V))), cols["word"])),
-                     p16.eq(Mux(rv, Cat(rows["p"], Const(0, 16 * (E - V))), cols["p"])),
-                     valid.eq(rv | cols["valid"])]
+                     pm.eq(Cat(*p_in)), valid.eq(rv | cols["valid"])]
         outs, ov = [], None
         for e in range(E):
             first = e == 0
-            side = {"val": lane(vals, e, A), "merge": j["merge"]}
-            if A == 32:
-                r, v, t = float_op(m, "convert", cfg.acc, od, {"a": lane(p16, e, 16)},
-                                   valid=valid if first else None, side=side, src=FP16,
-                                   name=f"p_conv{e}")
-                pa = r["r"]
-            else:
-                t = delay(m, dict(side, p=lane(p16, e, 16), _valid=valid), od,
-                          name=f"p_dly{e}")
-                v, pa = t.pop("_valid"), t.pop("p")
-            r, v2, t2 = float_op(m, "add", cfg.acc, od, {"a": t["val"], "b": pa},
-                                 valid=v if first else None,
-                                 side={"val": t["val"], "merge": t["merge"]}, name=f"merge{e}")
-            res = Mux(t2["merge"], r["r"], t2["val"])
+            r, v2, _ = float_op(m, "add", cfg.acc, od, {"a": lane(vals, e, A), "b": lane(pm, e, A)},
+                                valid=valid if first else None, name=f"merge{e}")
+            res = r["r"]
             if A == 32:
                 r3, v2, _ = float_op(m, "convert", FP16, od, {"a": res},
                                      valid=v2 if first else None, src=cfg.acc, name=f"o_conv{e}")

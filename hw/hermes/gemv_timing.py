@@ -22,7 +22,8 @@ def gemv_timing(cfg: HermesGemvConfig) -> dict:
     ``col_land``: issue of a column beat to its partial sum's write (``settle``: the drain's
     first read follows the last write); ``final``: merge, convert and the output FIFO's write
     from a finished value; ``row_write``: a row's last-beat issue to its output's FIFO write;
-    ``row_out``: to the output transfer; ``out_fifo``: depth of the output FIFO (the credits).
+    ``row_out``: to the output transfer; ``out_fifo``: depth of the output FIFO (the credits);
+    ``finish``: the row finish (its read and tree); ``conv_p``: the merge partial's conversion.
     A credit is taken at a row's last-beat issue and visible again ``row_out + 2`` cycles later
     (returned a cycle after the transfer), so at most ``row_out + 1`` are out when nothing
     stalls, and ``row_out + 2`` credits never hold the issue back."""
@@ -33,12 +34,18 @@ def gemv_timing(cfg: HermesGemvConfig) -> dict:
     tree = log2_exact(cfg.beat_elems) * add
     row_land = 1 + mul + tree + acc_latency(od)
     col_land = 1 + mul + acc_latency(od)
+    # the merge partial's fp16 -> acc conversion (none at fp16): in column mode the drain's
+    # buffer read waits for it; in row mode it runs beside the finish tree (``finish`` >=
+    # 2 add >= conv, as partials >= 4 and op_depth <= partials)
+    conv_p = conv if cfg.acc.width == 32 else 0
+    finish = DRAIN_READ + log2_exact(cfg.partials) * add
     # + the merge's input register and the FIFO's write register
-    final = conv + add + (conv if cfg.acc.width == 32 else 0) + 2
-    row_write = row_land + 1 + DRAIN_READ + log2_exact(cfg.partials) * add + final
-    return {"mul": mul, "add": add, "conv": conv, "tree": tree, "row_land": row_land,
-            "col_land": col_land, "settle": col_land, "final": final, "row_write": row_write,
-            "row_out": row_write + 1, "out_fifo": row_write + 3}
+    final = conv_p + add + (conv if cfg.acc.width == 32 else 0) + 2
+    row_write = row_land + 1 + finish + final - conv_p
+    return {"mul": mul, "add": add, "conv": conv, "conv_p": conv_p, "tree": tree,
+            "row_land": row_land, "col_land": col_land, "settle": col_land, "finish": finish,
+            "final": final, "row_write": row_write, "row_out": row_write + 1,
+            "out_fifo": row_write + 3}
 
 
 @dataclass(frozen=True)
