@@ -53,7 +53,7 @@ from pimforge.hw.core.fanout import SplitFifo, copies
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp.accumulate import (accumulate, finish_partials, forward_lane,
                                        forward_stage, read_stage)
-from pimforge.hw.fp.ops import add_tree, delay, delay_valid, float_op
+from pimforge.hw.fp.ops import add_tree, delay, delay_valid, float_op, op_latency
 from pimforge.hw.hermes.config import GEMV_PRESETS, HermesGemvConfig
 from pimforge.hw.hermes.gemv_timing import GemvJob, gemv_schedule, gemv_timing
 from pimforge.hw.hermes.streams import N_BITS, addr_signal, beat_signature, cmd_signature, lane
@@ -451,31 +451,29 @@ class HermesGemv(PimComponent):
         # registered inputs (a cycle of ``final``): rows, drain and partials meet from afar
         vals = Signal(A * E, name="merge_in_vals", reset_less=True)
         pm = Signal(A * E, name="merge_in_p", reset_less=True)
-        valid = Signal(name="merge_in_valid")
         m.d.sync += [vals.eq(Mux(rv, Cat(*rows["vals"], Const(0, A * (E - V))), cols["word"])),
-                     pm.eq(Cat(*p_in)), valid.eq(rv | cols["valid"])]
-        outs, ov = [], None
+                     pm.eq(Cat(*p_in))]
+        outs = []
         for e in range(E):
-            first = e == 0
-            r, v2, _ = float_op(m, "add", cfg.acc, od, {"a": lane(vals, e, A), "b": lane(pm, e, A)},
-                                valid=valid if first else None, name=f"merge{e}")
-            res = r["r"]
+            res = float_op(m, "add", cfg.acc, od, {"a": lane(vals, e, A), "b": lane(pm, e, A)},
+                           name=f"merge{e}")[0]["r"]
             if A == 32:
-                r3, v2, _ = float_op(m, "convert", FP16, od, {"a": res},
-                                     valid=v2 if first else None, src=cfg.acc, name=f"o_conv{e}")
-                res = r3["r"]
+                res = float_op(m, "convert", FP16, od, {"a": res}, src=cfg.acc,
+                               name=f"o_conv{e}")[0]["r"]
             outs.append(res)
-            if first:
-                ov = v2
         # SyncFIFO's ports and cycles, kept in LUT-RAM: as a block RAM (at 8 partials, op_depth
         # 8) its 5.6 ns clock-to-out into ``o`` was the critical path on ECP5
         out_fifo = SplitFifo([16 * E], self.timing["out_fifo"], "out_fifo", lut_ram=True)
         m.submodules.out_fifo = out_fifo
-        # the FIFO's write and the written count each a register (a cycle of ``final``): one
-        # valid register drove both, 7.2 ns of ECP5 route into the FIFO's "not full" flag
+        # the valid bit in two chains of its own (not through lane 0's operators, not one chain
+        # forking): the FIFO's write enable and the written count each end by their readers
+        # (ECP5: one register fed both, then lane 0's valid fed two copies that nextpnr packed
+        # together, each time 6-7 ns of route into the FIFO's "not full" flag)
         w_data = Signal(16 * E, name="out_w_data", reset_less=True)
         m.d.sync += w_data.eq(Cat(*outs))
-        w_en, count = copies(m, ov, 2, "out_w_en")
+        lat = op_latency("add", od) + (op_latency("convert", od) if A == 32 else 0) + 1
+        w_en, count = [delay_valid(m, v, lat, f"out_v{k}_")
+                       for k, v in enumerate(copies(m, rv | cols["valid"], 2, "merge_in_valid"))]
         m.d.comb += [out_fifo.w_data.eq(w_data), out_fifo.w_en.eq(w_en),
                      self.o.valid.eq(out_fifo.r_rdy), self.o.payload.data.eq(out_fifo.r_data),
                      out_fifo.r_en.eq(self.o.ready)]
