@@ -445,8 +445,14 @@ class HermesGemv(PimComponent):
                                     lane(self.i_p.payload.data, e, 16)), 0x8000)
                 for e in range(E)]
         if tm["conv_p"]:
-            p_in = [float_op(m, "convert", cfg.acc, od, {"a": x}, src=FP16,
-                             name=f"p_conv{e}")[0]["r"] for e, x in enumerate(p_in)]
+            # registered (in conv_p): the FIFO's LUT-RAM read ran into the convert (ECP5).  An
+            # fp16 value (NaN canonical) in acc has low fraction bits 0: constants in the merge
+            p_reg = Signal(16 * E, name="p_in", reset_less=True)
+            m.d.sync += p_reg.eq(Cat(*p_in))
+            z = cfg.acc.frac_bits - FP16.frac_bits
+            p_in = [Cat(Const(0, z), float_op(m, "convert", cfg.acc, od, {"a": lane(p_reg, e, 16)},
+                                              src=FP16, name=f"p_conv{e}")[0]["r"][z:])
+                    for e in range(E)]
         rv = rows["valid"]
         # registered inputs (a cycle of ``final``): rows, drain and partials meet from afar
         vals = Signal(A * E, name="merge_in_vals", reset_less=True)

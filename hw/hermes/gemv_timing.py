@@ -36,8 +36,8 @@ def gemv_timing(cfg: HermesGemvConfig) -> dict:
     col_land = 1 + mul + acc_latency(od)
     # the merge partial's fp16 -> acc conversion (none at fp16): in column mode the drain's
     # buffer read waits for it; in row mode it runs beside the finish tree (``finish`` >=
-    # 2 add >= conv, as partials >= 4 and op_depth <= partials)
-    conv_p = conv if cfg.acc.width == 32 else 0
+    # 1 + 2 add > conv_p, as partials >= 4 and op_depth <= partials)
+    conv_p = conv + 1 if cfg.acc.width == 32 else 0      # its input register, the convert
     finish = DRAIN_READ + log2_exact(cfg.partials) * add
     # + the merge's input register and the FIFO's write register
     final = conv_p + add + (conv if cfg.acc.width == 32 else 0) + 2
