@@ -321,12 +321,11 @@ class HermesGemv(PimComponent):
             x_row = banks[u]["rd"].data
             issue[f"xr{u}"] = Cat(*[lane(x_row, e, A)[:16] for e in range(E)])
             issue[f"xs{u}"] = xs[u]
-        # two issue registers: with one, the buffer's x read into the multipliers' unpack was a
-        # route across the die (ECP5, 8.5 ns).  The column-mode select's last register is one
-        # per multiplier: from one it fanned out to every operand mux (11 ns of routing)
-        r1 = delay(m, issue, 2, name="issue_reg")
-        cols = copies(m, delay(m, {"c": issue["cols"]}, 1, "issue_cols_d")["c"], V * E,
-                      "issue_cols")
+        r1 = delay(m, issue, 1, name="issue_reg")
+        # the column-mode select, registered beside r1 once per multiplier: from one register it
+        # fanned out to every multiplier's operand mux (on ECP5, 11 ns of routing into the
+        # multipliers' unpack at 8 partials / op_depth 8)
+        cols = copies(m, issue["cols"], V * E, "issue_cols")
         kind, src = ("mul_wide", FP16) if A == 32 else ("mul", None)
         prods, tags = [], None
         for u in range(V):

@@ -32,8 +32,8 @@ def gemv_timing(cfg: HermesGemvConfig) -> dict:
     add = op_latency("add", od)
     conv = op_latency("convert", od)
     tree = log2_exact(cfg.beat_elems) * add
-    row_land = 2 + mul + tree + acc_latency(od)     # two issue registers
-    col_land = 2 + mul + acc_latency(od)
+    row_land = 1 + mul + tree + acc_latency(od)
+    col_land = 1 + mul + acc_latency(od)
     # the merge partial's fp16 -> acc conversion (none at fp16): in column mode the drain's
     # buffer read waits for it; in row mode it runs beside the finish tree (``finish`` >=
     # 1 + 2 add > conv_p, as partials >= 4 and op_depth <= partials)
