@@ -307,8 +307,9 @@ UNIT_BENCH_CONFIGS = {
     # pam_device small with its RU as wide as its PUs (ru_vector_width 4, not 8) at op_depth 12:
     # an RU partial beat then comes back every head_dim / 4 = 16 cycles, not 8, so the operators
     # may be as deep as pam_pu's 100 MHz config.  100.8 MHz with the score read priced into
-    # the P path's subtraction (issue 19's seventeenth pass; 97.9 before; the preset itself:
-    # 33.6 at its op_depth 2, 67.8 at 7, the deepest its RU allows); 28-44 minutes of ECP5
+    # the P path's subtraction (issue 19's seventeenth pass; 97.9 before; 97.5 on the
+    # twenty-third's netlist, a route in the RU; the preset itself: 33.6 at its op_depth 2,
+    # 67.8 at 7, the deepest its RU allows); 28-44 minutes of ECP5
     # placement and routing (2,616 s beside another run), so an hour's limit
     "pam_device": {"preset": "small", "set": {"ru_vector_width": 4, "op_depth": 12},
                    "timeout_s": 3600},
@@ -326,10 +327,10 @@ UNIT_BENCH_CONFIGS = {
        for u, od, lim in (("qk_gemv", {"partials": 4, "op_depth": 16}, {}),
                           ("sv_gemv", {"op_depth": 8}, {}),
                           ("two_pass_softmax", {"op_depth": 16}, {"timeout_s": 2400}))},
-    # hermes_gemv at 8 partials and op_depth 8: 70.6 MHz on seed 1 after issue 19's
-    # twenty-second pass (registered credits, no output-count multiply), 87.6 after the
-    # twenty-first (79.4 before, 69.8 at op_depth 4; 89.1 at 16 partials, op_depth 16); held
-    # by routes across the die with 1.4 ns of logic; 15-20 minutes of ECP5
+    # hermes_gemv at 8 partials and op_depth 8: 96.2 MHz on seed 1 after issue 19's
+    # twenty-third pass (the GPU partial converted beside its value, the output valid in chains
+    # of its own; a second issue register: 92.7), 70.6 after the twenty-second, 87.6 after the
+    # twenty-first (79.4 before; 89.1 at 16 partials, op_depth 16); 11-20 minutes of ECP5
     "hermes_gemv": {"set": {"multipliers": 8, "serial_cycles": 8, "beat_words": 1,
                             "max_batch": 2, "buffer_bytes": 512, "partials": 8, "op_depth": 8},
                     "timeout_s": 1200},
