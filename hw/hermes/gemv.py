@@ -346,8 +346,8 @@ class HermesGemv(PimComponent):
 
     def _rows(self, m, j, s, prods, tags):
         """Row mode: V adder trees, the partial banks (beat k adds into partial k mod Q of its
-        vector group) and the row finish.  Returns the finished sums (V lanes), their valid and
-        the merge partials (V fp16 lanes)."""
+        vector group) and the row finish.  Returns the finished sums (V lanes), their valid,
+        the finish's start (``fin_v``) and the merge partials' FIFO (read by the merge)."""
         cfg = self.cfg
         V, od, GM = cfg.vec_lanes, cfg.op_depth, cfg.max_groups
         sums = []
@@ -386,8 +386,8 @@ class HermesGemv(PimComponent):
         return {"valid": fv, "vals": final, "fin_v": fin_v, "pf": pf}
 
     def _cols(self, m, j, s, banks, prods, tags):
-        """Column mode: buffer[u][g MB + k] += x_c[v] w_c[k], then the drain's reads.  Returns the
-        drain's valid, word (E acc lanes) and merge partial (E fp16 lanes)."""
+        """Column mode: buffer[u][g MB + k] += x_c[v] w_c[k], then the drain's reads, ``conv_p``
+        cycles after each drain step.  Returns their valid and word (E acc lanes)."""
         cfg = self.cfg
         V, E, A, od, MB = cfg.vec_lanes, cfg.beat_elems, cfg.acc.width, cfg.op_depth, cfg.max_beats
         depth = cfg.max_groups * MB
