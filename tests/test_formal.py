@@ -33,8 +33,8 @@ from pimforge.synth.formal import MAX_DEPTH, default_depth, prove
 ACT_SMALL = {"lanes": 4, "max_len": 8, "op_depth": 1, "acc": "fp16"}
 # sv_gemv: 32 y beats (block 32, one query) then 2 V beats; first output at step 42.
 SV_SMALL = {"block": 32, "beat_elems": 32, "head_dim": 64, "d_group": 1, "op_depth": 1}
-# pam_ru: a request of one partial is 4 beats; first output at step 13 (a one-beat request with
-# `last`, which the free input allows, already at step 10).
+# pam_ru: a request of one partial is 4 beats; first output at step 15 (a one-beat request with
+# `last`, which the free input allows, already at step 12; cover first reaches `o` at depth 14).
 RU_SMALL = {"vector_width": 16, "head_dim": 64, "op_depth": 1}
 # pam_pu under its job format (hw/pam/pu_formal.py): Q 4 beats, one token's K and V rows 4 beats
 # each; first output at step 40.

@@ -35,12 +35,10 @@ from amaranth.lib.wiring import In, Out
 from pimforge.base.numerics import spread
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.fp.ops import op_latency
 from pimforge.hw.pam.config import PU_TIER_PRESETS, TIERS, PamDeviceConfig
 from pimforge.hw.pam.pu import PamPu
 from pimforge.hw.pam.pu_timing import pu_schedule
-from pimforge.hw.pam.ru import PamRu, stats_ready
-from pimforge.hw.pam.softmax import merge_latency
+from pimforge.hw.pam.ru import PamRu, ru_timing
 from pimforge.hw.pam.streams import kv_signature, partial_signature, q_signature
 
 __all__ = ["PamDevice", "MASK_FIFO_DEPTH", "DEVICE_PRESETS", "DeviceModel", "ru_go",
@@ -196,16 +194,9 @@ DEVICE_PRESETS = {**{t: {"lanes": PU_TIER_PRESETS[t]["lanes"], "pus": 2} for t i
                   "small": {"pus": 2, "lanes": 4, "ru_vector_width": 8, "head_dim": 64}}
 
 
-def _ru_timing(ru_cfg) -> tuple:
-    """(write-back, statistics) delays of the RU: its reader may start ``written`` cycles after
-    the request's last input beat and ``stats`` cycles after the last partial's beat 0."""
-    od = ru_cfg.op_depth
-    return merge_latency(od, ru_cfg.acc) + op_latency("fma", od) + 1, stats_ready(ru_cfg)
-
-
 def ru_go(ru_cfg, beats: list) -> int:
     """Cycle the RU reader starts, given the cycles of a request's input beats."""
-    written, stats = _ru_timing(ru_cfg)
+    written, stats = ru_timing(ru_cfg)
     return max(beats[-1] + written, beats[-ru_cfg.beats] + stats)
 
 

@@ -39,6 +39,7 @@ from amaranth.lib.wiring import In, Out
 from pimforge.base.formats import FP16
 from pimforge.base.numerics import SCORE
 from pimforge.hw.core.component import PimComponent
+from pimforge.hw.core.fanout import COPY_MARK
 from pimforge.hw.core.inventory import record
 from pimforge.hw.core.pipeline import build_pipeline, stage_levels
 from pimforge.hw.core.unit import HwUnit
@@ -49,8 +50,18 @@ from pimforge.hw.pam.config import PamRuConfig
 from pimforge.hw.pam.softmax import merge_latency, merge_stats, to_acc_latency
 from pimforge.hw.pam.streams import partial_signature
 
-__all__ = ["PamRu", "stats_ready", "ru_latency", "ru_drain_depth", "ru_schedule", "ru_cycles",
+__all__ = ["PamRu", "stats_ready", "ru_timing", "ru_latency", "ru_drain_depth", "ru_schedule", "ru_cycles",
            "ru_cycle_model"]
+
+
+# The input beat is registered before the merge and the O update (IN_REG), and the fmas take
+# their coefficients (g, swap, first) from registers loaded by the merge's valid (COEF_REG).  On
+# ECP5 both were pam_device's critical paths at op_depth 12: the collector's port select ran
+# through the merge's first compare (``collect_remaining`` -> ``ru.ms_q0_gt``, 97.5 MHz), and the
+# merge's valid selected every fma operand between the new and the held coefficient
+# (``ru.ms_fma_p11_valid`` -> ``ru.fma0_p0_nan``, 100.8 MHz).
+IN_REG = 1
+COEF_REG = 1
 
 
 def ru_drain_depth(cfg) -> int:
@@ -69,19 +80,27 @@ def stats_ready(cfg) -> int:
     od = cfg.op_depth
     extra = op_latency("log", od) + to_acc_latency(cfg.acc, od) + op_latency("add", od) \
         if cfg.final else 0
-    return merge_latency(od, cfg.acc) + extra + 1
+    return IN_REG + merge_latency(od, cfg.acc) + extra + 1
+
+
+def ru_timing(cfg) -> tuple:
+    """``(written, stats)``: the reader may start ``written`` cycles after a request's last
+    input beat (its scratch write is done: the input register, the merge latency, the
+    coefficient register, the fma and the write) and ``stats`` (:func:`stats_ready`) cycles
+    after the last partial's beat 0."""
+    od = cfg.op_depth
+    written = IN_REG + merge_latency(od, cfg.acc) + COEF_REG + op_latency("fma", od) + 1
+    return written, stats_ready(cfg)
 
 
 def ru_latency(cfg) -> int:
     """Cycles from the last input beat of a request to its first output beat (no stalls).
 
-    The reader starts when the last beat's scratch write is done (``merge_latency + op_depth + 1``
-    cycles after that beat) and the statistics of the last merge are ready (``stats_ready``
-    after that partial's beat 0, i.e. ``Bw - 1`` cycles before the last beat); one cycle of
-    scratch read and the drain pipeline follow."""
-    od, bw = cfg.op_depth, cfg.beats
-    written = merge_latency(od, cfg.acc) + op_latency("fma", od) + 1
-    start = max(written, stats_ready(cfg) - (bw - 1))
+    The reader starts when the last beat's scratch write is done and the statistics of the last
+    merge are ready (:func:`ru_timing`; the last partial's beat 0 is ``Bw - 1`` cycles before
+    the last beat); one cycle of scratch read and the drain pipeline follow."""
+    written, stats = ru_timing(cfg)
+    start = max(written, stats - (cfg.beats - 1))
     return start + 1 + ru_drain_depth(cfg)
 
 
@@ -196,10 +215,11 @@ class PamRu(PimComponent):
                              f"read-after-write of {op_latency('fma', od) + 1} cycles")
         m = Module()
         ctl = self._input_side(m)
-        issue = ctl["accept"] & (ctl["beat"] == 0)
-        ms, coef = self._merge(m, ctl["req_first"], issue)
+        inp = self._in_reg(m, ctl)
+        issue = inp["valid"] & (inp["beat"] == 0)
+        ms, coef = self._merge(m, inp, issue)
         fin, in_flight = self._final_stats(m, ms, issue)
-        dp, written = self._o_update(m, ctl, coef)
+        dp, written = self._o_update(m, inp, coef)
         scal, link = self._reader(m, ctl, dp, written, in_flight, fin)
         self._drain(m, dp, scal, link)
         return m
@@ -223,18 +243,31 @@ class PamRu(PimComponent):
         return {"beat": beat, "req_first": req_first, "pend": pend, "rd_active": rd_active,
                 "accept": accept}
 
-    def _merge(self, m, req_first, issue):
+    def _in_reg(self, m, ctl) -> dict:
+        """The input register (``IN_REG``): the accepted beat (``m``, ``l``, ``data``, ``last``),
+        its beat index and request-start flag, and ``valid``, one cycle after the transfer."""
+        p = self.i.payload
+        r = delay(m, {"m": p.m, "l": p.l, "data": p.data, "last": p.last, "beat": ctl["beat"],
+                      "first": ctl["req_first"]}, IN_REG, name="in_reg")
+        return dict(r, valid=delay_valid(m, ctl["accept"], IN_REG, name="in_valid"))
+
+    def _merge(self, m, inp, issue):
         """Statistics: one merge per partial, at its beat 0 (PAM Alg. 1 lines 17-19).  Returns the
-        merge's outputs and the fma coefficients (g, swap, first), held for beats 1..Bw-1."""
-        acc, od, aw, p = self.cfg.acc, self.cfg.op_depth, self.cfg.acc.width, self.i.payload
-        ms = merge_stats(m, acc, od, valid=issue, first=req_first, m_in=p.m, l_in=p.l)
-        g_l, swap_l, first_l = Signal(aw), Signal(), Signal()
-        with m.If(ms["valid"]):
-            m.d.sync += [g_l.eq(ms["g"]), swap_l.eq(ms["swap"]), first_l.eq(ms["first"])]
-        g = Mux(ms["valid"], ms["g"], g_l)
-        swap = Mux(ms["valid"], ms["swap"], swap_l)
-        first = Mux(ms["valid"], ms["first"], first_l)
-        return ms, {"g": g, "swap": swap, "first": first}
+        merge's outputs and the fma coefficients (g, swap, first) per lane: registers
+        (``COEF_REG``) loaded by the merge's valid and held for the partial's beats, one copy
+        per lane (``swap`` and ``first`` select every operand bit of a lane's fma)."""
+        acc, od, aw = self.cfg.acc, self.cfg.op_depth, self.cfg.acc.width
+        ms = merge_stats(m, acc, od, valid=issue, first=inp["first"], m_in=inp["m"],
+                         l_in=inp["l"])
+        coef = []
+        for j in range(self.cfg.vector_width):
+            c = {"g": Signal(aw, name=f"coef_g{COPY_MARK}{j}"),
+                 "swap": Signal(name=f"coef_swap{COPY_MARK}{j}"),
+                 "first": Signal(name=f"coef_first{COPY_MARK}{j}")}
+            with m.If(ms["valid"]):
+                m.d.sync += [c[k].eq(ms[k]) for k in c]
+            coef.append(c)
+        return ms, coef
 
     def _final_stats(self, m, ms, issue):
         """The request's final statistics (stable from the reader's start to its last read): m,
@@ -269,19 +302,17 @@ class PamRu(PimComponent):
         m.d.sync += in_flight.eq(in_flight + issue - done)
         return {"m": m_fin, "l": l_fin, "r": r_fin, "lse": lse_fin}, in_flight
 
-    def _o_update(self, m, ctl, coef):
+    def _o_update(self, m, inp, coef):
         """O update: delay the beats by the merge latency, then W fmas into the scratch (Alg. 1
         line 20).  Returns the scratch's drain read port and the ``written`` flag (the request's
         last beat is in the scratch)."""
         cfg = self.cfg
         acc, w, bw, od, aw = cfg.acc, cfg.vector_width, cfg.beats, cfg.op_depth, cfg.acc.width
-        lat = merge_latency(od, acc)
-        g, swap, first = coef["g"], coef["swap"], coef["first"]
-        line = {"data": self.i.payload.data, "beat": ctl["beat"], "last": self.i.payload.last}
-        d1 = delay(m, line, lat - 1, name="line")
+        lat = merge_latency(od, acc) + COEF_REG - 1    # the read cycle; the fmas follow it
+        line = {"data": inp["data"], "beat": inp["beat"], "last": inp["last"]}
+        d1 = delay(m, line, lat, name="line")
         d2 = delay(m, d1, 1, name="line_rd")
-        v2 = delay_valid(m, delay_valid(m, ctl["accept"], lat - 1, name="linev"), 1,
-                         name="line_rdv")
+        v2 = delay_valid(m, delay_valid(m, inp["valid"], lat, name="linev"), 1, name="line_rdv")
         m.submodules.scratch = scratch = Memory(shape=w * aw, depth=bw, init=[])
         wp = scratch.write_port()
         rp = scratch.read_port(transparent_for=(wp,))
@@ -292,7 +323,8 @@ class PamRu(PimComponent):
             x = d2["data"][j * aw:(j + 1) * aw]
             o = rp.data[j * aw:(j + 1) * aw]
             # first: fma(X, 1, +0); swap: fma(O, g, X); else fma(X, g, O)
-            ops = {"a": Mux(swap, o, x), "b": g, "c": Mux(first, 0, Mux(swap, x, o))}
+            swap, first = coef[j]["swap"], coef[j]["first"]
+            ops = {"a": Mux(swap, o, x), "b": coef[j]["g"], "c": Mux(first, 0, Mux(swap, x, o))}
             side = {"beat": d2["beat"], "last": d2["last"]} if j == 0 else None
             f, fv, fs = float_op(m, "fma", acc, od, ops, valid=v2 if j == 0 else None,
                                  side=side, name=f"fma{j}")
