@@ -49,7 +49,7 @@ from amaranth.lib.wiring import In, Out
 from pimforge.base.formats import FP16
 from pimforge.base.numerics import log2_exact
 from pimforge.hw.core.component import PimComponent
-from pimforge.hw.core.fanout import SplitFifo, copies
+from pimforge.hw.core.fanout import COPY_MARK, SplitFifo, copies
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp.accumulate import (accumulate, finish_partials, forward_lane,
                                        forward_stage, read_stage)
@@ -126,6 +126,8 @@ class HermesGemv(PimComponent):
         cmd = self.i_cmd
         lg_v = log2_exact(cfg.vec_lanes)
         j = {"cols": Signal(name="job_cols"), "n_zero": Signal(name="job_n_zero"),
+             "cols_x": [Signal(name=f"job_cols{COPY_MARK}{k}")
+                        for k in range(cfg.vec_lanes * cfg.beat_elems)],
              "beats": Signal(range(cfg.max_beats + 1), name="job_beats"),
              "beats_m1": Signal(range(max(2, cfg.max_beats)), name="job_beats_m1"),
              "groups_m1": Signal(range(max(2, cfg.max_groups)), name="job_groups_m1"),
@@ -146,7 +148,7 @@ class HermesGemv(PimComponent):
                 with m.If(cmd.valid):
                     p = cmd.payload
                     groups = (p.batch + cfg.vec_lanes - 1) >> lg_v
-                    m.d.sync += [j["cols"].eq(p.mode),
+                    m.d.sync += [j["cols"].eq(p.mode), *[c.eq(p.mode) for c in j["cols_x"]],
                                  j["n_zero"].eq(p.n == 0),
                                  j["beats"].eq(p.beats), j["merge"].eq(p.merge),
                                  j["bm1"].eq(p.batch - 1),
@@ -317,21 +319,19 @@ class HermesGemv(PimComponent):
         issue = {"w": self.i_w.payload.data, "cols": j["cols"], "g": s["g"], "k": s["k"],
                  "first_r": s["k"] < cfg.partials, "first_c": s["i"] == 0, "last": s["k_last"],
                  "_valid": s["can"]}
+        # x_c or the x row's lane, selected before the issue register by the multiplier's copy
+        # of the mode (after it, the mux began the multipliers' first stage: ECP5 96.2 MHz)
         for u in range(V):
-            x_row = banks[u]["rd"].data
-            issue[f"xr{u}"] = Cat(*[lane(x_row, e, A)[:16] for e in range(E)])
-            issue[f"xs{u}"] = xs[u]
+            for e in range(E):
+                issue[f"b{u}_{e}"] = Mux(j["cols_x"][u * E + e], xs[u],
+                                         lane(banks[u]["rd"].data, e, A)[:16])
         r1 = delay(m, issue, 1, name="issue_reg")
-        # the column-mode select, registered beside r1 once per multiplier: from one register it
-        # fanned out to every multiplier's operand mux (on ECP5, 11 ns of routing into the
-        # multipliers' unpack at 8 partials / op_depth 8)
-        cols = copies(m, issue["cols"], V * E, "issue_cols")
         kind, src = ("mul_wide", FP16) if A == 32 else ("mul", None)
         prods, tags = [], None
         for u in range(V):
             row = []
             for e in range(E):
-                b = Mux(cols[u * E + e], r1[f"xs{u}"], lane(r1[f"xr{u}"], e, 16))
+                b = r1[f"b{u}_{e}"]
                 side = None
                 if u == 0 and e == 0:
                     side = {k: r1[k] for k in ("cols", "g", "k", "first_r", "first_c", "last")}
