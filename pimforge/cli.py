@@ -213,6 +213,10 @@ def _add_bench(sub) -> None:
                    default="all",
                    help="run one benchmark only (default all)")
     q.add_argument("--cycles", type=int, default=200000, help="operations to stream (default 200000)")
+    q.add_argument("--units", metavar="A,B,...",
+                   help="with --only synth: only these units' rows (generic gates, logic depth "
+                        "and ECP5 fmax at each unit's benchmark config), without the `synth "
+                        "all` and pam_pu hbm timings: a partial refresh of synth.json")
 
 
 def _add_pam_migrate(flows) -> None:
@@ -361,6 +365,20 @@ _PROGRESS_BENCHES = {
 }
 
 
+def _bench_units(arg, only):
+    """``--units``' names, checked (None without the option)."""
+    if arg is None:
+        return None
+    if only != "synth":
+        raise UserError(f"--units applies to --only synth, not --only {only}")
+    names = [n.strip() for n in arg.split(",") if n.strip()]
+    known = sorted(units())
+    for n in names or [arg]:
+        if n not in known:
+            raise UserError(f"--units: unknown unit '{n}'; allowed: {', '.join(known)}")
+    return names
+
+
 def _cmd_bench(args):
     if args.cycles < 1000:
         raise UserError(f"--cycles must be at least 1000, not {args.cycles}")
@@ -369,6 +387,7 @@ def _cmd_bench(args):
     if out.exists() and not out.is_dir():
         raise UserError(f"output directory '{out}' is a file; give a directory path")
     only = args.only
+    names = _bench_units(args.units, only)
     written = []
     if only in ("all", "harness"):
         report = harness_benchmark(out / "harness.json", n_ops=args.cycles)
@@ -388,7 +407,8 @@ def _cmd_bench(args):
     for name, (title, run, key, line) in _PROGRESS_BENCHES.items():
         if only in ("all", name):
             print(title)
-            report = run(out / f"{name}.json", progress=progress)
+            kw = {"names": names} if name == "synth" and names else {}
+            report = run(out / f"{name}.json", progress=progress, **kw)
             for label, r in report[key].items():
                 print(f"  {line(label, r)}")
             written.append(f"{name}.json")

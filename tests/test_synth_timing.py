@@ -183,6 +183,24 @@ def test_bench_unit_rows_measure_skip_and_time_out(tmp_path, monkeypatch):
     assert own["fp_exp"]["skipped"] == "generic took over 1 s"
 
 
+def test_bench_synth_units_refreshes_only_those_rows(tmp_path, monkeypatch, capsys):
+    """`pimforge bench --only synth --units A,B` runs only those units' rows (the `synth all`
+    and pam_pu hbm timings take hours) and says so in synth.json."""
+    seen = []
+
+    def rows(work, progress, names=None):
+        seen.append(list(names))
+        progress("  [1/2] fp_cmp (default): 1 NAND2")
+        return {n: {"config": "default"} for n in names}
+    monkeypatch.setattr(bench, "unit_synth_rows", rows)
+    assert main(["bench", "--only", "synth", "--units", "fp_cmp, pam_ru", "--out",
+                 str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "synth.json").read_text())
+    assert seen == [["fp_cmp", "pam_ru"]] and data["units_only"] == ["fp_cmp", "pam_ru"]
+    assert sorted(data["units"]) == ["fp_cmp", "pam_ru"] and data["results"] == {}
+    assert "fp_cmp (default)" in capsys.readouterr().out
+
+
 def test_bench_synth_all_reports_each_config(tmp_path):
     """The benchmark's `synth all` phase (about 40 minutes on two cores) says which config
     finished, one indented line each, as `pimforge synth all` does."""
