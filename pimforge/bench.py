@@ -312,21 +312,24 @@ UNIT_BENCH_CONFIGS = {
     "pam_pu": {"set": {"lanes": 4, "head_dim": 64, "op_depth": 12}, "timeout_s": 1200},
     # online_softmax and pam_ru at the depths their ECP5 figures need for 100 MHz (README,
     # "Loops span two registers": online_softmax 44.0 MHz at its default op_depth 2, 129.1 at
-    # 12; pam_ru 4 lanes, head_dim 64, 34.3 MHz at op_depth 2, 109.3 at 15; ECP5 seed 1)
+    # 12; pam_ru 4 lanes, head_dim 64, 34.3 MHz at op_depth 2, 109.3 at 15, 112.6 with its
+    # input and coefficient registers; ECP5 seed 1)
     "online_softmax": {"set": {"op_depth": 12}},
     "pam_ru": {"set": {"vector_width": 4, "head_dim": 64, "op_depth": 15}},
     # pam_device small with its RU as wide as its PUs (ru_vector_width 4, not 8) at op_depth 12:
     # an RU partial beat then comes back every head_dim / 4 = 16 cycles, not 8, so the operators
     # may be as deep as pam_pu's 100 MHz config.  100.8 MHz with the score read priced into
     # the P path's subtraction (issue 19's seventeenth pass; 97.9 before; 97.5 on the
-    # twenty-third's netlist, a route in the RU; the preset itself: 33.6 at its op_depth 2,
+    # twenty-third's netlist, a route in the RU; 101.9 with the RU's input and coefficient
+    # registers, the twenty-fourth pass; the preset itself: 33.6 at its op_depth 2,
     # 67.8 at 7, the deepest its RU allows); 28-44 minutes of ECP5
     # placement and routing (2,616 s beside another run), so an hour's limit
     "pam_device": {"preset": "small", "set": {"ru_vector_width": 4, "op_depth": 12},
                    "timeout_s": 3600},
     "lolpim_dispatcher": {"preset": "small"},
     # papi_pu and lolpim_pingpong at 8 partials, op_depth 8: the depth their small configs
-    # need for 100 MHz on ECP5
+    # need for 100 MHz on ECP5 (lolpim_pingpong: 114.1 MHz with the register in front of its
+    # accumulator bank, issue 19's twenty-fourth pass; 91.0 without)
     "papi_pu": {"preset": "small_1p1b", "set": {"partials": 8, "op_depth": 8}},
     "lolpim_pingpong": {"set": {"partials": 8, "op_depth": 8}},
     # HILOS: E = 8, d = 64, block 32; the GEMVs at the deepest op_depth their accumulator
@@ -338,7 +341,8 @@ UNIT_BENCH_CONFIGS = {
        for u, od, lim in (("qk_gemv", {"partials": 4, "op_depth": 16}, {}),
                           ("sv_gemv", {"op_depth": 8}, {}),
                           ("two_pass_softmax", {"op_depth": 16}, {"timeout_s": 2400}))},
-    # hermes_gemv at 8 partials and op_depth 8: 96.2 MHz on seed 1 after issue 19's
+    # hermes_gemv at 8 partials and op_depth 8: 100.3 MHz on seed 1 with the operand select
+    # ahead of the issue register (issue 19's twenty-fourth pass); 96.2 after issue 19's
     # twenty-third pass (the GPU partial converted beside its value, the output valid in chains
     # of its own; a second issue register: 92.7), 70.6 after the twenty-second, 87.6 after the
     # twenty-first (79.4 before; 89.1 at 16 partials, op_depth 16); 11-20 minutes of ECP5

@@ -55,10 +55,10 @@ from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.payload import flag, payload_layout, uint, vec
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp.accumulate import accumulate, finish_partials
-from pimforge.hw.fp.ops import add_tree, float_op
+from pimforge.hw.fp.ops import add_tree, delay, delay_valid, float_op
 from pimforge.hw.lolpim.aim import GDDR6
 from pimforge.hw.lolpim.config import PINGPONG_PRESETS, PingpongConfig
-from pimforge.hw.lolpim.pingpong_timing import Tile, pingpong_timing, schedule
+from pimforge.hw.lolpim.pingpong_timing import ACC_IN, Tile, pingpong_timing, schedule
 
 __all__ = ["LolpimPingpong", "pingpong_signatures", "pingpong_cycles"]
 
@@ -305,12 +305,15 @@ class LolpimPingpong(PimComponent):
         return self._accumulate(m, sums, tv, tt)
 
     def _accumulate(self, m, sums, tv, tt) -> dict:
-        """Column step k adds into partial ``k mod Q`` of its set, in the float library's
-        accumulator bank (read a cycle ahead, the landing sums forwarded; the first Q steps of
+        """Column step k adds into partial ``k mod Q`` of its set (a register, ``ACC_IN``, after
+        the trees), in the float library's accumulator bank (read a cycle ahead, the landing sums forwarded; the first Q steps of
         an accumulation start from +0).  The cycle after a drained accumulation's last sum
         lands, its partials are read (those no step reached as +0) and registered."""
         cfg = self.cfg
         S, Q = cfg.sets, cfg.partials
+        r = delay(m, {**tt, **{f"_s{b}": x for b, x in enumerate(sums)}}, ACC_IN, name="acc_in")
+        tv = delay_valid(m, tv, ACC_IN, name="acc_in_v")
+        sums, tt = [r.pop(f"_s{b}") for b in range(len(sums))], r
         addr = Signal(range(S * Q), name="acc_addr")
         m.d.comb += addr.eq(tt["set"] * Q + tt["par"])
         fin_set = Signal(len(tt["set"]), name="finish_set")

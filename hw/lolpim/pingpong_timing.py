@@ -29,7 +29,13 @@ from pimforge.base.numerics import log2_exact
 from pimforge.hw.fp.accumulate import DRAIN_READ, acc_latency
 from pimforge.hw.fp.ops import op_latency
 
-__all__ = ["Tile", "pingpong_timing", "act_time", "Engine", "schedule"]
+__all__ = ["Tile", "pingpong_timing", "act_time", "Engine", "schedule", "ACC_IN"]
+
+# A register between the adder trees and the accumulator bank: the tags (the bank's address)
+# travel with bank 0's tree, and on ECP5 the route from there into the bank's read was the
+# critical path (91.0 MHz at 8 partials, op_depth 8: acc_addr -> acc_word, 0.9 ns of logic and
+# 9.5 ns of routing); the register lets the placer put the address beside the bank.
+ACC_IN = 1
 
 
 @dataclass(frozen=True)
@@ -44,15 +50,15 @@ class Tile:
 
 def pingpong_timing(cfg) -> dict:
     """Fixed latencies in cycles.  ``land``: a bank beat's transfer to its partial sum's write
-    (issue register, multiply, the ``lanes`` adder tree, the accumulator bank's read stage and
-    add); ``done``: the last bank beat of a drained accumulation to its output-register set
+    (issue register, multiply, the ``lanes`` adder tree, ``ACC_IN``, the accumulator bank's
+    read stage and add); ``done``: the last bank beat of a drained accumulation to its output-register set
     being visible to the bus engine (+ the finish read and its register, the pairwise tree of
     the partial sums, bf16 conversion, the register write); ``flight``: the
     baseline's quiet wait after a beat."""
     od = cfg.op_depth
     mul, add = op_latency("mul_wide", od), op_latency("add", od)
     conv = op_latency("convert", od)
-    land = 1 + mul + log2_exact(cfg.lanes) * add + acc_latency(od)
+    land = 1 + mul + log2_exact(cfg.lanes) * add + ACC_IN + acc_latency(od)
     done = land + 1 + DRAIN_READ + log2_exact(cfg.partials) * add + conv + 1
     return {"mul": mul, "add": add, "conv": conv, "land": land, "done": done,
             "flight": done - 1}
