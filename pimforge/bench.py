@@ -306,9 +306,8 @@ def _version(name: str) -> str:
 # (the smoke test's sizes, at the default operator pipeline depth), or a skip with the reason;
 # ``timeout_s`` replaces UNIT_TIMEOUT_S for a unit whose runs are known to take longer.
 UNIT_BENCH_CONFIGS = {
-    # pam_pu at op_depth 12, the depth it needs for 100 MHz (104.4 MHz): with the datapath
-    # registers' resets gone its ECP5 run takes about 440 s, where it went over this file's
-    # 600 s limit twice before
+    # pam_pu at op_depth 12, the depth it needs for 100 MHz (107.4 MHz, issue 19's 24th pass):
+    # its ECP5 run takes about 440 s alone (over 600 s twice before, so 1,200 s)
     "pam_pu": {"set": {"lanes": 4, "head_dim": 64, "op_depth": 12}, "timeout_s": 1200},
     # online_softmax and pam_ru at the depths their ECP5 figures need for 100 MHz (README,
     # "Loops span two registers": online_softmax 44.0 MHz at its default op_depth 2, 129.1 at
