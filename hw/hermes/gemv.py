@@ -49,7 +49,7 @@ from amaranth.lib.wiring import In, Out
 from pimforge.base.formats import FP16
 from pimforge.base.numerics import log2_exact
 from pimforge.hw.core.component import PimComponent
-from pimforge.hw.core.fanout import COPY_MARK, SplitFifo, copies
+from pimforge.hw.core.fanout import SplitFifo, copies
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp.accumulate import (accumulate, finish_partials, forward_lane,
                                        forward_stage, read_stage)
@@ -126,8 +126,6 @@ class HermesGemv(PimComponent):
         cmd = self.i_cmd
         lg_v = log2_exact(cfg.vec_lanes)
         j = {"cols": Signal(name="job_cols"), "n_zero": Signal(name="job_n_zero"),
-             "cols_x": [Signal(name=f"job_cols{COPY_MARK}{k}")
-                        for k in range(cfg.vec_lanes * cfg.beat_elems)],
              "beats": Signal(range(cfg.max_beats + 1), name="job_beats"),
              "beats_m1": Signal(range(max(2, cfg.max_beats)), name="job_beats_m1"),
              "groups_m1": Signal(range(max(2, cfg.max_groups)), name="job_groups_m1"),
@@ -148,8 +146,10 @@ class HermesGemv(PimComponent):
                 with m.If(cmd.valid):
                     p = cmd.payload
                     groups = (p.batch + cfg.vec_lanes - 1) >> lg_v
-                    m.d.sync += [j["cols"].eq(p.mode), *[c.eq(p.mode) for c in j["cols_x"]],
-                                 j["n_zero"].eq(p.n == 0),
+                    m.d.sync += j["cols"].eq(p.mode)
+                    # the mode again per multiplier, for its operand select (loaded here only)
+                    j["cols_x"] = copies(m, p.mode, cfg.vec_lanes * cfg.beat_elems, "job_cols")
+                    m.d.sync += [j["n_zero"].eq(p.n == 0),
                                  j["beats"].eq(p.beats), j["merge"].eq(p.merge),
                                  j["bm1"].eq(p.batch - 1),
                                  j["vec_mask"].eq((Const(1, 17) << p.batch) - 1),

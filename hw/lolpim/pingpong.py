@@ -306,12 +306,12 @@ class LolpimPingpong(PimComponent):
 
     def _accumulate(self, m, sums, tv, tt) -> dict:
         """Column step k adds into partial ``k mod Q`` of its set (a register, ``ACC_IN``, after
-        the trees), in the float library's accumulator bank (read a cycle ahead, the landing sums forwarded; the first Q steps of
-        an accumulation start from +0).  The cycle after a drained accumulation's last sum
+        the trees), in the float library's accumulator bank (read a cycle ahead, the landing
+        sums forwarded; the first Q steps of an accumulation start from +0).  The cycle after a drained accumulation's last sum
         lands, its partials are read (those no step reached as +0) and registered."""
         cfg = self.cfg
         S, Q = cfg.sets, cfg.partials
-        r = delay(m, {**tt, **{f"_s{b}": x for b, x in enumerate(sums)}}, ACC_IN, name="acc_in")
+        r = delay(m, {**tt, **{f"_s{b}": x for b, x in enumerate(sums)}}, ACC_IN, "acc_in")
         tv = delay_valid(m, tv, ACC_IN, name="acc_in_v")
         sums, tt = [r.pop(f"_s{b}") for b in range(len(sums))], r
         addr = Signal(range(S * Q), name="acc_addr")

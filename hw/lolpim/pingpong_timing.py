@@ -51,9 +51,9 @@ class Tile:
 def pingpong_timing(cfg) -> dict:
     """Fixed latencies in cycles.  ``land``: a bank beat's transfer to its partial sum's write
     (issue register, multiply, the ``lanes`` adder tree, ``ACC_IN``, the accumulator bank's
-    read stage and add); ``done``: the last bank beat of a drained accumulation to its output-register set
-    being visible to the bus engine (+ the finish read and its register, the pairwise tree of
-    the partial sums, bf16 conversion, the register write); ``flight``: the
+    read stage and add); ``done``: the last bank beat of a drained accumulation to its
+    output-register set being visible to the bus engine (+ the finish read and its register,
+    the pairwise tree of the partial sums, bf16 conversion, the register write); ``flight``: the
     baseline's quiet wait after a beat."""
     od = cfg.op_depth
     mul, add = op_latency("mul_wide", od), op_latency("add", od)

@@ -50,8 +50,8 @@ from pimforge.hw.pam.config import PamRuConfig
 from pimforge.hw.pam.softmax import merge_latency, merge_stats, to_acc_latency
 from pimforge.hw.pam.streams import partial_signature
 
-__all__ = ["PamRu", "stats_ready", "ru_timing", "ru_latency", "ru_drain_depth", "ru_schedule", "ru_cycles",
-           "ru_cycle_model"]
+__all__ = ["PamRu", "stats_ready", "ru_timing", "ru_latency", "ru_drain_depth", "ru_schedule",
+           "ru_cycles", "ru_cycle_model"]
 
 
 # The input beat is registered before the merge and the O update (IN_REG), and the fmas take
@@ -59,7 +59,8 @@ __all__ = ["PamRu", "stats_ready", "ru_timing", "ru_latency", "ru_drain_depth", 
 # ECP5 both were pam_device's critical paths at op_depth 12: the collector's port select ran
 # through the merge's first compare (``collect_remaining`` -> ``ru.ms_q0_gt``, 97.5 MHz), and the
 # merge's valid selected every fma operand between the new and the held coefficient
-# (``ru.ms_fma_p11_valid`` -> ``ru.fma0_p0_nan``, 100.8 MHz).
+# (``ru.ms_fma_p11_valid`` -> ``ru.fma0_p0_nan``, 100.8 MHz).  Each is one register stage; the
+# constants name them in the timing functions.
 IN_REG = 1
 COEF_REG = 1
 
