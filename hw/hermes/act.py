@@ -78,7 +78,8 @@ def act_signatures(lanes: int) -> tuple:
 def act_timing(cfg: HermesActConfig) -> dict:
     """Fixed latencies in cycles (used by the RTL and the cycle model).
 
-    ``max``: the lane max tree (a level a cycle) and the running maximum register.  ``exp``: a
+    ``max``: the input register, the lane max tree (a level a cycle) and the running maximum
+    register.  ``exp``: a
     buffer read (1), fp16 to ``acc`` (fp32 only), the subtraction and the exponential.
     ``sum``: the lane adder tree and the partial-sum adder.  ``total``: the log2(partials)
     adder levels of Z's tree.  ``recip``: the reciprocal.  ``norm``: a pass-3 read to its
@@ -89,7 +90,7 @@ def act_timing(cfg: HermesActConfig) -> dict:
     od, lv = cfg.op_depth, log2_exact(cfg.lanes)
     cv = op_latency("convert", od) if cfg.acc.width != 16 else 0
     add = op_latency("add", od)
-    t = {"max": lv + 1, "exp": 1 + cv + op_latency("sub", od) + op_latency("exp", od),
+    t = {"max": lv + 2, "exp": 1 + cv + op_latency("sub", od) + op_latency("exp", od),
          "sum": (lv + 1) * add, "total": log2_exact(cfg.partials) * add,
          "recip": op_latency("recip", od), "relu": 1}
     t["norm"] = t["exp"] + op_latency("mul", od) + cv
@@ -144,7 +145,7 @@ def act_cycles(cfg: HermesActConfig, op: str, n: int) -> int:
     fp32 ``acc`` (the conversions), 0 for fp16:
 
     * ReLU: ``B + 2``;
-    * softmax: ``3 B + lv + (lv + lq + 7) d + 3 c + 7`` (``(lv + 9) d`` at the default
+    * softmax: ``3 B + lv + (lv + lq + 7) d + 3 c + 8`` (``(lv + 9) d`` at the default
       partials = 4): three passes over the beats plus the pipelines max, exp, sum, total,
       recip and norm (:func:`act_schedule`).
     """
@@ -280,8 +281,13 @@ class HermesAct(PimComponent):
         """The lane comparator tree (a level a cycle, padding -inf) and the running maximum."""
         p = self.i.payload
         row = [Mux(ctl["keep"][j], _lane(p.data, j), NEG_INF16) for j in range(self.cfg.lanes)]
-        tag = {"first": ctl["first"], "last": p.last}
-        v = ctl["sfire"]
+        # The accepted beat, masked, is registered before the tree: its first compare no
+        # longer follows the input port's count and last (ECP5: `i` to `mlane0_0_x0`, 22 cells).
+        r = delay(m, {**{f"x{j}": x for j, x in enumerate(row)}, "first": ctl["first"],
+                      "last": p.last}, 1, name="max_in_")
+        v = delay_valid(m, ctl["sfire"], 1, name="max_in_v")
+        row = [r[f"x{j}"] for j in range(len(row))]
+        tag = {"first": r["first"], "last": r["last"]}
         lvl = 0
         while len(row) > 1:
             nxt = {}

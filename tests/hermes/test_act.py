@@ -170,7 +170,7 @@ def test_cycle_model_closed_form_and_estimate():
         for n in (1, cfg.lanes - 1, cfg.lanes, cfg.lanes + 1, cfg.max_len):
             B = -(-n // cfg.lanes)
             assert act_cycles(cfg, "relu", n) == B + 2 == act_estimate(cfg, "relu", n)
-            soft = 3 * B + lv + (lv + lq + 7) * d + 3 * c + 7
+            soft = 3 * B + lv + (lv + lq + 7) * d + 3 * c + 8
             assert act_cycles(cfg, "softmax", n) == soft == act_estimate(cfg, "softmax", n)
             assert act_schedule(cfg, [("softmax", n)])[0]["o"][1] + 1 == soft
             assert UNIT.cycle_model(cfg, n) == soft
