@@ -348,10 +348,10 @@ UNIT_BENCH_CONFIGS = {
     "hermes_gemv": {"set": {"multipliers": 8, "serial_cycles": 8, "beat_words": 1,
                             "max_batch": 2, "buffer_bytes": 512, "partials": 8, "op_depth": 8},
                     "timeout_s": 1200},
-    # hermes_act with fp16 inside (the paper's units, preset hermes_fp16) at 16 partials and
-    # op_depth 15, the depth it needs for 100 MHz; with fp32 inside (the default) it reached
-    # 50.5 MHz at 8 partials, op_depth 7, and did not route at 16 / 15 (README, "The activation
-    # unit")
+    # hermes_act with fp16 inside (preset hermes_fp16) at 16 partials and op_depth 15: 121.4
+    # MHz on seed 1 (105.8 on seed 2) with the input beat registered before the max tree (issue
+    # 19's twenty-fifth pass; 100.4 before); with fp32 inside (the default) 50.5 MHz at 8
+    # partials, op_depth 7, and no route at 16 / 15 (README, "The activation unit")
     "hermes_act": {"set": {"lanes": 4, "max_len": 64, "acc": "fp16", "partials": 16,
                            "op_depth": 15}},
     "pam_system": {"skip": "three pam_device instances and an RU: pam_device and pam_ru are "
