@@ -307,8 +307,9 @@ class LolpimPingpong(PimComponent):
     def _accumulate(self, m, sums, tv, tt) -> dict:
         """Column step k adds into partial ``k mod Q`` of its set (a register, ``ACC_IN``, after
         the trees), in the float library's accumulator bank (read a cycle ahead, the landing
-        sums forwarded; the first Q steps of an accumulation start from +0).  The cycle after a drained accumulation's last sum
-        lands, its partials are read (those no step reached as +0) and registered."""
+        sums forwarded; the first Q steps of an accumulation start from +0).  The cycle after
+        a drained accumulation's last sum lands, its partials are read (those no step reached
+        as +0) and registered."""
         cfg = self.cfg
         S, Q = cfg.sets, cfg.partials
         r = delay(m, {**tt, **{f"_s{b}": x for b, x in enumerate(sums)}}, ACC_IN, "acc_in")
