@@ -299,8 +299,7 @@ def _synth_report(out, rows: dict, per_unit: dict, **extra) -> dict:
 
 
 # The config each unit is benchmarked at: its default, smaller where the default takes minutes
-# (the smoke test's sizes, at the default operator pipeline depth), or a skip with the reason;
-# ``timeout_s`` replaces UNIT_TIMEOUT_S for a unit whose runs are known to take longer.
+# (the smoke test's sizes), or a skip with the reason; ``timeout_s`` replaces UNIT_TIMEOUT_S.
 UNIT_BENCH_CONFIGS = {
     # pam_pu at op_depth 12, the depth it needs for 100 MHz (107.4 MHz, issue 19's 24th pass):
     # its ECP5 run takes about 440 s alone (over 600 s twice before, so 1,200 s)
@@ -334,7 +333,7 @@ UNIT_BENCH_CONFIGS = {
                           ("two_pass_softmax", {"op_depth": 16}, {"timeout_s": 2400}))},
     # hermes_gemv at 8 partials and op_depth 8: 100.3 MHz on seed 1 with the operand select
     # ahead of the issue register (issue 19's twenty-fourth pass; the earlier figures are in
-    # the README, "Tests and benchmark"); 11-20 minutes of ECP5
+    # the README, "Hermes NDP-DIMM units"); 11-20 minutes of ECP5
     "hermes_gemv": {"set": {"multipliers": 8, "serial_cycles": 8, "beat_words": 1,
                             "max_batch": 2, "buffer_bytes": 512, "partials": 8, "op_depth": 8},
                     "timeout_s": 1200},
@@ -386,12 +385,13 @@ def _bench_label(spec: dict) -> str:
     return f"small: {sets}" if sets else "default"
 
 
-def _unit_row(name: str, work: Path) -> dict:
+def _unit_row(name: str, work: Path, progress) -> dict:
     """One unit's row: its benchmark config through the generic flow, then ECP5."""
     spec = UNIT_BENCH_CONFIGS.get(name, {})
     row = {"config": _bench_label(spec)}
     if spec.get("skip"):
         return dict(row, skipped=spec["skip"])
+    progress(f"  {name} ({row['config']}): started")
     t0 = time.perf_counter()
     g, why = _synth_subprocess(name, spec, "generic", work)
     if g is None:
@@ -423,12 +423,12 @@ def unit_synth_rows(work: Path, progress=print, names=None, workers: int = 1) ->
     process with a time limit (:func:`_synth_subprocess`), so that a change to a unit's area or
     timing shows up between two benchmark files.  An ECP5 run that times out keeps the generic
     figures.  ``workers`` units run at once, those with the longest stated limit first (the
-    slowest placements), and each finished one is reported; the rows come back by name."""
+    slowest placements); each is reported as it starts and ends; the rows come back by name."""
     names = sorted(names or units())
     order = sorted(names, key=lambda n: -UNIT_BENCH_CONFIGS.get(n, {}).get("timeout_s", 0))
     rows = {}
     with ThreadPoolExecutor(max(1, workers)) as pool:   # each row waits on its subprocesses
-        running = {pool.submit(_unit_row, n, work): n for n in order}
+        running = {pool.submit(_unit_row, n, work, progress): n for n in order}
         for i, done in enumerate(as_completed(running), 1):
             name = running[done]
             row = rows[name] = done.result()
