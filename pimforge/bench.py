@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
@@ -357,12 +358,9 @@ def _synth_subprocess(unit: str, spec: dict, target: str, work: Path) -> tuple:
     or None, reason)``."""
     limit = spec.get("timeout_s", UNIT_TIMEOUT_S)
     out = work / unit / target
-    cmd = [sys.executable, "-m", "pimforge", "synth", unit, "--target", target,
-           "--jobs", "1", "--out", str(out)]
-    if spec.get("preset"):
-        cmd += ["--preset", spec["preset"]]
-    for k, v in spec.get("set", {}).items():
-        cmd += ["--set", f"{k}={v}"]
+    cmd = ([sys.executable, "-m", "pimforge", "synth", unit, "--target", target, "--jobs", "1",
+            "--out", str(out)] + (["--preset", spec["preset"]] if spec.get("preset") else [])
+           + [a for k, v in spec.get("set", {}).items() for a in ("--set", f"{k}={v}")])
     env = dict(os.environ, PIMFORGE_SYNTH_CACHE=str(work / "cache"))
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env, start_new_session=True)
@@ -380,9 +378,8 @@ def _synth_subprocess(unit: str, spec: dict, target: str, work: Path) -> tuple:
 
 def _bench_label(spec: dict) -> str:
     sets = ", ".join(f"{k}={v}" for k, v in spec.get("set", {}).items())
-    if spec.get("preset"):
-        return spec["preset"] + (f" + {sets}" if sets else "")
-    return f"small: {sets}" if sets else "default"
+    return (spec["preset"] + (f" + {sets}" if sets else "") if spec.get("preset") else
+            f"small: {sets}" if sets else "default")
 
 
 def _unit_row(name: str, work: Path, progress) -> dict:
@@ -410,11 +407,10 @@ def _unit_row(name: str, work: Path, progress) -> dict:
 
 
 def _row_line(row: dict) -> str:
-    if "nand2_eq" not in row:
-        return f"skipped ({row['skipped']})"
     fmax = (f"ECP5 skipped ({row['ecp5_skipped']})" if "ecp5_skipped" in row else
             f"ECP5 {row['ecp5_fmax_mhz']:.1f} MHz" if row.get("ecp5_fmax_mhz") else "ECP5 no fit")
-    return f"{row['nand2_eq']:,} NAND2, depth {row['logic_depth']}, {fmax}, {row['wall_s']} s"
+    return (f"{row['nand2_eq']:,} NAND2, depth {row['logic_depth']}, {fmax}, {row['wall_s']} s"
+            if "nand2_eq" in row else f"skipped ({row['skipped']})")
 
 
 def unit_synth_rows(work: Path, progress=print, names=None, workers: int = 1) -> dict:
@@ -426,13 +422,17 @@ def unit_synth_rows(work: Path, progress=print, names=None, workers: int = 1) ->
     slowest placements); each is reported as it starts and ends; the rows come back by name."""
     names = sorted(names or units())
     order = sorted(names, key=lambda n: -UNIT_BENCH_CONFIGS.get(n, {}).get("timeout_s", 0))
-    rows = {}
+    rows, lock = {}, threading.Lock()
+
+    def say(msg):   # a line at a time: the rows' threads report too
+        with lock:
+            progress(msg)
     with ThreadPoolExecutor(max(1, workers)) as pool:   # each row waits on its subprocesses
-        running = {pool.submit(_unit_row, n, work, progress): n for n in order}
+        running = {pool.submit(_unit_row, n, work, say): n for n in order}
         for i, done in enumerate(as_completed(running), 1):
             name = running[done]
             row = rows[name] = done.result()
-            progress(f"  [{i}/{len(names)}] {name} ({row['config']}): {_row_line(row)}")
+            say(f"  [{i}/{len(names)}] {name} ({row['config']}): {_row_line(row)}")
     return {n: rows[n] for n in names}
 
 

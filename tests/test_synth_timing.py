@@ -3,6 +3,7 @@
 check, and the guard that ECP5 fmax does not fall as an operator's pipeline deepens."""
 import json
 import threading
+import time
 
 import pytest
 
@@ -201,8 +202,14 @@ def test_bench_unit_rows_run_in_parallel_longest_limit_first(tmp_path, monkeypat
     names = ["fp_log", "fp_cmp", "fp_exp"]
     bench.unit_synth_rows(tmp_path, lambda m: None, names, 1)
     assert started == ["fp_exp", "fp_cmp", "fp_log"]
-    barrier, lines = threading.Barrier(2, timeout=10), []
-    rows = bench.unit_synth_rows(tmp_path, lines.append, names, 2)
+    barrier, parts = threading.Barrier(2, timeout=10), []
+
+    def write_in_two(msg):   # two writes with a pause: lines from two threads must not mix
+        parts.append(msg[:4])
+        time.sleep(0.05)
+        parts.append(msg[4:])
+    rows = bench.unit_synth_rows(tmp_path, write_in_two, names, 2)
+    lines = [a + b for a, b in zip(parts[::2], parts[1::2])]
     assert list(rows) == ["fp_cmp", "fp_exp", "fp_log"]
     assert rows["fp_log"]["nand2_eq"] == 6 and rows["fp_exp"]["ecp5_skipped"] == "no ECP5 here"
     ends = [x for x in lines if x.startswith("  [")]
