@@ -313,8 +313,8 @@ UNIT_BENCH_CONFIGS = {
     # pam_device small with its RU as wide as its PUs (ru_vector_width 4, not 8) at op_depth 12:
     # an RU partial beat then comes back every head_dim / 4 = 16 cycles, not 8, so the operators
     # may be as deep as pam_pu's 100 MHz config: 101.9 MHz (issue 19's twenty-fourth pass; the
-    # preset itself: 33.6 at its op_depth 2, 67.8 at 7, the deepest its RU allows); 28-44
-    # minutes of ECP5 placement and routing (2,616 s beside another run), so an hour's limit
+    # preset itself: 33.6 at its op_depth 2, 67.8 at 7, the deepest its RU allows); 21-44
+    # minutes of ECP5 placement and routing (1,242-2,616 s beside another run): an hour's limit
     "pam_device": {"preset": "small", "set": {"ru_vector_width": 4, "op_depth": 12},
                    "timeout_s": 3600},
     "lolpim_dispatcher": {"preset": "small"},
@@ -327,7 +327,7 @@ UNIT_BENCH_CONFIGS = {
     # revisit allows (qk_gemv with 4 partial sums: 4 x block/E = 16; sv_gemv d/E = 8), the
     # softmax at its deepest, 16 (102.1 MHz on nextpnr seed 1, 92.7 before the rounding's lost
     # bits moved to its sticky OR in issue 19's twenty-second pass; at its default, 2, the
-    # fp32 exponential is a few stages), whose ECP5 run takes 20-26 minutes
+    # fp32 exponential is a few stages), whose ECP5 run takes 10-26 minutes
     **{u: {"set": {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 1, **od}, **lim}
        for u, od, lim in (("qk_gemv", {"partials": 4, "op_depth": 16}, {}),
                           ("sv_gemv", {"op_depth": 8}, {}),
