@@ -84,7 +84,8 @@ CASES = [
     ("n-random-without-effect", ["test", "pam_pu", "--n-random", "100"], None,
      ["--n-random does not apply to pam_pu", "allowed for: fp_add", "pam_ru"]),
     ("bench-unknown-unit",
-     ["bench", "--only", "synth", "--units", "pam_ru,pam_nope", "--out", "{out}"], None, ["--units: unknown unit 'pam_nope'", "allowed: fp_add", "two_pass_softmax"]),
+     ["bench", "--only", "synth", "--units", "pam_ru,pam_nope", "--out", "{out}"], None,
+     ["--units: unknown unit 'pam_nope'", "allowed: fp_add", "two_pass_softmax"]),
     ("bench-units-other-bench", ["bench", "--only", "pam", "--units", "pam_ru", "--out", "{out}"],
      None, ["--units applies to --only synth, not --only pam"]),
 ]

@@ -81,10 +81,10 @@ def act_timing(cfg: HermesActConfig) -> dict:
     ``max``: the input register, the lane max tree (a level a cycle) and the running maximum
     register.  ``exp``: a buffer read (1), fp16 to ``acc`` (fp32 only), the subtraction and the
     exponential.  ``sum``: the lane adder tree and the partial-sum adder.  ``total``: the
-    log2(partials) adder levels of Z's tree.  ``recip``: the reciprocal.  ``norm``: a pass-3 read to its
-    output FIFO write (exp, multiply, ``acc`` to fp16).  ``relu``: an ``i`` beat to its FIFO
-    write.  ``out_fifo``: output FIFO entries (one more than the beats in flight at one a
-    cycle).
+    log2(partials) adder levels of Z's tree.  ``recip``: the reciprocal.  ``norm``: a pass-3
+    read to its output FIFO write (exp, multiply, ``acc`` to fp16).  ``relu``: an ``i`` beat
+    to its FIFO write.  ``out_fifo``: output FIFO entries (one more than the beats in flight
+    at one a cycle).
     """
     od, lv = cfg.op_depth, log2_exact(cfg.lanes)
     cv = op_latency("convert", od) if cfg.acc.width != 16 else 0
