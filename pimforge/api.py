@@ -19,7 +19,7 @@ import json
 
 import numpy as np
 
-from pimforge.base.config import config_to_dict, load_yaml, parse_overrides
+from pimforge.base.config import config_layers, config_to_dict
 from pimforge.base.files import check_out_dir, write_outputs
 from pimforge.hw.fp.hierarchy import elaborate as _elaborate
 from pimforge.registry import get_unit, units
@@ -37,14 +37,7 @@ __all__ = ["units", "config", "generate", "elaborate", "run_bench", "BenchResult
 def config(unit: str, preset: str | None = None, config_file=None, overrides=None, sets=None):
     """Build a validated config: defaults <- preset <- YAML file <- overrides dict <- ``--set`` list."""
     u = get_unit(unit)
-    layers = []
-    if config_file is not None:
-        layers.append((load_yaml(config_file), f"config file '{config_file}'"))
-    if overrides:
-        layers.append((dict(overrides), "overrides"))
-    if sets:
-        layers.append((parse_overrides(u.config_cls, sets, unit=unit), "--set"))
-    return u.config(preset, *layers)
+    return u.config(preset, *config_layers(u.config_cls, config_file, overrides, sets, unit=unit))
 
 
 def elaborate(unit: str, cfg=None, flat: bool = False) -> tuple:

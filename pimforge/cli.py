@@ -39,6 +39,7 @@ from pathlib import Path
 import yaml
 
 from pimforge import api
+from pimforge.base.cliargs import add_config_arguments, config_args
 from pimforge.base.config import config_to_dict
 from pimforge.base.errors import ToolError, UserError
 from pimforge.bench import (
@@ -74,10 +75,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _add_config_args(p):
     p.add_argument("unit", help="unit name (see `pimforge list`)")
-    p.add_argument("--preset", help="start from a named preset of the unit (see `pimforge list`)")
-    p.add_argument("--config", metavar="FILE.yaml", help="YAML mapping of config fields (applied after --preset)")
-    p.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
-                   help="override one config field; repeatable; type-checked like YAML")
+    add_config_arguments(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -227,11 +225,9 @@ def _add_pam_migrate(flows) -> None:
     f.add_argument("--list", required=True, metavar="L.csv|L.npy",
                    help="the migration list: rows token,src_slot,dst_slot (CSV, optional header, "
                         "or an (n, 3) integer .npy)")
-    f.add_argument("--preset", help="a pam_interface preset: a tier pair, e.g. ddr4_to_hbm3 "
-                   "(default: the small simulation tiers hbm3_s -> ddr4_s)")
-    f.add_argument("--config", metavar="FILE.yaml", help="YAML mapping of pam_interface fields")
-    f.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
-                   help="override one pam_interface field (src, dst, token_bytes, ...)")
+    add_config_arguments(f, field="pam_interface field", set_hint=" (src, dst, token_bytes, ...)",
+                         preset_help="a pam_interface preset: a tier pair, e.g. ddr4_to_hbm3 "
+                                     "(default: the small simulation tiers hbm3_s -> ddr4_s)")
     f.add_argument("--occupied", metavar="O.csv|O.npy",
                    help="destination slots already occupied (earlier migrations)")
     f.add_argument("--src-image", metavar="S.npy", help="source tier image, uint8 bytes of its "
@@ -280,7 +276,7 @@ def _cmd_list(args):
 
 
 def _config_from(args):
-    return api.config(args.unit, preset=args.preset, config_file=args.config, sets=args.set)
+    return api.config(args.unit, **config_args(args))
 
 
 def _cmd_config(args):
@@ -430,8 +426,7 @@ def _cmd_demo(args):
 
 def _cmd_run(args):
     if args.flow == "pam-migrate":
-        cfg = api.config("pam_interface", preset=args.preset, config_file=args.config,
-                         sets=args.set)
+        cfg = api.config("pam_interface", **config_args(args))
         return pam_migrate.run_cli(args, cfg)
     flows = {"pam-attention": pam_attention.run_cli, "hilos-attention": hilos_attention.run_cli,
              "hermes-gemv": hermes_gemv.run_cli}

@@ -35,6 +35,7 @@ from pathlib import Path
 import yaml
 
 from pimforge import api
+from pimforge.base.cliargs import add_config_arguments, config_args, given_config_options
 from pimforge.base.config import config_to_dict
 from pimforge.base.errors import UserError
 from pimforge.base.files import check_out_dir, write_atomic, write_outputs
@@ -275,11 +276,7 @@ def add_parser(sub) -> None:
     p.add_argument("format", metavar="FORMAT", help=f"one of: {', '.join(FORMATS)}")
     p.add_argument("unit", nargs="?", metavar="UNIT",
                    help="unit name, for 'fusesoc' (see `pimforge list`)")
-    p.add_argument("--preset", help="start from a named preset of the unit")
-    p.add_argument("--config", metavar="FILE.yaml", help="YAML mapping of config fields "
-                   "(applied after --preset)")
-    p.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
-                   help="override one config field; repeatable")
+    add_config_arguments(p)
     p.add_argument("--flat", action="store_true", help="one flat module instead of the "
                    "hierarchical Verilog (each float operator a module)")
     p.add_argument("--out", metavar="DIR", help="output directory (created if missing)")
@@ -291,9 +288,8 @@ def add_parser(sub) -> None:
 def _check_args(args) -> None:
     if args.format not in FORMATS:
         raise UserError(f"export: unknown format '{args.format}'; allowed: {', '.join(FORMATS)}")
-    unit_opts = [o for o, v in (("UNIT", args.unit), ("--preset", args.preset),
-                                ("--config", args.config), ("--set", args.set),
-                                ("--flat", args.flat)) if v]
+    unit_opts = (["UNIT"] if args.unit else []) + given_config_options(args) \
+        + (["--flat"] if args.flat else [])
     if args.format == "fusesoc-generator" and (unit_opts or args.gapi):
         raise UserError(f"export fusesoc-generator takes --out DIR only, not "
                         f"{(unit_opts or ['--gapi'])[0]}; the unit comes from each generate: "
@@ -317,7 +313,7 @@ def run_cli(args) -> int:
     elif args.format == "fusesoc-generator":
         paths = export_generator(args.out)
     else:
-        cfg = api.config(args.unit, preset=args.preset, config_file=args.config, sets=args.set)
+        cfg = api.config(args.unit, **config_args(args))
         paths, bad = export_fusesoc(args.unit, cfg, args.out, preset=args.preset,
                                     flat=args.flat)
         if bad:

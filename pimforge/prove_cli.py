@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from pimforge import api
+from pimforge.base.cliargs import add_config_arguments, config_args
 from pimforge.base.errors import UserError
 from pimforge.base.files import build_dir
 from pimforge.hw.catalog import FORMAL_EXTRAS
@@ -21,10 +22,7 @@ EXIT_FAIL = 1
 
 def add_arguments(q) -> None:
     q.add_argument("unit", help="unit name (see `pimforge list`)")
-    q.add_argument("--preset", help="start from a named preset of the unit")
-    q.add_argument("--config", metavar="FILE.yaml", help="YAML mapping of config fields")
-    q.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
-                   help="override one config field; repeatable")
+    add_config_arguments(q)
     q.add_argument("--depth", type=int, metavar="N",
                    help=f"cycles from reset to check (1..{MAX_DEPTH}; default: the unit's "
                         "latency + 6, one full pipeline with stalls)")
@@ -50,7 +48,7 @@ def run_cli(args) -> int:
     unit = get_unit(args.unit)
     if args.depth is not None and not 1 <= args.depth <= MAX_DEPTH:
         raise UserError(f"--depth: got {args.depth}; allowed: an integer in 1..{MAX_DEPTH}")
-    cfg = api.config(args.unit, preset=args.preset, config_file=args.config, sets=args.set)
+    cfg = api.config(args.unit, **config_args(args))
     dut = unit.factory(cfg)
     depth = args.depth if args.depth is not None else default_depth(dut.latency)
     out = Path(args.out) if args.out else build_dir("formal", args.unit)

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from pimforge import api
+from pimforge.base.cliargs import add_config_arguments, config_args, given_config_options
 from pimforge.base.errors import ToolError, UserError
 from pimforge.base.files import check_out_dir, write_outputs
 from pimforge.registry import get_unit, units
@@ -20,10 +21,7 @@ __all__ = ["add_arguments", "run_cli", "parse_targets"]
 def add_arguments(q) -> None:
     q.add_argument("unit", help="a unit (see `pimforge list`), 'all' for every preset of every "
                    "unit, or 'compare' for the table against the papers' published costs")
-    q.add_argument("--preset", help="start from a named preset of the unit")
-    q.add_argument("--config", metavar="FILE.yaml", help="YAML mapping of config fields")
-    q.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
-                   help="override one config field; repeatable")
+    add_config_arguments(q)
     q.add_argument("--target", default="generic", metavar="T[,T...]",
                    help="generic (gates, CMOS transistors, um^2 at sky130/Nangate45/ASAP7), "
                         "xcup (UltraScale+ LUT/FF/CARRY8/DSP/BRAM/URAM) or ecp5 (LUT4/FF/MULT18/"
@@ -59,7 +57,7 @@ def parse_targets(text: str, device: str | None) -> tuple:
 
 def _jobs_for(args) -> list:
     if args.unit == "all":
-        if args.preset or args.config or args.set:
+        if given_config_options(args):
             raise UserError("synth all takes no --preset, --config or --set (it runs every preset)")
         table = units()
         names = sorted(table)
@@ -78,7 +76,7 @@ def _jobs_for(args) -> list:
     if args.units:
         raise UserError("--units applies to 'synth all' only")
     u = get_unit(args.unit)
-    cfg = api.config(args.unit, preset=args.preset, config_file=args.config, sets=args.set)
+    cfg = api.config(args.unit, **config_args(args))
     label = args.preset or "default"
     if args.config or args.set:
         label += " (custom)"

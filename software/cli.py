@@ -14,7 +14,8 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
-from pimforge.base.config import config_to_dict, layered_config, load_yaml, parse_overrides
+from pimforge.base.cliargs import add_config_arguments, config_args
+from pimforge.base.config import config_layers, config_to_dict, layered_config
 from pimforge.base.errors import UserError
 from pimforge.software.report import fmt, write_result
 
@@ -39,15 +40,12 @@ def system_module(name: str, part: str = "config"):
     return importlib.import_module(f"{SYSTEMS[name][0]}.{part}")
 
 
-def model_config(name: str, preset: str | None = None, config: str | None = None, sets=()):
+def model_config(name: str, preset: str | None = None, config_file: str | None = None,
+                 sets=()):
     """The system's config from its defaults, a preset, a YAML file and ``--set`` overrides."""
     mod = system_module(name)
     cls = getattr(mod, SYSTEMS[name][1])
-    layers = []
-    if config:
-        layers.append((load_yaml(config), f"config file '{config}'"))
-    if sets:
-        layers.append((parse_overrides(cls, sets, unit=cls.UNIT), "--set"))
+    layers = config_layers(cls, config_file, sets=sets, unit=cls.UNIT)
     return layered_config(cls, mod.PRESETS, preset, *layers, owner=f"model {name}")
 
 
@@ -57,10 +55,8 @@ def _system_help() -> str:
 
 def add_model_arguments(q) -> None:
     q.add_argument("system", help=_system_help())
-    q.add_argument("--preset", help="start from a named preset (see --describe)")
-    q.add_argument("--config", metavar="FILE.yaml", help="YAML mapping of model fields")
-    q.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
-                   help="override one field; repeatable (see --describe for the fields)")
+    add_config_arguments(q, field="model field", preset_help="start from a named preset "
+                         "(see --describe)", set_hint=" (see --describe for the fields)")
     q.add_argument("--describe", action="store_true",
                    help="print the system's fields, their defaults and allowed values, and its "
                         "presets, then exit")
@@ -120,7 +116,7 @@ def run_model_cli(args) -> int:
     if args.describe:
         return _describe(args.system)
     mod = system_module(args.system, "model")
-    cfg = model_config(args.system, args.preset, args.config, args.set)
+    cfg = model_config(args.system, **config_args(args))
     out = precheck_out(args.out or f"build/model/{args.system}")
     res = mod.run_model(cfg, progress=not args.quiet)
     written = write_result(res, out, "model")

@@ -17,7 +17,7 @@ from pimforge.base.errors import ConfigError, UserError
 from pimforge.base.formats import FloatFormat, parse_format
 
 __all__ = ["UnitConfig", "param", "at_most", "load_yaml", "parse_overrides", "build_config",
-           "layered_config", "config_to_dict"]
+           "config_layers", "layered_config", "config_to_dict"]
 
 
 def param(default, doc: str, *, kind=None, choices=None, lo=None, hi=None, check=None):
@@ -214,6 +214,21 @@ def build_config(config_cls, base: dict | None = None, *layers: dict, source: st
                                 f"allowed: {', '.join(sorted(names))}")
         merged.update(layer)
     return config_cls(**merged)
+
+
+def config_layers(config_cls, config_file=None, overrides=None, sets=None,
+                  unit: str | None = None) -> list:
+    """The layers after the preset, as ``(mapping, source)`` for :func:`layered_config`: the YAML
+    file ``config_file``, then the ``overrides`` mapping, then the ``--set`` strings ``sets``;
+    the ones not given are left out."""
+    layers = []
+    if config_file is not None:
+        layers.append((load_yaml(config_file), f"config file '{config_file}'"))
+    if overrides:
+        layers.append((dict(overrides), "overrides"))
+    if sets:
+        layers.append((parse_overrides(config_cls, sets, unit=unit), "--set"))
+    return layers
 
 
 def layered_config(config_cls, presets: dict, preset: str | None = None, *layers,
