@@ -13,7 +13,7 @@
                  [--target generic|xcup|ecp5[,...]] [--device D] [--out DIR] [--jobs N]
     pimforge sweep SPEC [--out DIR] [--scheduler tcp://HOST:PORT] [--workers N] [--cache DIR]
                                              design-space sweep on Dask; CSV/JSON/Markdown, Pareto PNGs
-    pimforge prove UNIT [--preset P] [--set k=v ...] [--depth N] [--mode bmc|prove|cover] [--out DIR]
+    pimforge prove UNIT [--preset P] [--config F] [--set k=v ...] [--depth N] [--mode bmc|prove|cover] [--out DIR]
                                              stream-protocol proof (SymbiYosys); exit 1 on a counterexample
     pimforge model pam|hilos|hermes|lolpim|papi [--preset P] [--config F] [--set k=v ...] [--describe] [--out DIR]
                                              the system model: JSON, Markdown tables, PNG plots
@@ -23,7 +23,8 @@
     pimforge run pam-attention --q Q.npy --k K.npy --v V.npy [--split H:D:S] [--pus H:D:S]
                  [--backend golden|rtl] [--acc fp16|fp32] [--tile N] [--scale X] --out O.npy [--report R.json]
     pimforge run hermes-gemv --w W.npy --x X.npy [--active IDX.npy] [--mode dense|rows|cols] ...
-    pimforge run pam-migrate --list L.csv [--preset P] [--set k=v ...] [--occupied O.csv] [--out D.npy] [--report R.json]
+    pimforge run pam-migrate --list L.csv [--preset P] [--config F] [--set k=v ...] [--occupied O.csv]
+                 [--out D.npy] [--report R.json]
     pimforge run hilos-attention --q Q.npy --k K.npy --v V.npy [--mask M.npy] [--precomputed P.npy]
                  [--backend golden|rtl] [--block N] [--beat-elems N] [--score-fmt fp32|fp16] [--scale X] --out O.npy [--report R.json]
 

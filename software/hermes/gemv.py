@@ -33,8 +33,8 @@ from pimforge.sim.benches.hermes.gemv import GemvData, job_streams, timing_job, 
 from pimforge.sim.benches.hermes.gemv import expected_y
 from pimforge.sim.harness.job import Job, Phase, unpack_payloads
 from pimforge.sim.harness.runner import run_unit
-from pimforge.software.pam.attention import (
-    _check_choice, _check_out_path, _json_float, _to_fp16, load_npy, write_outputs
+from pimforge.software.flow_io import (
+    check_choice, check_out_path, json_float, load_npy, to_fp16, write_flow_outputs
 )
 
 __all__ = ["MODES", "BACKENDS", "RTL_ENGINE", "HermesGemvResult", "hermes_gemv", "run_cli"]
@@ -67,7 +67,7 @@ class HermesGemvResult:
     def report(self) -> dict:
         return {"flow": "hermes-gemv", "backend": self.backend, "mode": self.mode,
                 "batch": self.batch, "d_in": self.d_in, "d_out": self.d_out,
-                "active": self.active, "merge": self.merge, "rel_err": _json_float(self.rel_err),
+                "active": self.active, "merge": self.merge, "rel_err": json_float(self.rel_err),
                 "cycles": self.cycles, "clock_mhz": NDP_CLOCK_MHZ, "engine": self.engine,
                 "wall_s": round(self.wall_s, 3)}
 
@@ -114,8 +114,8 @@ def _pad(a, axis_len, unit):
 def hermes_gemv(w, x, active=None, mode: str = "dense", gpu_partial=None,
                 backend: str = "golden", sim: str = "verilator") -> HermesGemvResult:
     """y = W x on the engine (see the module docstring)."""
-    _check_choice(mode, MODES, "mode")
-    _check_choice(backend, BACKENDS, "backend")
+    check_choice(mode, MODES, "mode")
+    check_choice(backend, BACKENDS, "backend")
     w, x = np.asarray(w), np.asarray(x)
     act = None if active is None else np.asarray(active)
     if mode == "dense" and act is not None:
@@ -123,8 +123,8 @@ def hermes_gemv(w, x, active=None, mode: str = "dense", gpu_partial=None,
     part = None if gpu_partial is None else np.asarray(gpu_partial)
     xb, idx = _check_inputs(w, x, act, part, mode)
     d_out, d_in = w.shape
-    w16, x16 = _to_fp16("W", w), _to_fp16("x", xb)
-    p16 = None if part is None else np.atleast_2d(_to_fp16("gpu partial", part))
+    w16, x16 = to_fp16("W", w), to_fp16("x", xb)
+    p16 = None if part is None else np.atleast_2d(to_fp16("gpu partial", part))
     eng_mode = "cols" if mode == "cols" else "rows"
     length = d_out if eng_mode == "cols" else d_in
     if backend == "rtl":
@@ -195,15 +195,15 @@ def _rtl(cfg, data, sim) -> np.ndarray:
 
 def run_cli(args) -> int:
     """``pimforge run hermes-gemv``: check everything, compute, then write y (and report)."""
-    mode = _check_choice(args.mode, MODES, "mode")
-    backend = _check_choice(args.backend, BACKENDS, "backend")
-    _check_out_path(args.out, "--out")
+    mode = check_choice(args.mode, MODES, "mode")
+    backend = check_choice(args.backend, BACKENDS, "backend")
+    check_out_path(args.out, "--out")
     if args.report is not None:
-        _check_out_path(args.report, "--report")
+        check_out_path(args.report, "--report")
     w, x = load_npy(args.w, "W"), load_npy(args.x, "x")
     act = None if args.active is None else load_npy(
         args.active, "active", dtypes=("int8", "int16", "int32", "int64", "uint8", "uint16",
                                        "uint32"))
     part = None if args.gpu_partial is None else load_npy(args.gpu_partial, "gpu partial")
     res = hermes_gemv(w, x, act, mode, part, backend)
-    return write_outputs(res, args.out, args.report)
+    return write_flow_outputs(res, args.out, args.report)

@@ -37,8 +37,8 @@ from pimforge.sim.benches.hilos.beats import unpack_o
 from pimforge.sim.golden.hilos import attention as h_att
 from pimforge.sim.harness.job import Job, unpack_payloads
 from pimforge.sim.harness.runner import run_unit
-from pimforge.software.pam.attention import (
-    _check_choice, _check_out_path, _json_float, _to_fp16, check_scale, load_npy, write_outputs
+from pimforge.software.flow_io import (
+    check_choice, check_out_path, check_scale, json_float, load_npy, to_fp16, write_flow_outputs
 )
 
 __all__ = ["BACKENDS", "SCORE_FMTS", "HilosAttentionResult", "hilos_attention", "kernel_config",
@@ -78,11 +78,11 @@ class HilosAttentionResult:
                 "head_dim": self.o.shape[1], "tokens": self.tokens,
                 "precomputed": self.precomputed, "masked": self.masked, "block": self.block,
                 "score_fmt": self.score_fmt, "scale": self.scale,
-                "max_rel_err": _json_float(self.max_rel_err),
-                "rel_err": [_json_float(e) for e in self.rel_err],
+                "max_rel_err": json_float(self.max_rel_err),
+                "rel_err": [json_float(e) for e in self.rel_err],
                 "kernel_cycles": self.cycles, "bound_cycles": self.bound,
-                "stats": [{"m": _json_float(float(bits_float(FP32, [m])[0])),
-                           "Z": _json_float(float(bits_float(FP32, [z])[0]))}
+                "stats": [{"m": json_float(float(bits_float(FP32, [m])[0])),
+                           "Z": json_float(float(bits_float(FP32, [z])[0]))}
                           for m, z in self.stats]}
 
     def summary(self) -> str:
@@ -193,8 +193,8 @@ def hilos_attention(q, k, v, mask=None, precomputed=None, block: int = 128,
     beat_elems : fp16 elements per K/V beat of the hardware (8, 16 or 32; 32 = 512-bit AXI).
         The result does not depend on it; the rtl backend's cycle count does.
     """
-    _check_choice(backend, BACKENDS, "backend")
-    _check_choice(score_fmt, tuple(SCORE_FMTS), "score format")
+    check_choice(backend, BACKENDS, "backend")
+    check_choice(score_fmt, tuple(SCORE_FMTS), "score format")
     if block not in BLOCKS:
         raise UserError(f"block must be one of {', '.join(map(str, BLOCKS))}, got {block!r}")
     if beat_elems not in BEAT_ELEMS:
@@ -206,7 +206,7 @@ def hilos_attention(q, k, v, mask=None, precomputed=None, block: int = 128,
     G = hq // hkv
     scale = check_scale(scale, d)
     cfg = kernel_config(G, d, block, score_fmt, scale, beat_elems)
-    q16, k16, v16 = (_to_fp16(name, a) for name, a in (("Q", qa), ("K", ka), ("V", va)))
+    q16, k16, v16 = (to_fp16(name, a) for name, a in (("Q", qa), ("K", ka), ("V", va)))
     pre = None if pa is None else float_bits(cfg.score_fmt, pa.astype(np.float64))
     t0 = time.perf_counter()
     jobs = [HilosJob(q16[i * G:(i + 1) * G], k16[i], v16[i], ma[i],
@@ -265,13 +265,13 @@ def _check_int_choice(text, allowed, option: str) -> int:
 
 def run_cli(args) -> int:
     """``pimforge run hilos-attention``: check everything, compute, then write O (and report)."""
-    backend = _check_choice(args.backend, BACKENDS, "backend")
-    fmt = _check_choice(args.score_fmt, tuple(SCORE_FMTS), "score format")
+    backend = check_choice(args.backend, BACKENDS, "backend")
+    fmt = check_choice(args.score_fmt, tuple(SCORE_FMTS), "score format")
     block = _check_int_choice(args.block, BLOCKS, "--block")
     beat = _check_int_choice(args.beat_elems, BEAT_ELEMS, "--beat-elems")
-    _check_out_path(args.out, "--out")
+    check_out_path(args.out, "--out")
     if args.report is not None:
-        _check_out_path(args.report, "--report")
+        check_out_path(args.report, "--report")
     q, k, v = (load_npy(p, n) for p, n in ((args.q, "Q"), (args.k, "K"), (args.v, "V")))
     mask = None if args.mask is None else load_npy(
         args.mask, "mask", dtypes=("bool", "int8", "uint8", "int32", "int64"))
@@ -280,6 +280,6 @@ def run_cli(args) -> int:
     d = q.shape[-1] if q.ndim else 0
     scale = None if args.scale is None else check_scale(args.scale, d, "--scale", repr(args.scale))
     res = hilos_attention(q, k, v, mask, pre, block, fmt, scale, backend, beat_elems=beat)
-    return write_outputs(res, args.out, args.report)
+    return write_flow_outputs(res, args.out, args.report)
 
 

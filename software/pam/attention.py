@@ -21,8 +21,6 @@ Inputs are rounded to fp16 (round to nearest even); every result also reports it
 """
 from __future__ import annotations
 
-import io
-import json
 import math
 import os
 import sys
@@ -34,7 +32,6 @@ import numpy as np
 
 from pimforge.base import numerics as num
 from pimforge.base.errors import ToolError, UserError
-from pimforge.base.files import write_atomic
 from pimforge.base.formats import FP16
 from pimforge.hw.catalog import HW_UNITS
 from pimforge.hw.pam.config import ACC_FORMATS, PamSystemConfig
@@ -44,10 +41,14 @@ from pimforge.sim.benches.pam.ru import ru_expected
 from pimforge.sim.golden.pam import system as g_sys
 from pimforge.sim.harness.job import Job, Phase, unpack_payloads
 from pimforge.sim.harness.runner import run_unit
+from pimforge.software.flow_io import (
+    check_choice, check_out_path, check_scale, json_float, load_npy, to_fp16, value_text,
+    write_flow_outputs
+)
 
 __all__ = ["ACCS", "BACKENDS", "HEAD_DIMS", "TIERS", "HeadResult", "PamAttentionResult",
            "pam_attention", "prepare_inputs", "check_split", "check_pus", "check_tile",
-           "check_scale", "load_npy", "run_cli"]
+           "run_cli"]
 
 ACCS = ACC_FORMATS   # the pam_pu / pam_ru accumulator formats
 BACKENDS = ("golden", "rtl")
@@ -55,7 +56,6 @@ HEAD_DIMS = (64, 128, 256)
 TIERS = ("hbm", "ddr", "ssd")
 MAX_PUS = 16
 MAX_TILE = 64
-MAX_SCALE = 65504.0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -118,14 +118,14 @@ class PamAttentionResult:
                 "tier_tokens": dict(zip(TIERS, h.tier_counts)),
                 "pus": dict(zip(TIERS, (len(c) for c in h.pu_counts))),
                 "pu_tokens": dict(zip(TIERS, h.pu_counts)),
-                **{k: _json_float(self._value(k, getattr(h, k))) for k in ("m", "l", "lse")},
+                **{k: json_float(self._value(k, getattr(h, k))) for k in ("m", "l", "lse")},
                 **{f"{k}_bits": f"{getattr(h, k):#x}" for k in ("m", "l", "lse")},
-                "rel_err": _json_float(h.rel_err),
+                "rel_err": json_float(h.rel_err),
             })
         return {"flow": "pam-attention", "backend": self.backend, "acc": self.acc,
                 "heads": len(self.heads), "tokens": self.tokens, "head_dim": self.o.shape[1],
                 "split": list(self.split), "pus": list(self.pus), "tile": self.tile,
-                "scale": self.scale, "max_rel_err": _json_float(self.max_rel_err),
+                "scale": self.scale, "max_rel_err": json_float(self.max_rel_err),
                 "rtl_simulations": [dict(zip(("unit", "tier", "phases", "cycles"), u))
                                     for u in self.units],
                 "per_head": heads}
@@ -147,16 +147,8 @@ class PamAttentionResult:
         return "\n".join(lines)
 
 
-def _json_float(x: float):
-    return x if math.isfinite(x) else str(x)
-
-
 # ---------------------------------------------------------------------------------------------
 # checking what the user gave
-
-def _shown(value, shown):
-    return shown if shown is not None else repr(value)
-
 
 def check_split(split, label: str = "split", shown=None) -> tuple:
     """Three non-negative finite numbers with a positive sum (HBM, DDR, SSD weights)."""
@@ -166,7 +158,7 @@ def check_split(split, label: str = "split", shown=None) -> tuple:
         w = ()
     if len(w) != 3 or not all(math.isfinite(x) and x >= 0 for x in w) or sum(w) <= 0:
         raise UserError(f"{label} must be three non-negative numbers H:D:S with a positive sum, "
-                        f"got {_shown(split, shown)}")
+                        f"got {value_text(split, shown)}")
     return w
 
 
@@ -179,7 +171,7 @@ def check_pus(pus, label: str = "pus", shown=None) -> tuple:
         vals = []
     if len(vals) != 3 or any(v is None or not 1 <= v <= MAX_PUS for v in vals):
         raise UserError(f"{label} must be three integers H:D:S, each in 1..{MAX_PUS}, "
-                        f"got {_shown(pus, shown)}")
+                        f"got {value_text(pus, shown)}")
     return tuple(int(v) for v in vals)
 
 
@@ -191,40 +183,9 @@ def check_tile(tile, label: str = "tile", shown=None) -> int:
         except ValueError:
             pass
     if not ok or not 1 <= tile <= MAX_TILE:
-        raise UserError(f"{label} must be an integer in 1..{MAX_TILE}, got {_shown(tile, shown)}")
+        raise UserError(f"{label} must be an integer in 1..{MAX_TILE}, got "
+                        f"{value_text(tile, shown)}")
     return int(tile)
-
-
-def check_scale(scale, d: int, label: str = "scale", shown=None) -> float:
-    """``None`` means 1/sqrt(d); otherwise a number in (0, 65504] (it is rounded to fp32)."""
-    if scale is None:
-        return 1.0 / math.sqrt(d)
-    try:
-        x = float(scale)
-    except (TypeError, ValueError):
-        x = math.nan
-    if isinstance(scale, bool) or not (0 < x <= MAX_SCALE):
-        raise UserError(f"{label} must be a number in (0, {MAX_SCALE:g}], got {_shown(scale, shown)}")
-    return x
-
-
-def _check_choice(value, allowed, what: str):
-    if value not in allowed:
-        raise UserError(f"unknown {what} {value!r}; allowed: {', '.join(allowed)}")
-    return value
-
-
-def _to_fp16(name: str, x: np.ndarray) -> np.ndarray:
-    """fp16 bit patterns (int64) of ``x``, rounded to nearest even; overflow is an error."""
-    if not np.all(np.isfinite(x)):
-        raise UserError(f"{name} holds NaN or Inf values; only finite numbers are allowed")
-    with np.errstate(over="ignore"):
-        x16 = x.astype(np.float16)
-    if not np.all(np.isfinite(x16)):
-        big = float(np.max(np.abs(x.astype(np.float64))))
-        raise UserError(f"{name} has values that overflow fp16 (largest magnitude {big:g}; fp16 "
-                        f"holds up to 65504)")
-    return x16.view(np.uint16).astype(np.int64)
 
 
 def prepare_inputs(q, k, v, dtypes=("float16", "float32", "float64")) -> tuple:
@@ -253,7 +214,7 @@ def prepare_inputs(q, k, v, dtypes=("float16", "float32", "float64")) -> tuple:
         raise UserError("Q, K and V hold no heads (heads = 0); need at least one")
     if n == 0:
         raise UserError("K and V hold no tokens (N = 0); need at least one")
-    return tuple(_to_fp16(name, a) for name, a in arrays.items())
+    return tuple(to_fp16(name, a) for name, a in arrays.items())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -277,8 +238,8 @@ def pam_attention(q, k, v, split=(1, 1, 1), pus=(4, 4, 4), acc: str = "fp16", ti
     sim : simulator of the rtl backend (``verilator`` or ``icarus``).
     """
     t0 = time.monotonic()
-    _check_choice(backend, BACKENDS, "backend")
-    _check_choice(acc, tuple(ACCS), "accumulator format")
+    check_choice(backend, BACKENDS, "backend")
+    check_choice(acc, tuple(ACCS), "accumulator format")
     split, pus, tile = check_split(split), check_pus(pus), check_tile(tile)
     q16, k16, v16 = prepare_inputs(q, k, v)
     heads, n, d = k16.shape
@@ -389,47 +350,16 @@ def _rtl_system(acc, scale, q16, k16, v16, split, pus, tile, sim, units) -> list
 # ---------------------------------------------------------------------------------------------
 # command line: pimforge run pam-attention
 
-def load_npy(path, name: str, dtypes=("float16", "float32")) -> np.ndarray:
-    """Read one .npy array with one-line errors (no pickles)."""
-    p = Path(path)
-    if not p.exists():
-        raise UserError(f"{name} file '{path}' does not exist")
-    if p.is_dir():
-        raise UserError(f"{name} file '{path}' is a directory; give a .npy file")
-    try:
-        arr = np.load(p, allow_pickle=False)
-    except (ValueError, OSError, EOFError):
-        arr = None
-    if not isinstance(arr, np.ndarray):
-        raise UserError(f"{name} file '{path}' is not a .npy file")
-    if arr.dtype.name not in dtypes:
-        raise UserError(f"{name} has dtype {arr.dtype.name}; allowed: {', '.join(dtypes)}")
-    return arr
-
-
-def _check_out_path(path, option: str):
-    p = Path(path)
-    if p.is_dir():
-        raise UserError(f"{option} '{path}' is a directory; give a file path")
-    for parent in p.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise UserError(f"{option} '{path}': '{parent}' is a file, not a directory")
-            if not os.access(parent, os.W_OK | os.X_OK):
-                raise UserError(f"{option} '{path}': directory '{parent}' is not writable")
-            break
-
-
 def run_cli(args) -> int:
     """``pimforge run pam-attention``: check everything, compute, then write O and the report."""
-    backend = _check_choice(args.backend, BACKENDS, "backend")
-    acc = _check_choice(args.acc, tuple(ACCS), "accumulator format")
+    backend = check_choice(args.backend, BACKENDS, "backend")
+    acc = check_choice(args.acc, tuple(ACCS), "accumulator format")
     split = check_split(args.split.split(":"), "--split", repr(args.split))
     pus = check_pus(args.pus.split(":"), "--pus", repr(args.pus))
     tile = check_tile(args.tile, "--tile", repr(args.tile))
-    _check_out_path(args.out, "--out")
+    check_out_path(args.out, "--out")
     if args.report is not None:
-        _check_out_path(args.report, "--report")
+        check_out_path(args.report, "--report")
         if Path(args.report).resolve() == Path(args.out).resolve():
             raise UserError(f"--out and --report name the same file '{args.out}'")
     arrays = [load_npy(path, name) for path, name in ((args.q, "Q"), (args.k, "K"), (args.v, "V"))]
@@ -437,18 +367,4 @@ def run_cli(args) -> int:
     scale = None if args.scale is None else check_scale(args.scale, d, "--scale", repr(args.scale))
     res = pam_attention(*arrays, split=split, pus=pus, acc=acc, tile=tile, scale=scale,
                         backend=backend)
-    return write_outputs(res, args.out, args.report)
-
-
-def write_outputs(res, out, report=None) -> int:
-    """Print a flow result's summary and write its O (.npy) and optional JSON report, both or
-    neither (temporary names, renamed once both are complete)."""
-    buf = io.BytesIO()
-    np.save(buf, res.o, allow_pickle=False)
-    files = {out: buf.getvalue()}
-    if report is not None:
-        files[report] = (json.dumps(res.report(), indent=2) + "\n").encode()
-    print(res.summary())
-    for path in write_atomic(files):
-        print(f"wrote {path}")
-    return 0
+    return write_flow_outputs(res, args.out, args.report)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,12 +24,11 @@ from pathlib import Path
 import numpy as np
 
 from pimforge.base.errors import UserError
-from pimforge.base.files import write_atomic
 from pimforge.hw.pamif.config import PAIR_PRESETS, PamifConfig
 from pimforge.hw.pamif.migration import validate_migration
 from pimforge.hw.pamif.perf import migration_estimate
 from pimforge.sim.golden.pamif.relayout import random_image, relayout
-from pimforge.software.pam.attention import _check_out_path, load_npy
+from pimforge.software.flow_io import check_out_path, load_npy, write_flow_outputs
 
 __all__ = ["MigrateResult", "pam_migrate", "load_list", "run_cli", "MAX_IMAGE_BYTES"]
 
@@ -134,23 +132,13 @@ def run_cli(args, cfg: PamifConfig) -> int:
         raise UserError("pam-migrate: give --out D.npy and/or --report R.json")
     for path, opt in ((args.out, "--out"), (args.report, "--report")):
         if path is not None:
-            _check_out_path(path, opt)
+            check_out_path(path, opt)
     entries = load_list(args.list)
     occupied = load_list_column(args.occupied) if args.occupied else ()
     src = load_npy(args.src_image, "--src-image", dtypes=("uint8",)).reshape(-1) \
         if args.src_image else None
     res = pam_migrate(entries, cfg, occupied, src, args.seed, image=args.out is not None)
-    files = {}
-    if args.out is not None:
-        buf = io.BytesIO()
-        np.save(buf, res.o, allow_pickle=False)
-        files[args.out] = buf.getvalue()
-    if args.report is not None:
-        files[args.report] = (json.dumps(res.report(), indent=2) + "\n").encode()
-    print(res.summary())
-    for path in write_atomic(files):
-        print(f"wrote {path}")
-    return 0
+    return write_flow_outputs(res, args.out, args.report)
 
 
 def load_list_column(path) -> list:
