@@ -299,56 +299,6 @@ def _synth_report(out, rows: dict, per_unit: dict, **extra) -> dict:
     return report
 
 
-# The config each unit is benchmarked at: its default, smaller where the default takes minutes
-# (the smoke test's sizes), or a skip with the reason; ``timeout_s`` replaces UNIT_TIMEOUT_S.
-UNIT_BENCH_CONFIGS = {
-    # pam_pu at op_depth 12, the depth it needs for 100 MHz (107.4 MHz, issue 19's 24th pass):
-    # its ECP5 run takes about 440 s alone (over 600 s twice before, so 1,200 s)
-    "pam_pu": {"set": {"lanes": 4, "head_dim": 64, "op_depth": 12}, "timeout_s": 1200},
-    # online_softmax and pam_ru at the depths their ECP5 figures need for 100 MHz (README,
-    # "Loops span two registers": online_softmax 44.0 MHz at its default op_depth 2, 129.1 at
-    # 12; pam_ru 4 lanes, head_dim 64, 34.3 MHz at op_depth 2, 112.6 at 15; ECP5 seed 1)
-    "online_softmax": {"set": {"op_depth": 12}},
-    "pam_ru": {"set": {"vector_width": 4, "head_dim": 64, "op_depth": 15}},
-    # pam_device small with its RU as wide as its PUs (ru_vector_width 4, not 8) at op_depth 12:
-    # an RU partial beat then comes back every head_dim / 4 = 16 cycles, not 8, so the operators
-    # may be as deep as pam_pu's 100 MHz config: 101.9 MHz (issue 19's twenty-fourth pass; the
-    # preset itself: 33.6 at its op_depth 2, 67.8 at 7, the deepest its RU allows); 21-44
-    # minutes of ECP5 placement and routing (1,242-2,616 s beside another run): an hour's limit
-    "pam_device": {"preset": "small", "set": {"ru_vector_width": 4, "op_depth": 12},
-                   "timeout_s": 3600},
-    "lolpim_dispatcher": {"preset": "small"},
-    # papi_pu and lolpim_pingpong at 8 partials, op_depth 8: the depth their small configs
-    # need for 100 MHz on ECP5 (lolpim_pingpong: 114.1 MHz with the register in front of its
-    # accumulator bank, issue 19's twenty-fourth pass; 91.0 without)
-    "papi_pu": {"preset": "small_1p1b", "set": {"partials": 8, "op_depth": 8}},
-    "lolpim_pingpong": {"set": {"partials": 8, "op_depth": 8}},
-    # HILOS: E = 8, d = 64, block 32; the GEMVs at the deepest op_depth their accumulator
-    # revisit allows (qk_gemv with 4 partial sums: 4 x block/E = 16; sv_gemv d/E = 8), the
-    # softmax at its deepest, 16 (102.1 MHz on nextpnr seed 1, 92.7 before the rounding's lost
-    # bits moved to its sticky OR in issue 19's twenty-second pass; at its default, 2, the
-    # fp32 exponential is a few stages), whose ECP5 run takes 10-26 minutes
-    **{u: {"set": {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 1, **od}, **lim}
-       for u, od, lim in (("qk_gemv", {"partials": 4, "op_depth": 16}, {}),
-                          ("sv_gemv", {"op_depth": 8}, {}),
-                          ("two_pass_softmax", {"op_depth": 16}, {"timeout_s": 2400}))},
-    # hermes_gemv at 8 partials and op_depth 8: 100.3 MHz on seed 1 with the operand select
-    # ahead of the issue register (issue 19's twenty-fourth pass; the earlier figures are in
-    # the README, "Hermes NDP-DIMM units"); 11-20 minutes of ECP5
-    "hermes_gemv": {"set": {"multipliers": 8, "serial_cycles": 8, "beat_words": 1,
-                            "max_batch": 2, "buffer_bytes": 512, "partials": 8, "op_depth": 8},
-                    "timeout_s": 1200},
-    # hermes_act with fp16 inside (preset hermes_fp16) at 16 partials and op_depth 15: 121.4
-    # MHz on seed 1 (105.8 on seed 2) with the input beat registered before the max tree (issue
-    # 19's twenty-fifth pass; 100.4 before); with fp32 inside (the default) 50.5 MHz at 8
-    # partials, op_depth 7, and no route at 16 / 15 (README, "The activation unit")
-    "hermes_act": {"set": {"lanes": 4, "max_len": 64, "acc": "fp16", "partials": 16,
-                           "op_depth": 15}},
-    "pam_system": {"skip": "three pam_device instances and an RU: pam_device and pam_ru are "
-                           "measured"},
-    "hilos_attention": {"skip": "wires qk_gemv, two_pass_softmax and sv_gemv (measured) to its "
-                                "DRAM port"},
-}
 UNIT_TIMEOUT_S = 600
 
 
@@ -384,7 +334,7 @@ def _bench_label(spec: dict) -> str:
 
 def _unit_row(name: str, work: Path, progress) -> dict:
     """One unit's row: its benchmark config through the generic flow, then ECP5."""
-    spec = UNIT_BENCH_CONFIGS.get(name, {})
+    spec = get_unit(name).synth_bench
     row = {"config": _bench_label(spec)}
     if spec.get("skip"):
         return dict(row, skipped=spec["skip"])
@@ -421,7 +371,7 @@ def unit_synth_rows(work: Path, progress=print, names=None, workers: int = 1) ->
     figures.  ``workers`` units run at once, those with the longest stated limit first (the
     slowest placements); each is reported as it starts and ends; the rows come back by name."""
     names = sorted(names or units())
-    order = sorted(names, key=lambda n: -UNIT_BENCH_CONFIGS.get(n, {}).get("timeout_s", 0))
+    order = sorted(names, key=lambda n: -get_unit(n).synth_bench.get("timeout_s", 0))
     rows, lock = {}, threading.Lock()
 
     def say(msg):   # a line at a time: the rows' threads report too

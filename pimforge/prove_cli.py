@@ -1,5 +1,5 @@
 """``pimforge prove UNIT``: the stream-protocol proof of a unit (:mod:`pimforge.synth.formal`),
-plus the unit's own properties where :data:`pimforge.hw.catalog.FORMAL_EXTRAS` has a harness
+plus the unit's own properties where its declaration has a ``formal`` environment
 (``pamif_buffer``: no-loss of a tracked word, counters in range, the release bound)."""
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from pimforge import api
 from pimforge.base.cliargs import add_config_arguments, config_args
 from pimforge.base.errors import UserError
 from pimforge.base.files import build_dir
-from pimforge.hw.catalog import FORMAL_EXTRAS
 from pimforge.registry import get_unit
 from pimforge.synth.formal import MAX_DEPTH, MODES, default_depth, prove
 
@@ -54,7 +53,7 @@ def run_cli(args) -> int:
     out = Path(args.out) if args.out else build_dir("formal", args.unit)
     _progress(f"{args.unit}: {args.mode} to depth {depth} (latency {dut.latency}) in {out} "
               "(the first yowasp-sby run compiles for a minute)")
-    extra = None if args.protocol_only else FORMAL_EXTRAS.get(args.unit)
+    extra = None if args.protocol_only else unit.formal
     res = prove(dut, out, mode=args.mode, depth=depth, fifos=not args.no_fifos, extra=extra)
     verdict = {"pass": "PASS", "fail": "FAIL", "unknown": "UNKNOWN (induction did not close; "
                "try a larger --depth)", "timeout": "TIMEOUT"}[res.status]

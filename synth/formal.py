@@ -184,7 +184,7 @@ def prove(dut, out_dir, *, mode: str = "bmc", depth: int | None = None, fifos: b
 
     ``depth`` defaults to :func:`default_depth` of ``dut.latency``; ``shell`` and ``extra`` are
     :class:`~pimforge.hw.core.formal.FormalTop`'s (a test's mutation between unit and checker;
-    the unit's own properties, :data:`pimforge.hw.catalog.FORMAL_EXTRAS`); ``memory_map``
+    the unit's own properties, its declaration's ``formal``); ``memory_map``
     as in :func:`run_sby`.
     """
     if depth is None:

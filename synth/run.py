@@ -26,7 +26,6 @@ from pathlib import Path
 from pimforge.base.config import config_to_dict
 from pimforge.base.errors import ToolError
 from pimforge.base.files import build_dir
-from pimforge.hw.catalog import PRESET_CLOCKS
 from pimforge.hw.core.inventory import OpKey
 from pimforge.hw.core.macros import module_name
 from pimforge.hw.fp.hierarchy import elaborate_top
@@ -157,7 +156,7 @@ class SynthJob:
     hierarchically: each distinct float operator once (:mod:`pimforge.hw.core.macros`), the
     unit around them with the operators as black boxes, and the totals summed.  ``preset`` is
     the preset the config starts from (default: ``label`` when it names one); its stated clock,
-    if any (:data:`pimforge.hw.catalog.PRESET_CLOCKS`), is checked against the logic depth.
+    if any (the declaration's ``clocks``), is checked against the logic depth.
     """
 
     def __init__(self, unit, cfg, label: str, flat: bool = False, preset: str | None = None):
@@ -168,7 +167,8 @@ class SynthJob:
     @property
     def clock(self) -> dict | None:
         """The clock the preset states (``{"mhz", "source", "target"}``), or ``None``."""
-        return PRESET_CLOCKS.get(self.unit.name, {}).get(self.preset)
+        clock = self.unit.clocks.get(self.preset)
+        return clock.as_dict() if clock else None
 
     @property
     def float_unit(self) -> bool:

@@ -352,7 +352,7 @@ def asap7_delay_ps(levels: int) -> float:
 
 def clock_check(timing: dict, clock: dict) -> dict:
     """Each stage's ASAP7 delay estimate against the period of ``clock`` (``{"mhz", "source",
-    "target"}``, :data:`pimforge.hw.catalog.PRESET_CLOCKS`); ``met`` when every stage fits."""
+    "target"}``, :meth:`pimforge.hw.core.unit.PresetClock.as_dict`); ``met`` when every stage fits."""
     period = 1e6 / clock["mhz"]
     t = ASAP7_TIMING
     stages = [{"stage": r["stage"], "levels": r["levels"],

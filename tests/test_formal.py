@@ -16,7 +16,7 @@ from formal_shells import SHELL_BUGS, STAGE_BUGS, CreditFifo, MutantShell, Never
     TinyStage, zero_data
 from pimforge import cli, prove_cli
 from pimforge.base.errors import UserError
-from pimforge.hw.catalog import FORMAL_EXTRAS, HW_UNITS
+from pimforge.hw.catalog import HW_UNITS
 from pimforge.hw.core.fanout import SplitFifo
 from pimforge.hw.core.formal import FormalTop
 from pimforge.hw.hermes import act as hermes_act
@@ -190,7 +190,7 @@ def test_bad_depth_and_mode_are_user_errors(tmp_path):
     for n, s, d, f, fast in UNIT_PROOFS])
 def test_unit_protocol(name, sets, depth, fifos, tmp_path):
     dut = _unit(name, sets)
-    extra, mm = FORMAL_EXTRAS.get(name), name in MEMORY_MAP
+    extra, mm = HW_UNITS[name].formal, name in MEMORY_MAP
     res = prove(dut, tmp_path / "bmc", depth=depth, fifos=fifos, extra=extra, memory_map=mm)
     assert res.status == "pass", f"{name}: {res.failed}; trace {res.vcd}"
     assert res.depth >= dut.latency + 1
@@ -237,7 +237,7 @@ def test_unit_output_reachable(name, tmp_path):
     """The sweep's depth reaches a transfer on every port (so its pass is not vacuous)."""
     sets = next(s for n, s, *_ in UNIT_PROOFS if n == name)
     res = prove(_unit(name, sets), tmp_path, depth=_depth_of(name), mode="cover",
-                extra=FORMAL_EXTRAS.get(name))
+                extra=HW_UNITS[name].formal)
     assert res.status == "pass", res.failed
 
 

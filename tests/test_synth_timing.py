@@ -1,6 +1,7 @@
 """`pimforge synth` timing: the critical path and per-stage depth of the generic netlist
 (`pimforge.synth.timing`), nextpnr's ECP5 critical path, the preset clocks and the ASAP7 clock
 check, and the guard that ECP5 fmax does not fall as an operator's pipeline deepens."""
+import dataclasses
 import json
 import os
 import threading
@@ -10,7 +11,7 @@ import pytest
 
 from pimforge import api, bench
 from pimforge.cli import main
-from pimforge.hw.catalog import HW_UNITS, PRESET_CLOCKS
+from pimforge.hw.catalog import HW_UNITS
 from pimforge.registry import get_unit
 from pimforge.software.devices import PAM_TIERS, SMARTSSD
 from pimforge.synth import flows, run, timing
@@ -110,16 +111,16 @@ def test_clock_check_flags_a_design_too_deep():
 
 
 def test_preset_clocks_match_the_models():
-    for unit, presets in PRESET_CLOCKS.items():
-        assert set(presets) <= set(HW_UNITS[unit].presets), unit
-        for p, c in presets.items():
-            assert c["mhz"] > 0 and c["source"], (unit, p)
+    for unit, hw in HW_UNITS.items():
+        assert set(hw.clocks) <= set(hw.presets), unit
+        for p, c in hw.clocks.items():
+            assert c.mhz > 0 and c.source, (unit, p)
     for tier in ("hbm", "ddr", "ssd"):  # the system model runs at the same clocks
-        assert PRESET_CLOCKS["pam_pu"][tier]["mhz"] == PAM_TIERS[tier].clock_mhz
-        assert PRESET_CLOCKS["pam_device"][tier]["mhz"] == PAM_TIERS[tier].clock_mhz
-    assert PRESET_CLOCKS["hilos_attention"]["hilos_dgroup4"]["mhz"] == SMARTSSD.clock_mhz == 296
-    assert PRESET_CLOCKS["papi_pu"]["fc_pim"]["mhz"] == 666
-    assert PRESET_CLOCKS["hermes_gemv"]["hermes"]["mhz"] == 1000
+        assert HW_UNITS["pam_pu"].clocks[tier].mhz == PAM_TIERS[tier].clock_mhz
+        assert HW_UNITS["pam_device"].clocks[tier].mhz == PAM_TIERS[tier].clock_mhz
+    assert HW_UNITS["hilos_attention"].clocks["hilos_dgroup4"].mhz == SMARTSSD.clock_mhz == 296
+    assert HW_UNITS["papi_pu"].clocks["fc_pim"].mhz == 666
+    assert HW_UNITS["hermes_gemv"].clocks["hermes"].mhz == 1000
 
 
 def test_cli_report_has_clock_check(tmp_path, capsys):
@@ -161,6 +162,13 @@ def test_ecp5_critical_path_parse():
     assert cp["total_ns"] == pytest.approx(2.9) and cp["setup_ns"] == pytest.approx(0.4)
 
 
+def _bench_spec(monkeypatch, name: str, spec: dict):
+    """Benchmark ``name`` at ``spec`` instead of its declaration's ``synth_bench``."""
+    real = bench.get_unit
+    monkeypatch.setattr(bench, "get_unit", lambda n: dataclasses.replace(real(n), synth_bench=spec)
+                        if n == name else real(n))
+
+
 def test_bench_unit_rows_measure_skip_and_time_out(tmp_path, monkeypatch):
     rows = bench.unit_synth_rows(tmp_path / "a", progress=lambda m: None,
                                  names=["fp_cmp", "pam_system"])
@@ -181,7 +189,7 @@ def test_bench_unit_rows_measure_skip_and_time_out(tmp_path, monkeypatch):
     assert slow["fp_exp"]["skipped"] == "generic took over 1 s"
     # a config's own limit (the long ECP5 runs) takes the place of the default
     monkeypatch.setattr(bench, "UNIT_TIMEOUT_S", 600)
-    monkeypatch.setitem(bench.UNIT_BENCH_CONFIGS, "fp_exp", {"timeout_s": 1})
+    _bench_spec(monkeypatch, "fp_exp", {"timeout_s": 1})
     own = bench.unit_synth_rows(tmp_path / "c", progress=lambda m: None, names=["fp_exp"])
     assert own["fp_exp"]["skipped"] == "generic took over 1 s"
 
@@ -199,7 +207,7 @@ def test_bench_unit_rows_run_in_parallel_longest_limit_first(tmp_path, monkeypat
             barrier.wait()
         return {"nand2_eq": len(name), "logic_depth": 3, "timing": {}}, None
     monkeypatch.setattr(bench, "_synth_subprocess", fake)
-    monkeypatch.setitem(bench.UNIT_BENCH_CONFIGS, "fp_exp", {"timeout_s": 99})
+    _bench_spec(monkeypatch, "fp_exp", {"timeout_s": 99})
     names = ["fp_log", "fp_cmp", "fp_exp"]
     bench.unit_synth_rows(tmp_path, lambda m: None, names, 1)
     assert started == ["fp_exp", "fp_cmp", "fp_log"]
@@ -280,12 +288,12 @@ def test_ecp5_fmax_does_not_fall_with_pipeline_depth():
     pytest.param("hbm", True, marks=pytest.mark.slow), pytest.param("ddr", True, marks=pytest.mark.slow)])
 def test_pam_tier_clocks_are_backed_by_the_netlist(preset, flat):
     _, c = _preset_clock_check("pam_pu", preset, flat)
-    clock = PRESET_CLOCKS["pam_pu"][preset]
-    assert c["clock_mhz"] == clock["mhz"] and c["paper_mhz"] == clock["paper_mhz"]
+    clock = HW_UNITS["pam_pu"].clocks[preset]
+    assert c["clock_mhz"] == clock.mhz and c["paper_mhz"] == clock.paper_mhz
     assert c["met"] and c["failing_stages"] == 0, (c["levels"], c["estimated_fmax_mhz"])
     # the clock is the lower of the hierarchical and flat estimates, rounded down to 10 MHz:
     # not set far below what the netlist does
-    assert 0.9 * c["estimated_fmax_mhz"] <= clock["mhz"] <= c["estimated_fmax_mhz"]
+    assert 0.9 * c["estimated_fmax_mhz"] <= clock.mhz <= c["estimated_fmax_mhz"]
     assert not c["paper_met"]    # and the paper's clock is out of reach, as the report says
 
 
@@ -300,7 +308,7 @@ def test_pam_tier_clocks_are_backed_by_the_netlist(preset, flat):
     pytest.param("attn_pim", False, marks=pytest.mark.slow)])
 def test_papi_preset_clock_is_backed_by_the_netlist(preset, flat):
     rep, c = _preset_clock_check("papi_pu", preset, flat)
-    assert c["clock_mhz"] == PRESET_CLOCKS["papi_pu"][preset]["mhz"] == 666
+    assert c["clock_mhz"] == HW_UNITS["papi_pu"].clocks[preset].mhz == 666
     assert c["met"] and c["failing_stages"] == 0, (c["levels"], c["estimated_fmax_mhz"])
     deepest = max(rep["targets"]["generic"]["timing"]["stages"], key=lambda r: r["levels"])
     assert not deepest["stage"].startswith(("job_", "outputs_", "rows_")), deepest
@@ -313,5 +321,5 @@ def test_papi_preset_clock_is_backed_by_the_netlist(preset, flat):
 @pytest.mark.parametrize("unit", ["qk_gemv", "sv_gemv"])
 def test_hilos_gemv_preset_clock_is_backed_by_the_netlist(unit):
     _, c = _preset_clock_check(unit, "hilos_dgroup4", False)
-    assert c["clock_mhz"] == PRESET_CLOCKS[unit]["hilos_dgroup4"]["mhz"] == 296
+    assert c["clock_mhz"] == HW_UNITS[unit].clocks["hilos_dgroup4"].mhz == 296
     assert c["met"] and c["failing_stages"] == 0, (c["levels"], c["estimated_fmax_mhz"])

@@ -55,7 +55,7 @@ from pimforge.hw.core.pipeline import levels
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp.core import LV_MUX, lv_log
 from pimforge.hw.fp.ops import delay, delay_valid, float_op, op_latency
-from pimforge.hw.hermes.config import ACT_PRESETS, HermesActConfig
+from pimforge.hw.hermes.config import ACT_PRESETS, NDP_CLOCK, HermesActConfig
 from pimforge.hw.pam.softmax import greater
 
 __all__ = ["HermesAct", "ACT_OPS", "act_timing", "act_cycles", "act_schedule",
@@ -432,4 +432,8 @@ class HermesAct(PimComponent):
 
 UNITS = (HwUnit("hermes_act", "Hermes NDP-DIMM activation unit: ReLU or softmax over an fp16 "
                 "vector, lanes a beat (i -> o)", HermesActConfig, HermesAct, ACT_PRESETS,
-                act_cycle_model),)
+                act_cycle_model, paper="Hermes §IV-A", clocks=dict.fromkeys(ACT_PRESETS, NDP_CLOCK),
+                # fp16 inside at 16 partials and op_depth 15: over 100 MHz on ECP5 (with the
+                # default fp32 inside, half that)
+                synth_bench={"set": {"lanes": 4, "max_len": 64, "acc": "fp16", "partials": 16,
+                                     "op_depth": 15}}),)

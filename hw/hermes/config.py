@@ -26,13 +26,16 @@ from dataclasses import dataclass
 from pimforge.base.config import UnitConfig, at_most, param
 from pimforge.base.errors import ConfigError
 from pimforge.base.formats import FP16, FP32
+from pimforge.hw.core.unit import PresetClock
 
 __all__ = ["HermesGemvConfig", "HermesActConfig", "DimmTiming", "DDR4_3200", "GEMV_PRESETS",
-           "ACT_PRESETS", "ACC_FORMATS", "gemv_preset", "act_preset", "PAPER_GEMV", "WORD_ELEMS", "MODES", "NDP_CLOCK_MHZ"]
+           "ACT_PRESETS", "ACC_FORMATS", "gemv_preset", "act_preset", "PAPER_GEMV", "WORD_ELEMS", "MODES", "NDP_CLOCK_MHZ",
+           "NDP_CLOCK"]
 
 WORD_ELEMS = 8            # fp16 values per 128-bit weight word (Hermes §IV-A)
 MODES = ("rows", "cols")  # command modes; dense = rows with every row active
 NDP_CLOCK_MHZ = 1000      # Table II: the NDP core at 1 GHz (the clock the cycle models assume)
+NDP_CLOCK = PresetClock(NDP_CLOCK_MHZ, "Hermes Table II: the NDP core clock")
 ACC_FORMATS = {"fp32": FP32, "fp16": FP16}
 
 

@@ -54,11 +54,11 @@ from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp.accumulate import (accumulate, finish_partials, forward_lane,
                                        forward_stage, read_stage)
 from pimforge.hw.fp.ops import add_tree, delay, delay_valid, float_op, op_latency
-from pimforge.hw.hermes.config import GEMV_PRESETS, HermesGemvConfig
-from pimforge.hw.hermes.gemv_timing import GemvJob, gemv_schedule, gemv_timing
+from pimforge.hw.hermes.config import GEMV_PRESETS, NDP_CLOCK, HermesGemvConfig
+from pimforge.hw.hermes.gemv_timing import gemv_cycles, gemv_schedule, gemv_timing
 from pimforge.hw.hermes.streams import N_BITS, addr_signal, beat_signature, cmd_signature, lane
 
-__all__ = ["HermesGemv", "gemv_cycles"]
+__all__ = ["HermesGemv"]
 
 class HermesGemv(PimComponent):
     """The NDP-DIMM GEMV engine.  Streams ``i_cmd``, ``i_x``, ``i_w``, ``i_p`` in, ``o`` out
@@ -486,14 +486,11 @@ class HermesGemv(PimComponent):
         m.d.sync += j["pending"].eq(j["pending"] + j["take"] - count)
 
 
-def gemv_cycles(cfg: HermesGemvConfig, n_rows: int) -> int:
-    """The unit's cycle model for ``pimforge``: a dense row-mode job of ``n_rows`` rows of
-    ``min(4, max_beats)`` beats, batch 1, weights offered at once; cycles from reset to the last
-    output beat, inclusive (the DIMM's delivery: :func:`~.gemv_timing.gemv_schedule`)."""
-    sched = gemv_schedule(cfg, [GemvJob("rows", 1, n_rows, min(4, cfg.max_beats))])[0]
-    return sched["outputs"][-1] + 1 if sched["outputs"] else 0
-
-
 UNITS = (HwUnit("hermes_gemv", "Hermes NDP-DIMM GEMV engine: dense, batched, row- and "
                 "column-sparse y = W x with the GPU merge (i_cmd, i_x, i_w, i_p -> o)",
-                HermesGemvConfig, HermesGemv, GEMV_PRESETS, gemv_cycles),)
+                HermesGemvConfig, HermesGemv, GEMV_PRESETS, gemv_cycles,
+                paper="Hermes §IV-A, Table II, Fig. 6", clocks=dict.fromkeys(GEMV_PRESETS, NDP_CLOCK),
+                # 8 partials, op_depth 8: 100 MHz on ECP5; its placement takes up to 20 minutes
+                synth_bench={"set": {"multipliers": 8, "serial_cycles": 8, "beat_words": 1,
+                                     "max_batch": 2, "buffer_bytes": 512, "partials": 8,
+                                     "op_depth": 8}, "timeout_s": 1200}),)

@@ -14,7 +14,7 @@ from pimforge.hw.fp.accumulate import DRAIN_READ, acc_latency
 from pimforge.hw.fp.ops import op_latency
 from pimforge.hw.hermes.config import HermesGemvConfig
 
-__all__ = ["gemv_timing", "GemvJob", "gemv_schedule"]
+__all__ = ["gemv_timing", "GemvJob", "gemv_schedule", "gemv_cycles"]
 
 
 def gemv_timing(cfg: HermesGemvConfig) -> dict:
@@ -105,3 +105,11 @@ def gemv_schedule(cfg: HermesGemvConfig, jobs) -> list:
             free = d0 + reads - 1 + tm["final"] + 2
         out.append({"cmd": t_cmd, "issues": issues, "outputs": outputs, "end": free})
     return out
+
+
+def gemv_cycles(cfg: HermesGemvConfig, n_rows: int) -> int:
+    """The unit's cycle model for ``pimforge``: a dense row-mode job of ``n_rows`` rows of
+    ``min(4, max_beats)`` beats, batch 1, weights offered at once; cycles from reset to the last
+    output beat, inclusive (the DIMM's delivery: :func:`gemv_schedule`)."""
+    sched = gemv_schedule(cfg, [GemvJob("rows", 1, n_rows, min(4, cfg.max_beats))])[0]
+    return sched["outputs"][-1] + 1 if sched["outputs"] else 0

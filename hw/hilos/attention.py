@@ -52,7 +52,7 @@ from pimforge.base.numerics import block_starts
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.payload import flag, payload_layout, vec
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.hilos.config import HILOS_PRESETS, HilosAttentionConfig
+from pimforge.hw.hilos.config import HILOS_PRESETS, KERNEL_CLOCK, HilosAttentionConfig
 from pimforge.hw.hilos.qk_gemv import QkGemv
 from pimforge.hw.hilos.qk_timing import qk_schedule
 from pimforge.hw.hilos.streams import k_signature, score_signature, v_signature, vec_signature
@@ -258,4 +258,7 @@ def kernel_schedule(cfg, jobs, latency: int = 0) -> dict:
 
 UNITS = (HwUnit("hilos_attention", "HILOS attention kernel: qk_gemv -> two_pass_softmax -> sv_gemv "
                 "as a block pipeline with a DRAM model (i_q, i_k, i_pre, i_s, i_v -> o_s, o)",
-                HilosAttentionConfig, HilosAttention, HILOS_PRESETS, attention_cycles),)
+                HilosAttentionConfig, HilosAttention, HILOS_PRESETS, attention_cycles,
+                paper="HILOS §4.4, Fig. 7a", clocks=dict.fromkeys(HILOS_PRESETS, KERNEL_CLOCK),
+                synth_bench={"skip": "wires qk_gemv, two_pass_softmax and sv_gemv (measured) to "
+                                     "its DRAM port"}),)

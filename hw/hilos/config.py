@@ -23,10 +23,11 @@ from dataclasses import dataclass, fields
 from pimforge.base.config import UnitConfig, param
 from pimforge.base.errors import ConfigError
 from pimforge.base.formats import FP16, FP32
+from pimforge.hw.core.unit import PresetClock
 
 __all__ = ["QkGemvConfig", "TwoPassSoftmaxConfig", "SvGemvConfig", "HilosAttentionConfig",
            "HILOS_PRESETS", "score_lanes", "SCORE_FMTS", "BLOCKS", "BEAT_ELEMS", "D_GROUPS",
-           "HEAD_DIMS", "MASK_VALUE", "KERNEL_CLOCK_MHZ"]
+           "HEAD_DIMS", "MASK_VALUE", "KERNEL_CLOCK_MHZ", "KERNEL_CLOCK"]
 
 # What the kernel supports (the software flows check their inputs against these)
 SCORE_FMTS = {"fp32": FP32, "fp16": FP16}   # formats of the scores between the units
@@ -207,4 +208,6 @@ class HilosAttentionConfig(_HilosConfig):
 # does not enter the RTL or the cycle models: the SmartSSD's KU15P runs the kernel at
 # KERNEL_CLOCK_MHZ, HILOS §6.2; the system model's SMARTSSD uses it.)
 KERNEL_CLOCK_MHZ = 296.0
+KERNEL_CLOCK = PresetClock(KERNEL_CLOCK_MHZ, "HILOS §6.2: the SmartSSD's kernel clock",
+                          "FPGA (Kintex UltraScale+ KU15P)")
 HILOS_PRESETS = {f"hilos_dgroup{g}": {"d_group": g} for g in (1, 4, 5)}

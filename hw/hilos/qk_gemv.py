@@ -67,7 +67,7 @@ from pimforge.hw.fp.accumulate import accumulate
 from pimforge.hw.fp.core import LV_MUX
 from pimforge.hw.fp.ops import add_partials, delay, delay_valid, float_op
 from pimforge.hw.hilos.blocks import rotate_elems
-from pimforge.hw.hilos.config import HILOS_PRESETS, QkGemvConfig
+from pimforge.hw.hilos.config import HILOS_PRESETS, KERNEL_CLOCK, QkGemvConfig
 from pimforge.hw.hilos.qk_timing import qk_schedule, qk_tail_cycles, qk_timing
 from pimforge.hw.hilos.streams import k_signature, score_signature, vec_signature
 
@@ -445,4 +445,8 @@ def qk_cycles(cfg: QkGemvConfig, n_tokens: int) -> int:
 
 UNITS = (HwUnit("qk_gemv", "HILOS Q.K^T GEMV with the online block transpose: K-Buf, K^T view, "
                 "E x d_group MACs (i_q, i_k -> o: scores in row blocks)", QkGemvConfig, QkGemv,
-                HILOS_PRESETS, qk_cycles),)
+                HILOS_PRESETS, qk_cycles, paper="HILOS §4.4, Fig. 7d",
+                clocks=dict.fromkeys(HILOS_PRESETS, KERNEL_CLOCK),
+                # 4 partial sums at op_depth 4 x block / E = 16, the deepest their revisit allows
+                synth_bench={"set": {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 1, "partials": 4,
+                                     "op_depth": 16}}),)

@@ -46,7 +46,7 @@ from pimforge.hw.core.memories import buffer
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp.ops import delay, delay_valid, float_op, op_latency
 from pimforge.hw.fp.accumulate import acc_latency, accumulate
-from pimforge.hw.hilos.config import HILOS_PRESETS, SvGemvConfig
+from pimforge.hw.hilos.config import HILOS_PRESETS, KERNEL_CLOCK, SvGemvConfig
 from pimforge.hw.hilos.streams import v_signature, vec_signature, y_signature
 
 __all__ = ["SvGemv", "sv_timing"]
@@ -380,4 +380,6 @@ def sv_cycles(cfg: SvGemvConfig, n_tokens: int) -> int:
 
 UNITS = (HwUnit("sv_gemv", "HILOS score x V GEMV: O = sum_j y_j V_j for d_group queries, "
                 "double-buffered (i_p, i_v -> o)", SvGemvConfig, SvGemv, HILOS_PRESETS,
-                sv_cycles),)
+                sv_cycles, paper="HILOS §4.4, Fig. 7e", clocks=dict.fromkeys(HILOS_PRESETS, KERNEL_CLOCK),
+                # op_depth d / E = 8, the deepest its accumulator revisit allows
+                synth_bench={"set": {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 1, "op_depth": 8}}),)

@@ -45,7 +45,7 @@ from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.memories import buffer
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp.ops import beat_tree, delay, delay_valid, float_op, op_latency
-from pimforge.hw.hilos.config import HILOS_PRESETS, TwoPassSoftmaxConfig
+from pimforge.hw.hilos.config import HILOS_PRESETS, KERNEL_CLOCK, TwoPassSoftmaxConfig
 from pimforge.hw.hilos.streams import score_signature, y_signature
 from pimforge.hw.pam.softmax import exp_diff, greater, merge_interval, merge_latency, merge_stats
 
@@ -468,4 +468,8 @@ def softmax_cycles(cfg: TwoPassSoftmaxConfig, n_tokens: int) -> int:
 
 UNITS = (HwUnit("two_pass_softmax", "HILOS two-pass softmax: block max, exp-sum and streaming "
                 "update, then exp(x - m) / Z (i, i_s -> o)", TwoPassSoftmaxConfig, TwoPassSoftmax,
-                HILOS_PRESETS, softmax_cycles),)
+                HILOS_PRESETS, softmax_cycles, paper="HILOS §4.4, Alg. 1, Fig. 7b and 7c",
+                clocks=dict.fromkeys(HILOS_PRESETS, KERNEL_CLOCK),
+                # op_depth 16, its deepest (100 MHz on ECP5); placement takes up to 26 minutes
+                synth_bench={"set": {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 1, "op_depth": 16},
+                             "timeout_s": 2400}),)

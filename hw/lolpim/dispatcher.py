@@ -382,4 +382,5 @@ def dispatcher_cycles(cfg: DispatcherConfig, n_ops: int) -> int:
 UNITS = (HwUnit("lolpim_dispatcher", "LoL-PIM on-module DPA dispatcher: Dyn-Loop / Dyn-Modi "
                 "programs expanded per request (LB from T_cur), virtual rows through the Va2Pa "
                 "table, one PIM command a cycle (i -> o, o_status)", DispatcherConfig,
-                LolpimDispatcher, DISPATCHER_PRESETS, dispatcher_cycles),)
+                LolpimDispatcher, DISPATCHER_PRESETS, dispatcher_cycles,
+                paper="LoL-PIM §5.3, Fig. 6c", synth_bench={"preset": "small"}),)

@@ -53,10 +53,10 @@ from pimforge.base.formats import BF16, FP32
 from pimforge.base.numerics import log2_exact
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.payload import flag, payload_layout, uint, vec
-from pimforge.hw.core.unit import HwUnit
+from pimforge.hw.core.unit import HwUnit, PresetClock
 from pimforge.hw.fp.accumulate import accumulate, finish_partials
 from pimforge.hw.fp.ops import add_tree, delay, delay_valid, float_op
-from pimforge.hw.lolpim.aim import GDDR6
+from pimforge.hw.lolpim.aim import AIM_CLOCK_HZ, GDDR6
 from pimforge.hw.lolpim.config import PINGPONG_PRESETS, PingpongConfig
 from pimforge.hw.lolpim.pingpong_timing import ACC_IN, Tile, pingpong_timing, schedule
 
@@ -367,4 +367,9 @@ def pingpong_cycles(cfg: PingpongConfig, n_tiles: int) -> int:
 
 UNITS = (HwUnit("lolpim_pingpong", "LoL-PIM I/O-aware ping-pong buffering: one AiM channel's "
                 "bf16 PUs with two GB and output-register sets (i_ld, i_gb, i_mac, i_bank -> o)",
-                PingpongConfig, LolpimPingpong, PINGPONG_PRESETS, pingpong_cycles),)
+                PingpongConfig, LolpimPingpong, PINGPONG_PRESETS, pingpong_cycles,
+                paper="LoL-PIM §6, Fig. 7b; AiM §2.2, Tables 3 and 5",
+                clocks=dict.fromkeys(PINGPONG_PRESETS, PresetClock(
+                    AIM_CLOCK_HZ / 1e6, "LoL-PIM Table 5: the AiM PU clock")),
+                # 8 partials at op_depth 8: the depth its small config needs for 100 MHz on ECP5
+                synth_bench={"set": {"partials": 8, "op_depth": 8}}),)

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from pimforge.base.config import UnitConfig, param
 from pimforge.base.errors import ConfigError
 from pimforge.base.formats import FP16, FP32
+from pimforge.hw.core.unit import PresetClock
 
 __all__ = ["OnlineSoftmaxConfig", "PamPuConfig", "PamRuConfig", "PamDeviceConfig",
            "PamSystemConfig", "PU_TIER_PRESETS", "TIER_CLOCK_MHZ", "PAPER_TIER_CLOCK_MHZ",
-           "HBM_FP32_CLOCK_MHZ", "TIERS", "ACC_FORMATS",
+           "HBM_FP32_CLOCK_MHZ", "TIER_CLOCKS", "TIERS", "ACC_FORMATS",
            "acc_check", "pow2_check"]
 
 TIERS = ("hbm", "ddr", "ssd")
@@ -121,7 +122,7 @@ class PamPuConfig(UnitConfig):
 PAPER_TIER_CLOCK_MHZ = {"hbm": 666.0, "ddr": 500.0, "ssd": 1000.0}
 # The clocks the tier presets' netlists support, which the system model's devices
 # (``pimforge.software.devices.PAM_TIERS``) run at and ``pimforge synth`` checks each preset
-# against (``hw.catalog.PRESET_CLOCKS``): the ASAP7 estimate of the preset's generic netlist
+# against (``TIER_CLOCKS``): the ASAP7 estimate of the preset's generic netlist
 # (36 ps a gate level plus 86 ps of flip-flop, ``synth/timing.py``), the lower of the
 # hierarchical and the ``--flat`` figure, rounded down to 10 MHz.  At op_depth 2 the PU's
 # deepest stage is 97 levels hierarchical (279.5 MHz, in an fp16 fma), and 101 in the flat
@@ -132,6 +133,10 @@ PAPER_TIER_CLOCK_MHZ = {"hbm": 666.0, "ddr": 500.0, "ssd": 1000.0}
 # "Synthesis reports".  The clocks change neither the RTL nor the cycle models.
 TIER_CLOCK_MHZ = {"hbm": 260.0, "ddr": 260.0, "ssd": 260.0}
 HBM_FP32_CLOCK_MHZ = 140.0
+TIER_CLOCKS = {t: PresetClock(TIER_CLOCK_MHZ[t], "the clock this preset's netlist supports (ASAP7 "
+                              "estimate, hw/pam/config.py)", paper_mhz=PAPER_TIER_CLOCK_MHZ[t],
+                              paper_source=f"PAM Table 1 / §7.1: the {t} tier's PU clock")
+               for t in TIERS}
 PU_TIER_PRESETS = {
     "hbm": {"lanes": 16},
     "ddr": {"lanes": 4},

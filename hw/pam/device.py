@@ -35,7 +35,7 @@ from amaranth.lib.wiring import In, Out
 from pimforge.base.numerics import spread
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.pam.config import PU_TIER_PRESETS, TIERS, PamDeviceConfig
+from pimforge.hw.pam.config import PU_TIER_PRESETS, TIER_CLOCKS, TIERS, PamDeviceConfig
 from pimforge.hw.pam.pu import PamPu
 from pimforge.hw.pam.pu_timing import pu_schedule
 from pimforge.hw.pam.ru import PamRu, ru_timing
@@ -298,4 +298,9 @@ def device_latency(cfg: PamDeviceConfig) -> int:
 
 UNITS = (HwUnit("pam_device", "PAM device: PUs of one tier and the intra-device RU "
                 "(i_q, i_kv0.. -> o: O, m, l)", PamDeviceConfig, PamDevice, DEVICE_PRESETS,
-                lambda cfg, n: device_cycles(cfg, [n])),)
+                lambda cfg, n: device_cycles(cfg, [n]), paper="PAM §5.2, Fig. 8; Alg. 1",
+                clocks=TIER_CLOCKS,
+                # its RU as wide as its PUs, so the operators may be as deep as pam_pu's
+                # 100 MHz config; placement takes up to 45 minutes beside another run
+                synth_bench={"preset": "small", "set": {"ru_vector_width": 4, "op_depth": 12},
+                             "timeout_s": 3600}),)

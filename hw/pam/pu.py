@@ -31,6 +31,8 @@ Microarchitecture (tile form of Alg. 1, lines 9-12; the numerics are spelled out
 """
 from __future__ import annotations
 
+import dataclasses
+
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import fifo
 from amaranth.lib.memory import Memory
@@ -44,7 +46,8 @@ from pimforge.hw.core.pipeline import levels
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp.core import LV_MUX, lv_log
 from pimforge.hw.fp.ops import beat_tree, delay, delay_valid, float_op
-from pimforge.hw.pam.config import PU_TIER_PRESETS, PamPuConfig
+from pimforge.hw.pam.config import HBM_FP32_CLOCK_MHZ, PU_TIER_PRESETS, TIER_CLOCKS, PamPuConfig
+from pimforge.hw.pam.pu_formal import pu_environment
 from pimforge.hw.pam.pu_timing import pu_schedule, pu_tail_cycles, pu_timing
 from pimforge.hw.pam.softmax import exp_diff, greater, merge_stats
 from pimforge.hw.pam.streams import kv_signature, partial_signature, q_signature
@@ -454,6 +457,9 @@ def _merge_seq_state(cfg) -> dict:
 
 PU_PRESETS = {**PU_TIER_PRESETS,
               "hbm_fp32": {**PU_TIER_PRESETS["hbm"], "acc": "fp32"}}
+# the netlist clocks of the tier presets; the fp32 accumulator's exponential and fma are slower
+PU_CLOCKS = {**TIER_CLOCKS,
+             "hbm_fp32": dataclasses.replace(TIER_CLOCKS["hbm"], mhz=HBM_FP32_CLOCK_MHZ)}
 
 
 def pu_cycles(cfg: PamPuConfig, n_tokens: int) -> int:
@@ -463,4 +469,9 @@ def pu_cycles(cfg: PamPuConfig, n_tokens: int) -> int:
 
 
 UNITS = (HwUnit("pam_pu", "PAM local-attention PU: Q.K, row max, exp, l and O = sum p V in tiles "
-                "(i_q, i_kv -> o: O, m, l)", PamPuConfig, PamPu, PU_PRESETS, pu_cycles),)
+                "(i_q, i_kv -> o: O, m, l)", PamPuConfig, PamPu, PU_PRESETS, pu_cycles,
+                paper="PAM §5.2.1, Alg. 1 Local_Attention", clocks=PU_CLOCKS, formal=pu_environment,
+                # op_depth 12: the depth it needs for 100 MHz on ECP5, whose placement takes
+                # up to 10 minutes
+                synth_bench={"set": {"lanes": 4, "head_dim": 64, "op_depth": 12},
+                             "timeout_s": 1200}),)

@@ -398,4 +398,6 @@ class PamRu(PimComponent):
 UNITS = (HwUnit("pam_ru", "PAM reduction unit: merges partials (O, m, l) of a request, PAM Alg. 1 "
                 "Reduction (i: data, m, l, last -> o: data, m, l [, norm, lse])",
                 PamRuConfig, PamRu, {"final": {"final": True}, "fp32": {"acc": "fp32"}},
-                ru_cycle_model),)
+                ru_cycle_model, paper="PAM §5.2.2, Alg. 1 lines 15-22",
+                # op_depth 15: the depth its ECP5 figure needs for 100 MHz
+                synth_bench={"set": {"vector_width": 4, "head_dim": 64, "op_depth": 15}}),)

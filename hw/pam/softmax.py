@@ -247,4 +247,7 @@ def softmax_cycles(cfg, n: int) -> int:
 
 UNITS = (HwUnit("online_softmax", "online-softmax statistics merge, PAM eqs. 3-5 "
                 "(i: m_in, l_in, first -> o: m, l, g, swap)",
-                OnlineSoftmaxConfig, OnlineSoftmax, {"fp32": {"acc": "fp32"}}, softmax_cycles),)
+                OnlineSoftmaxConfig, OnlineSoftmax, {"fp32": {"acc": "fp32"}}, softmax_cycles,
+                paper="PAM §5.1.1, eqs. 3-5",
+                # op_depth 12: the depth its ECP5 figure needs for 100 MHz
+                synth_bench={"set": {"op_depth": 12}}),)

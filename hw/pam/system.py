@@ -177,4 +177,7 @@ def system_latency(cfg: PamSystemConfig) -> int:
 
 UNITS = (HwUnit("pam_system", "PAM system: HBM, DDR, SSD devices and the final RU "
                 "(i_q_<tier>, i_kv_<tier><k> -> o: O, norm, m, l, lse)", PamSystemConfig,
-                PamSystem, SYSTEM_PRESETS, lambda cfg, n: system_cycles(cfg, [n])),)
+                PamSystem, SYSTEM_PRESETS, lambda cfg, n: system_cycles(cfg, [n]),
+                paper="PAM §5.2, Fig. 8; Alg. 1 lines 15-22",
+                synth_bench={"skip": "three pam_device instances and an RU: pam_device and "
+                                     "pam_ru are measured"}),)

@@ -42,7 +42,8 @@ from amaranth.lib.wiring import In, Out
 from pimforge.base.numerics import log2_exact
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.pamif.config import SIM_PRESETS, PamifConfig
+from pimforge.hw.pamif.buffer_formal import buffer_properties
+from pimforge.hw.pamif.config import IF_CLOCK, SIM_PRESETS, PamifConfig
 from pimforge.hw.pamif.streams import drain_signature, fill_signature, free_signature
 
 __all__ = ["PamifBuffer", "buffer_cycles", "BUFFER_LATENCY"]
@@ -162,4 +163,6 @@ def buffer_cycles(cfg: PamifConfig, n_tokens: int) -> int:
 
 UNITS = (HwUnit("pamif_buffer", "PAM interface re-layout buffer: source-width fill words "
                 "into token regions, released in list order in destination width (i -> o, "
-                "o_free)", PamifConfig, PamifBuffer, SIM_PRESETS, buffer_cycles),)
+                "o_free)", PamifConfig, PamifBuffer, SIM_PRESETS, buffer_cycles,
+                paper="PAM §6.2, Fig. 8d", clocks=dict.fromkeys(SIM_PRESETS, IF_CLOCK),
+                formal=buffer_properties),)

@@ -2,7 +2,7 @@
 range, the release bound, and the invariants that close k-induction.
 
 Used as :class:`~pimforge.hw.core.formal.FormalTop`'s ``extra`` (``pimforge prove
-pamif_buffer``, :data:`pimforge.hw.catalog.FORMAL_EXTRAS`); the stream rules of every port come
+pamif_buffer``, its declaration's ``formal``); the stream rules of every port come
 from the checker itself.
 
 **Environment** (the sender's contract, :mod:`pimforge.hw.pamif.sender`), assumed on what the

@@ -29,7 +29,7 @@ from amaranth.lib.wiring import In, Out
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.pamif.buffer import PamifBuffer
-from pimforge.hw.pamif.config import PAIR_PRESETS, PamifConfig
+from pimforge.hw.pamif.config import IF_CLOCK, PAIR_PRESETS, PamifConfig
 from pimforge.hw.pamif.receiver import PamifReceiver
 from pimforge.hw.pamif.sender import PamifSender
 from pimforge.hw.pamif.streams import (
@@ -94,4 +94,5 @@ def interface_cycles(cfg: PamifConfig, n_entries: int) -> int:
 
 UNITS = (HwUnit("pam_interface", "PAM interface: KV re-layout between memory tiers, sender + "
                 "re-layout buffer + receiver (i_cmd, i_rd -> o_rd, o_wr, o_status)",
-                PamifConfig, PamInterface, PAIR_PRESETS, interface_cycles),)
+                PamifConfig, PamInterface, PAIR_PRESETS, interface_cycles,
+                paper="PAM §6.2, Fig. 8d", clocks=dict.fromkeys(PAIR_PRESETS, IF_CLOCK)),)

@@ -25,7 +25,7 @@ from amaranth.lib.wiring import In, Out
 
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.pamif.config import SIM_PRESETS, PamifConfig
+from pimforge.hw.pamif.config import IF_CLOCK, SIM_PRESETS, PamifConfig
 from pimforge.hw.pamif.sender import slot_word_address
 from pimforge.hw.pamif.streams import drain_signature, wr_signature
 
@@ -70,4 +70,5 @@ def receiver_cycles(cfg: PamifConfig, n_words: int) -> int:
 
 UNITS = (HwUnit("pamif_receiver", "PAM interface address generation unit: released words to "
                 "destination-layout write addresses (i -> o_wr)", PamifConfig, PamifReceiver,
-                SIM_PRESETS, receiver_cycles),)
+                SIM_PRESETS, receiver_cycles, paper="PAM §6.2, Fig. 8d",
+                clocks=dict.fromkeys(SIM_PRESETS, IF_CLOCK)),)

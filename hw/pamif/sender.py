@@ -39,7 +39,8 @@ from amaranth.lib.wiring import In, Out
 from pimforge.base.numerics import log2_exact
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.pamif.config import SIM_PRESETS, STATUS, PamifConfig
+from pimforge.hw.pamif.config import IF_CLOCK, SIM_PRESETS, STATUS, PamifConfig
+from pimforge.hw.pamif.sender_formal import sender_environment
 from pimforge.hw.pamif.timing import sender_schedule
 from pimforge.hw.pamif.streams import (
     bits, cmd_signature, fill_signature, free_signature, rd_signature, rdata_signature,
@@ -290,4 +291,5 @@ def sender_cycles(cfg: PamifConfig, n_entries: int) -> int:
 UNITS = (HwUnit("pamif_sender", "PAM interface command reorder unit: migration-list checks, "
                 "source reads round-robin over bank groups, tagged words to the buffer "
                 "(i_cmd, i_rd, i_free -> o_rd, o_fill, o_status)", PamifConfig, PamifSender,
-                SIM_PRESETS, sender_cycles),)
+                SIM_PRESETS, sender_cycles, paper="PAM §6.2, Fig. 8d",
+                clocks=dict.fromkeys(SIM_PRESETS, IF_CLOCK), formal=sender_environment),)

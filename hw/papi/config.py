@@ -147,7 +147,7 @@ class PapiPuConfig(UnitConfig):
 
 
 # The presets' op_depth: the shallowest at which the unit's ASAP7 estimate meets PAPI's 666 MHz
-# FPU clock (``hw.catalog.PRESET_CLOCKS``; at most 39 gate levels a stage).  At 4 every preset's
+# FPU clock (``papi_pu``'s declared clocks; at most 39 gate levels a stage).  At 4 every preset's
 # deepest stage is an fp16 multiplier's (35 levels, 742.9 MHz); at 3 it is 52 (510.7 MHz), at
 # the default 2, 62 (431.4 MHz).
 PRESET_OP_DEPTH = 4

@@ -319,4 +319,4 @@ def scheduler_cycles(cfg: SchedulerConfig, n_ops: int) -> int:
 UNITS = (HwUnit("papi_scheduler", "PAPI runtime FC scheduler: <eos> count per iteration -> RLP, "
                 "RLP x TLP against alpha -> FC on GPU or FC-PIM, migrate on a flip, freed "
                 "Attn-PIM requests (i_host, i -> o)", SchedulerConfig, PapiScheduler,
-                SCHEDULER_PRESETS, scheduler_cycles),)
+                SCHEDULER_PRESETS, scheduler_cycles, paper="PAPI §5.2, Fig. 5d"),)

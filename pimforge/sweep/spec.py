@@ -26,7 +26,7 @@ from pathlib import Path
 
 from pimforge.base.config import config_to_dict, layered_config, load_yaml
 from pimforge.base.errors import UserError
-from pimforge.hw.catalog import PRESET_CLOCKS
+from pimforge.hw.catalog import HW_UNITS
 from pimforge.registry import get_unit
 from pimforge.software.cli import SYSTEMS, system_module
 from pimforge.synth import flows
@@ -162,7 +162,8 @@ def _metrics(where, kind, metrics) -> list:
 def _clock(where, data, unit_name, preset, metrics):
     clock = data.get("clock_mhz")
     if clock is None and preset:
-        clock = PRESET_CLOCKS.get(unit_name, {}).get(preset, {}).get("mhz")
+        stated = HW_UNITS[unit_name].clocks.get(preset)
+        clock = stated.mhz if stated else None
     if clock is None:
         if "tokens_per_s" in metrics:
             raise _err(where, "clock_mhz: tokens_per_s needs a clock; allowed: a number of MHz "

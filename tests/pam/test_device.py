@@ -14,8 +14,7 @@ from pimforge import api
 from pimforge.base import numerics as num
 from pimforge.base.errors import ConfigError, UserError
 from pimforge.base.formats import FP16, FP32
-from pimforge.bench import UNIT_BENCH_CONFIGS
-from pimforge.hw.catalog import PRESET_CLOCKS
+from pimforge.hw.catalog import HW_UNITS
 from pimforge.hw.pam.config import PamDeviceConfig
 from pimforge.hw.pam.device import PamDevice, device_cycles, device_schedule
 from pimforge.registry import get_unit
@@ -75,10 +74,10 @@ def test_rtl_device_cycle_model(device_run):
 @pytest.mark.slow
 def test_rtl_device_at_the_synthesis_bench_config():
     """The config `pimforge bench --only synth` places on ECP5 (small, the RU as wide as the
-    PUs, op_depth 12; pimforge/bench.py): bit-exact with and without stalls, and the exact cycle
+    PUs, op_depth 12: its synth_bench): bit-exact with and without stalls, and the exact cycle
     model (RU partial beats revisited every 16 cycles, so op_depth 12 is allowed)."""
     require_sim("verilator")
-    spec = UNIT_BENCH_CONFIGS["pam_device"]
+    spec = HW_UNITS["pam_device"].synth_bench
     cfg = api.config("pam_device", preset=spec["preset"], overrides=spec["set"])
     assert cfg.ru_vector_width == cfg.lanes and cfg.op_depth == 12
     res = api.run_bench("pam_device", cfg, job=device_job(cfg, np.random.default_rng(3), seed=3))
@@ -123,9 +122,9 @@ def test_presets():
     unit = get_unit("pam_device")
     for t, lanes, paper in (("hbm", 16, 666.0), ("ddr", 4, 500.0), ("ssd", 16, 1000.0)):
         cfg = unit.preset_config(t)
-        clock = PRESET_CLOCKS["pam_device"][t]
-        assert cfg.lanes == lanes and PAM_TIERS[t].clock_mhz == clock["mhz"]
-        assert clock["mhz"] < clock["paper_mhz"] == paper
+        clock = HW_UNITS["pam_device"].clocks[t]
+        assert cfg.lanes == lanes and PAM_TIERS[t].clock_mhz == clock.mhz
+        assert clock.mhz < clock.paper_mhz == paper
     assert (DEVICE.pus, DEVICE.lanes, DEVICE.ru_vector_width, DEVICE.head_dim) == (2, 4, 8, 64)
 
 

@@ -10,7 +10,7 @@ from pimforge import api
 from pimforge.base import numerics as num
 from pimforge.base.errors import ConfigError, UserError
 from pimforge.base.formats import FP16, FP32
-from pimforge.hw.catalog import PRESET_CLOCKS
+from pimforge.hw.catalog import HW_UNITS
 from pimforge.hw.pam.config import PamPuConfig
 from pimforge.hw.pam.pu import pu_cycles
 from pimforge.hw.pam.pu_timing import pu_schedule
@@ -137,8 +137,8 @@ def test_presets_and_manifest():
     for name, lanes, paper in (("hbm", 16, 666.0), ("ddr", 4, 500.0), ("ssd", 16, 1000.0)):
         cfg = UNIT.preset_config(name)
         assert cfg.lanes == PAM_TIERS[name].lanes == lanes
-        clock = PRESET_CLOCKS["pam_pu"][name]
-        assert PAM_TIERS[name].clock_mhz == clock["mhz"] < clock["paper_mhz"] == paper
+        clock = HW_UNITS["pam_pu"].clocks[name]
+        assert PAM_TIERS[name].clock_mhz == clock.mhz < clock.paper_mhz == paper
     ddr = UNIT.preset_config("ddr")
     assert (ddr.lanes, ddr.beats) == (4, 32)
     man = api.elaborate("pam_pu", ddr)[1]

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from pimforge.base.config import ConfigError
-from pimforge.hw.catalog import PRESET_CLOCKS
+from pimforge.hw.catalog import HW_UNITS
 from pimforge.hw.hilos.attention import kernel_schedule
 from pimforge.hw.hilos.config import HilosAttentionConfig
 from pimforge.hw.pam.config import PamPuConfig, PamRuConfig
@@ -256,7 +256,7 @@ def test_pam_keeps_important_tokens_high_and_static_does_not():
 def test_tier_time_is_the_pu_cycle_model():
     tier = dv.PAM_TIERS["ddr"]
     # the DDR tier runs at the clock its pam_pu preset's netlist supports (test_synth_timing)
-    assert tier.clock_mhz == PRESET_CLOCKS["pam_pu"]["ddr"]["mhz"] and tier.lanes == 4
+    assert tier.clock_mhz == HW_UNITS["pam_pu"].clocks["ddr"].mhz and tier.lanes == 4
     cfg = PamPuConfig(lanes=4, head_dim=128, tile_tokens=16)
     one = pu_schedule(cfg, [16])[-1][1] + 1
     five = pu_schedule(cfg, [16] * 5)[-1][1] + 1
@@ -305,7 +305,7 @@ def test_pamattention_cost_is_the_slowest_tier_plus_the_reduction():
     # as many partials as tiers with tokens, over 256 RUs x 40 stacks at the HBM tier's clock
     # (its netlist's), in the RU's final (normalizing) mode
     hbm = dv.PAM_TIERS["hbm"]
-    assert hbm.clock_mhz == PRESET_CLOCKS["pam_pu"]["hbm"]["mhz"]
+    assert hbm.clock_mhz == HW_UNITS["pam_pu"].clocks["hbm"].mhz
     partials = sum(f > 0 for f in r["frac"])
     want = (4096 * 64 * 80 / (256 * 40) * cal.ru_merge_cycles(16, 128, partials, True)
             / (hbm.clock_mhz * 1e6))
