@@ -19,7 +19,7 @@ import json
 
 import numpy as np
 
-from pimforge.base.config import config_layers, config_to_dict
+from pimforge.base.config import config_layers, config_line
 from pimforge.base.files import check_out_dir, write_outputs
 from pimforge.hw.fp.hierarchy import elaborate as _elaborate
 from pimforge.registry import get_unit, units
@@ -71,8 +71,4 @@ def run_bench(unit: str, cfg=None, sim: str = "verilator", seed: int = 1, job=No
     cfg = cfg if cfg is not None else u.default_config()
     if job is None:
         job = u.bench(cfg, np.random.default_rng(seed), seed=seed, **bench_kw)
-    return run_unit(u, cfg, job, sim=sim, seed=seed, label=f"{unit} {_short(cfg)}")
-
-
-def _short(cfg) -> str:
-    return " ".join(f"{k}={v}" for k, v in config_to_dict(cfg).items())
+    return run_unit(u, cfg, job, sim=sim, seed=seed, label=f"{unit} {config_line(cfg)}")

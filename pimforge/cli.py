@@ -41,7 +41,7 @@ import yaml
 
 from pimforge import api
 from pimforge.base.cliargs import add_config_arguments, config_args
-from pimforge.base.config import config_to_dict
+from pimforge.base.config import config_line, config_to_dict
 from pimforge.base.errors import ToolError, UserError
 from pimforge.bench import (
     accuracy_benchmark, harness_benchmark, hilos_benchmark, model_benchmark, pam_benchmark,
@@ -314,7 +314,7 @@ def _cmd_test(args):
         kw["n_random"] = args.n_random
     cfg = _config_from(args)
     res = api.run_bench(args.unit, cfg, sim=args.sim, seed=args.seed, **kw)
-    print(f"{args.unit} on {args.sim} (seed {args.seed}): {api._short(cfg)}")
+    print(f"{args.unit} on {args.sim} (seed {args.seed}): {config_line(cfg)}")
     print(res.summary())
     verdict = "PASS" if res.passed else "FAIL"
     print(f"{verdict}: {res.simulated_cycles} cycles simulated in {res.wall_s:.2f} s "

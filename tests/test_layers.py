@@ -1,5 +1,6 @@
 """The layers hold (README, "Layers"): import-linter's contracts from pyproject.toml, no imports
-inside functions, no import cycles, and no source file or function past the size limits.
+inside functions, no import cycles, no module using another's private names, and no source file
+or function past the size limits.
 
 import-linter reads a package as it lies on disk, and setup.py maps hw/, sim/, software/ and
 synth/ into ``pimforge.*``; so the contracts run on a copy of the sources laid out as installed.
@@ -172,3 +173,88 @@ def test_files_and_functions_stay_small():
                 if n > MAX_FUNCTION_LINES:
                     big.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}: {n} lines")
     assert not big, "\n".join(big)
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _dotted(node):
+    """``a.b.c`` of a chain of attributes on a name, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id] + parts[::-1]) if isinstance(node, ast.Name) else None
+
+
+def _private_uses(path: Path, name: str, mods) -> list:
+    """Where the module ``name`` (source ``path``) reaches into another package module's private
+    names: ``from pimforge.x import _y``, or ``m._y`` with ``m`` bound to a package module (by
+    ``import pimforge.x as m``, ``from pimforge import x as m`` or ``import pimforge.x``)."""
+    tree = ast.parse(path.read_text(), str(path))
+    pkg = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    bound = {}   # local name -> the package module it stands for
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(pkg.split(".")[:len(pkg.split(".")) - node.level + 1]
+                                + ([base] if base else []))
+            if not base.startswith("pimforge"):
+                continue
+            for a in node.names:
+                if _is_private(a.name):
+                    found.append((node.lineno, f"from {base} import {a.name}"))
+                if f"{base}.{a.name}" in mods:
+                    bound[a.asname or a.name] = f"{base}.{a.name}"
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith("pimforge"):   # binds the alias, else "pimforge" itself
+                    bound[a.asname or "pimforge"] = a.name if a.asname else "pimforge"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _is_private(node.attr):
+            chain = _dotted(node.value)
+            if chain is None or chain.split(".")[0] not in bound:
+                continue
+            head, *rest = chain.split(".")
+            target = ".".join([bound[head]] + rest)
+            if target in mods and target != name:
+                found.append((node.lineno, f"{chain}.{node.attr}"))
+    return [f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}:{line}: {text}"
+            for line, text in sorted(set(found))]
+
+
+def _private_violations(sources: dict) -> list:
+    return [v for name, path in sorted(sources.items()) for v in _private_uses(path, name, sources)]
+
+
+def test_no_private_names_across_modules():
+    """A module uses another module's public names only (STYLE.md): a helper two modules share
+    gets a public name in a module both import."""
+    bad = _private_violations(_sources())
+    assert not bad, "private names used across modules:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("lines, expected", [
+    ("from pimforge.software.pam.attention import _progress", "import _progress"),
+    ("from pimforge.sim.golden.pam import common as g\nx = g._order_key", "g._order_key"),
+    ("from pimforge.hw.core import inventory\nx = inventory.RECORDINGS._x", None),
+    ("import pimforge.api\nx = pimforge.api._private", "pimforge.api._private"),
+    ("import pimforge.api as a\nx = a._private", "a._private"),
+    ("from pimforge.hw.fp.hierarchy import elaborate as _elaborate", None),
+    ("class K:\n    _x = 1\n    def f(self):\n        return self._x", None),
+])
+def test_a_private_import_is_reported(tmp_path, lines, expected):
+    """The check can fail: a copy of one module with a private use added is reported by line;
+    a private alias, an object's own member or an attribute of a public name is not."""
+    sources = _sources()
+    name = "pimforge.software.hilos.attention"
+    copy = tmp_path / "attention.py"
+    copy.write_text(sources[name].read_text() + "\n" + lines + "\n")
+    bad = _private_violations({**sources, name: copy})
+    if expected is None:
+        assert bad == []
+    else:
+        assert len(bad) == 1 and bad[0].startswith(str(copy)) and expected in bad[0], bad

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from amaranth.hdl import Const
 
-__all__ = ["OpKey", "recording", "record", "op_key"]
+__all__ = ["OpKey", "RECORDINGS", "recording", "record", "op_key"]
 
 
 @dataclass(frozen=True, order=True)
@@ -61,7 +61,7 @@ class ThreadStack(threading.local):
         self.items = []
 
 
-_STACK = ThreadStack()
+RECORDINGS = ThreadStack()
 
 
 @contextmanager
@@ -69,11 +69,11 @@ def recording():
     """Count every :func:`record` call made inside the block; yields a ``Counter`` of
     :class:`OpKey`."""
     counts = Counter()
-    _STACK.items.append(counts)
+    RECORDINGS.items.append(counts)
     try:
         yield counts
     finally:
-        _STACK.items.pop()
+        RECORDINGS.items.pop()
 
 
 def op_key(kind: str, fmt, src=None, depth: int = -1, operands=None,
@@ -89,5 +89,5 @@ def op_key(kind: str, fmt, src=None, depth: int = -1, operands=None,
 def record(kind: str, fmt, src=None, depth: int = -1, count: int = 1, operands=None,
            inline: bool = False) -> None:
     """Note ``count`` operators of one kind (a no-op unless a :func:`recording` is open)."""
-    if _STACK.items:
-        _STACK.items[-1][op_key(kind, fmt, src, depth, operands, inline)] += count
+    if RECORDINGS.items:
+        RECORDINGS.items[-1][op_key(kind, fmt, src, depth, operands, inline)] += count

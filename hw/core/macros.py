@@ -20,8 +20,7 @@ from __future__ import annotations
 import hashlib
 from contextlib import contextmanager
 
-from pimforge.hw.core import inventory
-from pimforge.hw.core.inventory import OpKey, ThreadStack
+from pimforge.hw.core.inventory import RECORDINGS, OpKey, ThreadStack
 
 __all__ = ["macro_mode", "active", "module_name", "suspended"]
 
@@ -59,13 +58,13 @@ def module_name(op: OpKey, prefix: str | None = None) -> str:
 @contextmanager
 def suspended():
     """Neither macros nor the inventory while an operator module itself is built."""
-    saved = list(_STACK.items), list(inventory._STACK.items)
+    saved = list(_STACK.items), list(RECORDINGS.items)
     _STACK.items.clear()
-    inventory._STACK.items.clear()
+    RECORDINGS.items.clear()
     try:
         yield
     finally:
         _STACK.items.extend(saved[0])
-        inventory._STACK.items.extend(saved[1])
+        RECORDINGS.items.extend(saved[1])
 
 

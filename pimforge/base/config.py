@@ -17,7 +17,7 @@ from pimforge.base.errors import ConfigError, UserError
 from pimforge.base.formats import FloatFormat, parse_format
 
 __all__ = ["UnitConfig", "param", "at_most", "load_yaml", "parse_overrides", "build_config",
-           "config_layers", "layered_config", "config_to_dict"]
+           "config_layers", "layered_config", "config_to_dict", "config_line"]
 
 
 def param(default, doc: str, *, kind=None, choices=None, lo=None, hi=None, check=None):
@@ -138,6 +138,12 @@ def _coerce(unit, name, value, meta):
 def config_to_dict(cfg: UnitConfig) -> dict:
     """Plain dict of a config (formats as names): the YAML and manifest form."""
     return {f.name: _plain(getattr(cfg, f.name)) for f in fields(cfg)}
+
+
+def config_line(cfg: UnitConfig) -> str:
+    """A config on one line, ``field=value ...`` (a bench's label and ``pimforge test``'s
+    heading)."""
+    return " ".join(f"{k}={v}" for k, v in config_to_dict(cfg).items())
 
 
 def load_yaml(path) -> dict:

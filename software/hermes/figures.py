@@ -13,7 +13,9 @@ from pimforge.software.hermes.config import (
 )
 from pimforge.software.hermes.placement import greedy, solve_ilp
 from pimforge.software.hermes.schedule import predictor_run, profile_problem
-from pimforge.software.hermes.step import _spec, gpu_fraction, hermes_step, run_system, shape
+from pimforge.software.hermes.step import (
+    gpu_fraction, hermes_step, run_system, shape, trace_spec
+)
 from pimforge.software.hermes.traces import generate
 from pimforge.software.report import Progress
 
@@ -79,8 +81,8 @@ def _multipliers(cfg, pg) -> dict:
 def predictor_check(cfg, model: str = "LLaMA2-70B") -> dict:
     """Predictor accuracy over the model's MLP trace at batch 1, and the share of the prefill's
     hot neurons (top 20%) that are not hot over the decode (§III-B: 52%)."""
-    spec = _spec(wl.get_model(model), 0, 1, cfg.trace_neurons, cfg.seed, cfg.input_len,
-                 cfg.output_len)
+    spec = trace_spec(wl.get_model(model), 0, 1, cfg.trace_neurons, cfg.seed, cfg.input_len,
+                      cfg.output_len)
     stats = predictor_run(spec)[1].as_dict()
     act = generate(spec).act[1:]
     k = int(0.2 * act.shape[2])
@@ -98,7 +100,7 @@ def ilp_check(cfg, model: str = "OPT-66B", cluster: int = 128) -> dict:
     greedy heuristic's gap to it."""
     m = wl.get_model(model)
     s = shape(m)
-    spec = _spec(m, 0, 1, cfg.trace_neurons, cfg.seed, cfg.input_len, cfg.output_len)
+    spec = trace_spec(m, 0, 1, cfg.trace_neurons, cfg.seed, cfg.input_len, cfg.output_len)
     prob = profile_problem(spec, gpu_fraction(s), cfg.dimms, 1.0, 8.0)
     ilp = solve_ilp(prob, cluster=cluster)
     gr = greedy(prob)

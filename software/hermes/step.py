@@ -31,7 +31,7 @@ from pimforge.software.hermes.schedule import block_loads
 from pimforge.software.hermes.traces import TraceSpec
 
 __all__ = ["Run", "Shape", "shape", "dimm_time", "hermes_step", "baseline_step", "run_system",
-           "gpu_fraction"]
+           "gpu_fraction", "trace_spec"]
 
 BYTES = wl.BYTES_FP16
 
@@ -152,8 +152,11 @@ def _prefill(m: wl.ModelSpec, b: int, in_len: int, resident: float, serial: bool
     return (stream + compute if serial else max(stream, compute)) + kv
 
 
-def _spec(m: wl.ModelSpec, block: int, batch: int, neurons: int, seed: int, in_len: int,
-          out_len: int) -> TraceSpec:
+def trace_spec(m: wl.ModelSpec, block: int, batch: int, neurons: int, seed: int, in_len: int,
+               out_len: int) -> TraceSpec:
+    """The activation trace of ``m``'s MLP neurons (``block`` 0) or QKV inputs (``block`` 1)
+    at ``batch``, with the block's ReLU sparsity, over at most 128 prefill and 128 decode
+    tokens."""
     fam = m.name.split("-")[0]
     return TraceSpec(neurons=neurons, sparsity=SPARSITY[fam][block], batch=batch, seed=seed,
                      prefill=min(in_len, 128), decode=min(out_len, 128))
@@ -167,10 +170,10 @@ def hermes_step(m: wl.ModelSpec, b: int, cfg, variant: str | None = None,
     frac = gpu_fraction(s)
     fits = (m.weight_bytes + b * (cfg.input_len + cfg.output_len) * m.kv_bytes_per_token
             <= dimms * DIMM_BYTES)
-    ql = block_loads(_spec(m, 1, b, cfg.trace_neurons, cfg.seed, cfg.input_len,
-                           cfg.output_len), variant, round(frac, 4), dimms)
-    fl = block_loads(_spec(m, 0, b, cfg.trace_neurons, cfg.seed, cfg.input_len,
-                           cfg.output_len), variant, round(frac, 4), dimms)
+    ql = block_loads(trace_spec(m, 1, b, cfg.trace_neurons, cfg.seed, cfg.input_len,
+                                cfg.output_len), variant, round(frac, 4), dimms)
+    fl = block_loads(trace_spec(m, 0, b, cfg.trace_neurons, cfg.seed, cfg.input_len,
+                                cfg.output_len), variant, round(frac, 4), dimms)
     ctx = cfg.input_len + cfg.output_len // 2
     attn = _attention(s, b, ctx, dimms, gemv) + _sync(s, b)
     proj = _gpu(s.h * s.h * BYTES, 2 * b * s.h * s.h)
@@ -227,8 +230,8 @@ def baseline_step(system: str, m: wl.ModelSpec, b: int, cfg) -> Run:
         return Run(system, b, parts, _prefill(m, b, cfg.input_len, resident,
                                               system == "Accelerate"), fits)
     if system == "Deja Vu":
-        fl = block_loads(_spec(m, 0, b, cfg.trace_neurons, cfg.seed, cfg.input_len,
-                               cfg.output_len), "partition", 0.0, cfg.dimms)
+        fl = block_loads(trace_spec(m, 0, b, cfg.trace_neurons, cfg.seed, cfg.input_len,
+                                    cfg.output_len), "partition", 0.0, cfg.dimms)
         act = float(fl.active.mean())
         per_layer = s.qkv_bytes / L + s.proj_bytes / L + act * s.ffn_bytes / L
         c = _gpu(L * per_layer + s.head_bytes, 2.0 * b * (L * per_layer + s.head_bytes) / BYTES,
@@ -247,10 +250,10 @@ def _host_step(m, s: Shape, b: int, cfg) -> Run:
     """Hermes-host (PowerInfer): hot neurons on the GPU, cold ones and attention on the CPU."""
     frac = gpu_fraction(s)
     L, h = s.layers, s.h
-    ql = block_loads(_spec(m, 1, b, cfg.trace_neurons, cfg.seed, cfg.input_len,
-                           cfg.output_len), "partition", round(frac, 4), cfg.dimms)
-    fl = block_loads(_spec(m, 0, b, cfg.trace_neurons, cfg.seed, cfg.input_len,
-                           cfg.output_len), "partition", round(frac, 4), cfg.dimms)
+    ql = block_loads(trace_spec(m, 1, b, cfg.trace_neurons, cfg.seed, cfg.input_len,
+                                cfg.output_len), "partition", round(frac, 4), cfg.dimms)
+    fl = block_loads(trace_spec(m, 0, b, cfg.trace_neurons, cfg.seed, cfg.input_len,
+                                cfg.output_len), "partition", round(frac, 4), cfg.dimms)
     nb = s.mlp_mats * h * BYTES
     cq, cf = float(ql.cold.mean()) * s.qkv * h * BYTES, float(fl.cold.mean()) * s.ffn * nb
     gq, gf = float(ql.gpu.mean()) * s.qkv * h * BYTES, float(fl.gpu.mean()) * s.ffn * nb

@@ -22,7 +22,7 @@ from pimforge.hw.lolpim import aim
 from pimforge.hw.lolpim.pingpong_timing import Tile, act_time, next_act_ready
 from pimforge.sim.benches.pam.beats import pack_rows
 from pimforge.sim.golden.lolpim.pingpong import run_program
-from pimforge.sim.golden.pam.common import _convert
+from pimforge.sim.golden.pam.common import convert
 from pimforge.sim.harness.job import Job, Phase
 from pimforge.sim.harness.stall import StallPattern
 
@@ -41,7 +41,7 @@ class Program:
 
 def bf16(values) -> np.ndarray:
     """bf16 bit patterns of float64 values (round to nearest even, through fp32)."""
-    return _convert(FP32, BF16, float_bits(FP32, values))
+    return convert(FP32, BF16, float_bits(FP32, values))
 
 
 def _extreme(rng, a):

@@ -18,7 +18,7 @@ from pimforge.sim.golden.fp.add import fp_add
 from pimforge.sim.golden.fp.exp import fp_exp
 from pimforge.sim.golden.fp.mul import fp_mul
 from pimforge.sim.golden.fp.recip import fp_recip
-from pimforge.sim.golden.pam.common import OpCfg, _convert, _is_nan, greater, tree_sum
+from pimforge.sim.golden.pam.common import OpCfg, convert, greater, is_nan, tree_sum
 
 __all__ = ["act_relu", "act_softmax", "act_golden"]
 
@@ -27,7 +27,7 @@ def act_relu(x16) -> np.ndarray:
     """ReLU of fp16 bit patterns: NaNs are kept as they are, relu(-0) = +0."""
     x = np.asarray(x16, dtype=np.int64)
     neg = (x & FP16.sign_bit) != 0
-    return np.where(neg & ~_is_nan(FP16, x), 0, x)
+    return np.where(neg & ~is_nan(FP16, x), 0, x)
 
 
 def _beats(x16, lanes: int, pad: int) -> np.ndarray:
@@ -58,8 +58,8 @@ def act_softmax(x16, lanes: int, acc, partials: int = 4) -> dict:
     n = len(x16)
     c = OpCfg(acc)
     m = _running_max(x16, lanes)
-    x = _convert(FP16, acc, _beats(x16, lanes, 0))
-    m_acc = int(_convert(FP16, acc, np.array([m]))[0])
+    x = convert(FP16, acc, _beats(x16, lanes, 0))
+    m_acc = int(convert(FP16, acc, np.array([m]))[0])
     e = fp_exp(c, fp_add(c, x, np.full_like(x, m_acc), subtract=True))
     keep = (np.arange(e.size) < n).reshape(e.shape)
     sums = tree_sum(acc, np.where(keep, e, 0))
@@ -76,7 +76,7 @@ def act_softmax(x16, lanes: int, acc, partials: int = 4) -> dict:
     z = tree_sum(acc, parts)
     r = fp_recip(c, np.array([z], dtype=np.int64))
     e = e.reshape(-1)[:n]
-    y = _convert(acc, FP16, fp_mul(c, e, np.full(n, r[0], dtype=np.int64)))
+    y = convert(acc, FP16, fp_mul(c, e, np.full(n, r[0], dtype=np.int64)))
     return {"y": y, "m": m, "e": e, "Z": int(z), "r": int(r[0])}
 
 

@@ -19,20 +19,20 @@ import numpy as np
 from pimforge.base.formats import FP16
 from pimforge.sim.golden.fp.add import fp_add
 from pimforge.sim.golden.fp.mul import fp_mul
-from pimforge.sim.golden.pam.common import OpCfg, _convert, tree_sum
+from pimforge.sim.golden.pam.common import OpCfg, convert, tree_sum
 
 __all__ = ["gemv_rows", "gemv_cols", "products"]
 
 
 def products(acc, w16, x16) -> np.ndarray:
     """``w * x`` elementwise (broadcast) in ``acc``: exact in fp32, rounded in fp16."""
-    return fp_mul(OpCfg(acc), _convert(FP16, acc, w16), _convert(FP16, acc, x16))
+    return fp_mul(OpCfg(acc), convert(FP16, acc, w16), convert(FP16, acc, x16))
 
 
 def _finish(acc, y, p16):
     if p16 is not None:
-        y = fp_add(OpCfg(acc), y, _convert(FP16, acc, p16))
-    return _convert(acc, FP16, y)
+        y = fp_add(OpCfg(acc), y, convert(FP16, acc, p16))
+    return convert(acc, FP16, y)
 
 
 def gemv_rows(cfg, w16, x16, p16=None) -> np.ndarray:

@@ -9,7 +9,7 @@ from pimforge.base.numerics import float_bits
 from pimforge.sim.golden.fp.fma import fp_fma
 from pimforge.sim.golden.fp.mul import fp_mul
 from pimforge.sim.golden.hilos.common import F32
-from pimforge.sim.golden.pam.common import _convert, tree_sum
+from pimforge.sim.golden.pam.common import convert, tree_sum
 
 __all__ = ["qk_scores", "group_scores"]
 
@@ -18,8 +18,8 @@ def qk_scores(q16, k16, scale: float, score_fmt=FP32, partials: int = 1) -> np.n
     """Scores (score_fmt bits) of fp16 ``q`` (d,) or (G, d) against fp16 rows ``k`` (n, d):
     shape (n,) or (G, n).  Dim i adds into partial sum ``i mod partials`` (each from +0); the
     partials are summed pairwise, adjacent pairs first, before the scale."""
-    q = _convert(FP16, FP32, np.asarray(q16, dtype=np.int64))
-    k = _convert(FP16, FP32, np.asarray(k16, dtype=np.int64))
+    q = convert(FP16, FP32, np.asarray(q16, dtype=np.int64))
+    k = convert(FP16, FP32, np.asarray(k16, dtype=np.int64))
     qq = np.atleast_2d(q)
     acc = np.zeros((partials, len(qq), len(k)), dtype=np.int64)
     shape = acc.shape[1:]
@@ -29,7 +29,7 @@ def qk_scores(q16, k16, scale: float, score_fmt=FP32, partials: int = 1) -> np.n
                         shape), acc[p])
     acc = tree_sum(FP32, np.moveaxis(acc, 0, -1))
     s = fp_mul(F32, acc, np.full_like(acc, int(float_bits(FP32, [scale])[0])))
-    s = _convert(FP32, score_fmt, s)
+    s = convert(FP32, score_fmt, s)
     return s if q.ndim == 2 else s[0]
 
 

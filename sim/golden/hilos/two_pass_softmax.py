@@ -11,7 +11,7 @@ from pimforge.sim.golden.fp.fma import fp_fma
 from pimforge.sim.golden.fp.mul import fp_mul
 from pimforge.sim.golden.fp.recip import fp_recip
 from pimforge.sim.golden.hilos.common import F32, MASK_VALUE, NEG_INF32
-from pimforge.sim.golden.pam.common import _convert, greater
+from pimforge.sim.golden.pam.common import convert, greater
 
 __all__ = ["two_pass_softmax"]
 
@@ -35,7 +35,7 @@ def two_pass_softmax(x, block: int, mask=None, score_fmt=FP32, mask_value=MASK_V
                      segments=None) -> dict:
     """Alg. 1 on one row of scores ``x`` (score_fmt bits).  ``mask`` (bool, True = masked).
     Returns ``y`` (fp16 bits), ``m`` and ``Z`` (fp32 bits) and the per-block ``m_B``, ``S_B``."""
-    x = _convert(score_fmt, FP32, np.asarray(x, dtype=np.int64))
+    x = convert(score_fmt, FP32, np.asarray(x, dtype=np.int64))
     n = len(x)
     mask = np.zeros(n, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
     x = np.where(mask, mask_bits(mask_value), x)
@@ -60,6 +60,6 @@ def two_pass_softmax(x, block: int, mask=None, score_fmt=FP32, mask_value=MASK_V
             z = int(fp_fma(F32, np.array([s_b]), g, np.array([z]))[0])
     r = fp_recip(F32, np.array([z], dtype=np.int64))
     e = fp_exp(F32, fp_add(F32, x, np.full_like(x, m), subtract=True))
-    y = _convert(FP32, FP16, fp_mul(F32, e, np.full_like(e, r[0])))
+    y = convert(FP32, FP16, fp_mul(F32, e, np.full_like(e, r[0])))
     y = np.where(mask, 0, y)
     return {"y": y, "m": m, "Z": z, "blocks": blocks}

@@ -20,7 +20,7 @@ import numpy as np
 from pimforge.base.formats import BF16, FP32
 from pimforge.sim.golden.fp.add import fp_add
 from pimforge.sim.golden.fp.mul import fp_mul
-from pimforge.sim.golden.pam.common import OpCfg, _convert, tree_sum
+from pimforge.sim.golden.pam.common import OpCfg, convert, tree_sum
 
 __all__ = ["column_products", "step_sums", "run_program"]
 
@@ -29,7 +29,7 @@ _C32 = OpCfg(FP32)
 
 def column_products(bank16, gb16) -> np.ndarray:
     """bf16 x bf16 in fp32 (exact), broadcast: ``bank16`` (..., lanes), ``gb16`` (lanes,)."""
-    return fp_mul(_C32, _convert(BF16, FP32, bank16), _convert(BF16, FP32, gb16))
+    return fp_mul(_C32, convert(BF16, FP32, bank16), convert(BF16, FP32, gb16))
 
 
 def step_sums(bank16, gb16) -> np.ndarray:
@@ -60,7 +60,7 @@ def run_program(cfg, loads, tiles, bank) -> np.ndarray:
         if tile.release:
             used += 1
         if tile.drain:
-            outs.append(_convert(FP32, BF16, tree_sum(FP32, parts)))
+            outs.append(convert(FP32, BF16, tree_sum(FP32, parts)))
             parts = None
     return np.array(outs, dtype=np.int64).reshape(-1, B)
 

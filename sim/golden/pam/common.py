@@ -58,7 +58,8 @@ from pimforge.sim.golden.fp.convert import fp_convert
 from pimforge.sim.golden.fp.exp import fp_exp
 from pimforge.sim.golden.fp.mul import fp_mul
 
-__all__ = ["OpCfg", "ConvCfg", "to_acc", "exp_diff", "tree_sum", "greater", "scores"]
+__all__ = ["OpCfg", "ConvCfg", "to_acc", "convert", "exp_diff", "tree_sum", "greater", "is_nan",
+           "scores"]
 
 
 @dataclass(frozen=True)
@@ -77,10 +78,12 @@ class ConvCfg:
 
 def to_acc(acc, x16) -> np.ndarray:
     """fp16 bit patterns converted (exactly) to the accumulator format."""
-    return _convert(FP16, acc, x16)
+    return convert(FP16, acc, x16)
 
 
-def _convert(src, dst, x) -> np.ndarray:
+def convert(src, dst, x) -> np.ndarray:
+    """Bit patterns ``x`` of format ``src`` converted to ``dst`` (rounded to nearest even); the
+    formats here differ in width when they differ at all, so equal widths pass unchanged."""
     x = np.asarray(x, dtype=np.int64)
     if src.width == dst.width:
         return x
@@ -92,7 +95,7 @@ def exp_diff(acc, a, b) -> np.ndarray:
     fp32, rounded to ``acc``, then the ``acc`` exponential."""
     d = fp_add(OpCfg(SCORE), np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64),
                subtract=True)
-    return fp_exp(OpCfg(acc), _convert(SCORE, acc, d))
+    return fp_exp(OpCfg(acc), convert(SCORE, acc, d))
 
 
 def tree_sum(acc, x) -> np.ndarray:
@@ -108,7 +111,7 @@ def scores(scale: float, q16, k16) -> np.ndarray:
     """Scaled scores ``s_j`` (score-format bits) of fp16 ``q`` (d,) against fp16 rows ``k``
     (n, d)."""
     c = OpCfg(SCORE)
-    prods = fp_mul(c, _convert(FP16, SCORE, q16)[None, :], _convert(FP16, SCORE, k16))
+    prods = fp_mul(c, convert(FP16, SCORE, q16)[None, :], convert(FP16, SCORE, k16))
     return fp_mul(c, tree_sum(SCORE, prods), scale_bits(scale))
 
 
@@ -118,7 +121,8 @@ def _order_key(fmt, bits):
     return np.where(bits & fmt.sign_bit, -mag - 1, mag)
 
 
-def _is_nan(fmt, bits):
+def is_nan(fmt, bits):
+    """True where the bit patterns ``bits`` of format ``fmt`` are NaN."""
     return (np.asarray(bits) & (fmt.sign_bit - 1)) > fmt.inf
 
 
@@ -126,4 +130,4 @@ def greater(a, b, fmt=SCORE) -> np.ndarray:
     """The comparator's ``greater`` (-0 < +0; false when either side is NaN)."""
     a = np.asarray(a, dtype=np.int64)
     b = np.asarray(b, dtype=np.int64)
-    return (_order_key(fmt, a) > _order_key(fmt, b)) & ~_is_nan(fmt, a) & ~_is_nan(fmt, b)
+    return (_order_key(fmt, a) > _order_key(fmt, b)) & ~is_nan(fmt, a) & ~is_nan(fmt, b)

@@ -10,7 +10,7 @@ from pimforge.sim.golden.fp.add import fp_add
 from pimforge.sim.golden.fp.log import fp_log
 from pimforge.sim.golden.fp.mul import fp_mul
 from pimforge.sim.golden.fp.recip import fp_recip
-from pimforge.sim.golden.pam.common import OpCfg, _convert
+from pimforge.sim.golden.pam.common import OpCfg, convert
 from pimforge.sim.golden.pam.softmax import merge
 
 __all__ = ["ru_reduce", "ru_final"]
@@ -36,7 +36,7 @@ def ru_final(acc, o, m, l) -> dict:
     c = OpCfg(acc)
     r = fp_recip(c, np.array([l], dtype=np.int64))
     prod = fp_mul(c, np.asarray(o, dtype=np.int64), r)
-    norm = _convert(acc, FP16, prod)
-    log_l = _convert(acc, SCORE, fp_log(c, np.array([l], dtype=np.int64)))
+    norm = convert(acc, FP16, prod)
+    log_l = convert(acc, SCORE, fp_log(c, np.array([l], dtype=np.int64)))
     lse = int(fp_add(OpCfg(SCORE), np.array([m]), log_l)[0])
     return {"norm": norm, "lse": lse}

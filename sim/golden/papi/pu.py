@@ -15,7 +15,7 @@ import numpy as np
 from pimforge.base.formats import FP16
 from pimforge.sim.golden.fp.add import fp_add
 from pimforge.sim.golden.fp.mul import fp_mul
-from pimforge.sim.golden.pam.common import OpCfg, _convert, tree_sum
+from pimforge.sim.golden.pam.common import OpCfg, convert, tree_sum
 
 __all__ = ["pu_gemv"]
 
@@ -31,10 +31,10 @@ def pu_gemv(cfg, w16, x16) -> np.ndarray:
     Q = cfg.partials
     parts = np.zeros((rows, x.shape[0], Q), dtype=np.int64)
     for k in range(cols // L):
-        wk = _convert(FP16, acc, w[:, None, k * L:(k + 1) * L])
-        xk = _convert(FP16, acc, x[None, :, k * L:(k + 1) * L])
+        wk = convert(FP16, acc, w[:, None, k * L:(k + 1) * L])
+        xk = convert(FP16, acc, x[None, :, k * L:(k + 1) * L])
         t = tree_sum(acc, fp_mul(c, wk, xk))
         q = k % Q
         parts[..., q] = fp_add(c, parts[..., q], t)
     y = tree_sum(acc, parts)
-    return _convert(acc, FP16, y)
+    return convert(acc, FP16, y)
