@@ -35,8 +35,8 @@ def exp_stages(fmt, ftz):
     # a compare of the exponent: both are functions of the exponent field alone (a zero field
     # reads as 1, the same shift as a field of 1), so they are one decode of that field, a case
     # per value.  Written as arithmetic (zero test, subtraction, clamps) they became a chain of
-    # LUTs, a carry chain and a clamp folded into the register's reset: ECP5 measured 15 logic
-    # cells and 10.1 ns from the input (hermes_act, fp16 exp at op_depth 15, issue 19).
+    # LUTs, a carry chain and a clamp folded into the register's reset on ECP5, a long path
+    # from the input where a decode is a few LUT levels.
     sh_const = fmt.frac_bits + par.log2e_frac - par.y_frac + fmt.bias
     shift_of = [min(62, max(0, sh_const - max(e, 1))) for e in range(1 << fmt.exp_bits)]
     big_from = par.sat_exp + fmt.bias    # fields at or above it saturate (includes Inf and NaN)

@@ -17,13 +17,9 @@ __all__ = ["rom", "quad_width", "quad_stages", "normalize_stages", "FpFuncUnit",
 
 # Gate levels worth of a block RAM's clock-to-out and the route out of the RAM row: nextpnr
 # gives 5.8 ns for an ECP5 DP16KD read (speed 6), and the data then leaves the device's RAM row
-# for the logic.  14 (the clock-to-out alone) was too few: two_pass_softmax at op_depth 16 (its
-# fp32 exponentials at depth 17) had its critical path from a table's EBR through 3.5 ns of
-# routing and a 6-level multiplier segment, 10.8 ns, where its 23-level segments take under
-# 10 ns; fp_recip fp32's ROM output into a 6-level segment ran at 84 MHz, against 106 MHz for
-# fp_log fp32's 25-level segments.  18 puts a register after ``rom_held`` at depths 16-17 (exp)
-# and 13-14 (recip); the estimated deepest segment at each depth grows by at most 4 levels
-# (issue 19, eighteenth pass).
+# for the logic.  The clock-to-out alone (14 levels) is too few: a table's output then shares a
+# segment with a multiplier stage, and that segment, not the deeper pure-logic ones, limits
+# fmax.  18 puts a plain register after ``rom_held`` at depths 16-17 (exp) and 13-14 (recip).
 LV_ROM_OUT = 18
 # Tables larger than this many bits become block RAMs on ECP5: yosys's memory_libmap prices a ROM
 # bit as logic at 1/16 and a DP16KD at 128.  Measured: the fp32 tables (5,952 bits and up) map to
