@@ -44,8 +44,8 @@ STAGES_KEPT = 200  # per report: the deepest stage groups (a PAM device has hund
 
 # ASAP7 delays (ps) from the 7.5-track standard-cell library's NLDM tables, RVT, typical corner,
 # 0.7 V, 25 C: asap7sc7p5t_SIMPLE_RVT_TT_nldm_211120.lib and asap7sc7p5t_SEQ_RVT_TT_nldm_220123.lib
-# as OpenROAD-flow-scripts ships them (flow/platforms/asap7/lib; read at commits 9a3c144 and
-# caffa1d, INVx1 from asap7sc7p5t_INVBUF_RVT_TT_nldm_201020.lib); the PDK is Clark et al.,
+# as OpenROAD-flow-scripts ships them (flow/platforms/asap7/lib; INVx1 from
+# asap7sc7p5t_INVBUF_RVT_TT_nldm_201020.lib); the PDK is Clark et al.,
 # "ASAP7: A 7-nm finFET predictive process design kit", Microelectronics Journal 53 (2016)
 # 105-115.
 # * One level: NAND2xp5_ASAP7_75t_R, input A, rising output (its slower edge), 40 ps input slew,

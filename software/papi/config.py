@@ -21,10 +21,9 @@ POWER_BUDGET_W = 116.0      # §6.1 footnote 2: an 8-high 16 GB HBM3 cube (IDD7)
 FPU_AREA_PAPER = 0.1025     # §6.1: A_FPU in mm^2, from AttAcc [23]
 # Our FPU: `pimforge synth papi_pu --preset fpu --target generic` (one 16-lane fp16 FPU of
 # AttAcc's shape with its column and input buffers) is 5,144 um^2 at ASAP7 at op_depth 4, the
-# depth whose netlist meets the 666 MHz FPU clock (4,307 at op_depth 2, which reached 431 MHz;
-# 6,242 before the fine-stage float library of issue 19, 4,724 before its output-registered
-# operators and cheaper fp16 FMA, 4,406 while its datapath registers had a reset); x 10 for the DRAM
-# process of the HBM die it sits on (PAM 7.5, as the synth compare rows of PAM's HBM-PIM PUs).
+# depth whose netlist meets the 666 MHz FPU clock (op_depth 2 is smaller but reaches only about
+# 431 MHz); x 10 for the DRAM process of the HBM die it sits on (PAM 7.5, as the synth compare
+# rows of PAM's HBM-PIM PUs).
 # AttAcc's own public reference RTL is 9,106 um^2 at ASAP7 (synth compare), and 0.1025 / 9,106 um^2
 # = 11.3x: the paper's figure is an ASAP7 synthesis in a DRAM process too.
 # tests/software/test_papi.py re-synthesizes it and holds this number to the netlist.
