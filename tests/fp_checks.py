@@ -19,13 +19,13 @@ from pimforge.sim.reference.ulp import bits_to_float, is_nan_bits, reference_val
 
 _LONG = os.environ.get("PIMFORGE_LONG", "") not in ("", "0")
 # Random operand sets per operation and format.  The default run keeps `make test` within its
-# time budget on two cores (issue 19: the suite had reached 21-23 minutes); the long run checks
-# four times as many against SoftFloat and 50 times as many on the RTL.  Both runs check every
-# corner tuple first.  PIMFORGE_SOFTFLOAT_RANDOM=N and PIMFORGE_RTL_RANDOM=N set them directly.
-# Golden model vs SoftFloat: 250,000 by default (1,000,000 until issue 19), 1,000,000 long.
+# time budget on two cores; the long run checks four times as many against SoftFloat and 50
+# times as many on the RTL.  Both runs check every corner tuple first.
+# PIMFORGE_SOFTFLOAT_RANDOM=N and PIMFORGE_RTL_RANDOM=N set them directly.
+# Golden model vs SoftFloat: 250,000 by default, 1,000,000 long.
 N_SOFTFLOAT_RANDOM = int(os.environ.get("PIMFORGE_SOFTFLOAT_RANDOM",
                                         1_000_000 if _LONG else 250_000))
-# RTL vs golden: 10,000 by default (20,000 until issue 19), then the same again under random
+# RTL vs golden: 10,000 by default, then the same again under random
 # stalls; 500,000 long (each unit's builds are reused).
 N_RTL_RANDOM = int(os.environ.get("PIMFORGE_RTL_RANDOM", 500_000 if _LONG else 10_000))
 

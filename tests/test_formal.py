@@ -44,8 +44,8 @@ PAM_PU_SMALL = {"lanes": 16, "head_dim": 64, "tile_tokens": 1, "op_depth": 1}
 GEMV_SMALL = {"multipliers": 8, "serial_cycles": 8, "beat_words": 1, "max_batch": 1,
               "buffer_bytes": 256, "op_depth": 1, "acc": "fp16"}
 # lolpim_pingpong: 1 bank x 2 lanes, a 2-beat GB set, no GDDR6 I/O latencies: a one-beat load,
-# a one-step drained tile, first output at step 13 (12 before issue 19's register in front of
-# the accumulator bank; cover first reaches `o` at depth 17); depth 24 covers a second set of
+# a one-step drained tile, first output at step 13 (one of them the register in front of the
+# accumulator bank; cover first reaches `o` at depth 17); depth 24 covers a second set of
 # each (both ping-pong bits flipped).  bmc 6 s + cover 4 s of CPU.
 PINGPONG_SMALL = {"banks": 1, "lanes": 2, "gb_elems": 4, "rd_latency": 0, "wr_latency": 0}
 # 8-element beats: the FIFOs of 32-element ones, in a quarter of the multipliers (5 s, not 13 s)

@@ -44,7 +44,7 @@ CONFIGS = _configs() | {(u, "small-lint"): api.config(u, overrides=o)
 # The default run lints every unit's default config and its `small*` presets; the long run lints
 # every preset (and the flat Verilog of each).  A preset is a grid point of the same generator:
 # the default config has every construct, and the presets are the same constructs wider,
-# deeper or in another format (issue 20: presets and grids in `make test-long`).
+# deeper or in another format.
 # Three defaults are the long run's too: pam_system's (4 PUs per tier, about 35 s of lint),
 # pam_device's (4 PUs, 20 s) and the dispatcher's (Table 5's 96 KB buffers, 2.6 MB of Verilog);
 # their `small` presets have every construct of the generator and are linted by default.
@@ -55,7 +55,7 @@ HEAVY_DEFAULTS = {("pam_system", "default"), ("pam_device", "default"),
 # 29 s of lint), hilos_attention wires qk_gemv, two_pass_softmax and sv_gemv to its DRAM port
 # (20 s).  Their parts are linted by default; these run in the long run.
 HEAVY_DEFAULTS |= {("pam_system", "small"), ("hilos_attention", "default")}
-# The two slowest remaining defaults (issue 19's time budget): hermes_act's (16 lanes of fp32
+# The two slowest remaining defaults (the default run's time budget): hermes_act's (16 lanes of fp32
 # exp, recip and multipliers, 26 s) and qk_gemv's (32-element beats, 13 s).  The default run
 # lints each at a small config instead (SMALL_LINT: the same constructs, fewer lanes), the long
 # run at its default as before.

@@ -45,7 +45,7 @@ def test_xcup_fp_mul_uses_dsp():
     targets, devices = _targets("xcup")
     x = run.synthesize(_job("fp_mul", "fp16"), targets, devices)["targets"]["xcup"]
     assert x["LUT"] > 20 and x["FF"] > 0
-    # The 11 x 11 significand product is a carry-save tree (issue 19): registers can cut it,
+    # The 11 x 11 significand product is a carry-save tree: registers can cut it,
     # which they cannot do inside a DSP48E2, so it maps to LUTs and one CARRY8 adder chain.
     assert x["DSP48E2"] == 0 and x["CARRY8"] >= 1
     assert x["lut_levels"] >= 2
@@ -60,7 +60,7 @@ def test_ecp5_fp_add_places_and_reports_fmax():
     assert 5 < e["fmax_mhz"] < 500, e
 
 
-# Long run (33-52 s of the default run until issue 19's time budget): the default run's smoke
+# Long run (33-52 s of synthesis): the default run's smoke
 # tests synthesize every unit hierarchically; this checks that flow against the flat netlist.
 @pytest.mark.slow
 def test_hierarchical_matches_flat():

@@ -247,7 +247,7 @@ def test_bench_synth_units_refreshes_only_those_rows(tmp_path, monkeypatch, caps
 
 
 def test_bench_synth_all_reports_each_config(tmp_path):
-    """The benchmark's `synth all` phase (469 s on two cores in issue 19's twenty-sixth pass)
+    """The benchmark's `synth all` phase (minutes of synthesis for every preset of every unit)
     says which config finished, one indented line each, as `pimforge synth all` does."""
     unit = get_unit("fp_cmp")
     jobs = [run.SynthJob(unit, unit.preset_config(p), p) for p in sorted(unit.presets)[:2]]
@@ -258,10 +258,10 @@ def test_bench_synth_all_reports_each_config(tmp_path):
     assert all("fp_cmp" in ln and "generic" in ln for ln in lines)
 
 
-# Regression guard (issue 19): a deeper fp_add pipeline must never be slower on ECP5.  nextpnr
-# runs with --seed 1, so each figure is deterministic; about 8 s of synthesis per depth.  Before
-# the float library's fine stages (af24111) it failed: 32.4, 31.9, 43.2 and 43.5 MHz at depths
-# 1, 2, 4 and 8 (the second register cut nothing on the critical path).
+# Regression guard: a deeper fp_add pipeline must never be slower on ECP5.  nextpnr runs with
+# --seed 1, so each figure is deterministic; about 8 s of synthesis per depth.  It fails on a
+# library whose registers are spread over a few coarse stages, where a second register cuts
+# nothing on the critical path.
 def test_ecp5_fmax_does_not_fall_with_pipeline_depth():
     targets, devices = parse_targets("ecp5", None)
     fmax, levels = {}, {}

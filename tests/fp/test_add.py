@@ -27,7 +27,7 @@ def test_golden_ftz_vs_flushed_softfloat(fmt_name):
                         2, seed=12, n_random=200_000, ftz=True, label=f"add ftz {fmt_name}")
 
 
-# bf16 on the RTL is the long run's (issue 19's time budget): no unit computes in bf16, the
+# bf16 on the RTL is the long run's (the default run's time budget): no unit computes in bf16, the
 # datapath is the same generator at another width, and bf16's golden model is checked against
 # SoftFloat in the default run.  fp_convert keeps one bf16 RTL case (bf16 -> fp32).
 @pytest.mark.parametrize("fmt_name", ["fp16", pytest.param("bf16", marks=pytest.mark.slow),

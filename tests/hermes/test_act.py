@@ -361,8 +361,8 @@ def test_rtl_other_configs(over):
     _full_run(UNIT.config(None, over), seed=3)
 
 
-# Issue 19: with fp16 inside, 16 partials and op_depth 15, the partial select into the partial
-# add was the critical path on ECP5 (77.1 MHz); as a priced stage of the add (float_op ``pre``)
+# With fp16 inside, 16 partials and op_depth 15, the 16:1 partial select into the partial add
+# would be the critical path on ECP5; as a priced stage of the add (float_op ``pre``)
 # it gets a register of the add's own at that depth, and none at the default op_depth 2.
 @pytest.mark.parametrize("overrides, registered", [
     ({"acc": "fp16", "partials": 16, "op_depth": 15}, True), ({}, False)])

@@ -36,7 +36,7 @@ def test_short_lengths_against_float64(G, kind):
 
 
 # The default run keeps the heavy-tailed draw (about 10 s); the rest of the grid, the normal
-# draw at G = 5 included (in the default run until issue 19's time budget), is the long run's.
+# draw at G = 5 included, is the long run's (the default run's time budget).
 @pytest.mark.parametrize("G, kind", [
     (5, "heavy"),
     *[pytest.param(g, k, marks=pytest.mark.slow) for g in (1, 4, 5) for k in KINDS

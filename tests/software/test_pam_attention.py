@@ -6,7 +6,7 @@ Accuracy is ``||O - O_ref||_inf / ||O_ref||_inf`` with ``O_ref`` float64 attenti
 fp16-rounded inputs; bounds: 4e-3 with fp16 accumulation, 1e-3 with fp32.  The default run has
 one N = 8192 case with fp16 accumulation (the ``heavy`` draw below; about 10 s on a two-core
 machine) and N = 1024 for the rest; the full N = 8192 grid over several seeds, the ``normal``
-draw included, is marked slow (issue 19: the suite's time budget).
+draw included, is marked slow (the default run's time budget).
 
 The ``heavy`` case at N = 8192, d = 128, seed 3 is the draw that showed why scores and maxima are
 fp32 (see :mod:`pimforge.sim.golden.pam.common`): with fp16 scores (50-400 there, resolved to only 2^-5

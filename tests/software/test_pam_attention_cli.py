@@ -184,7 +184,7 @@ def test_rtl_backend_hbm_tier_equals_golden(tmp_path, capsys):
     """The rtl backend with every token on the HBM tier (one PU, its RU and the final RU); the
     three-tier run below covers all three tiers.  Both are the long run's: the backend runs the
     tier presets' Verilog (16-lane PU, 16-wide RUs at d = 128), whose two RU builds and
-    simulations took about 60 s of the default run (issue 19's time budget).  The default run
+    simulations would take about 60 s of the default run.  The default run
     checks the same PU and RU generators bit for bit at small configs (tests/pam/test_pu.py,
     test_ru.py) and the golden flow's composition (tests/software/test_pam_attention.py).  At
     d = 128 the designs are the hbm PU preset's and the RU's default and final configs
