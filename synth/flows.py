@@ -291,10 +291,10 @@ techmap -map +/lattice/latches_map.v
 abc -lut 4 -dress -script luts.abc
 clean
 synth_ecp5 -top pf_fmax_harness -json harness.json -run map_cells:"""
-# synth_ecp5 maps LUTs with ABC9, which is timing-driven (an fp16 FMA: 26.6 MHz, against
-# 17.2 MHz with plain ``if`` mapping) but takes minutes on a few PAM PUs (still running after
-# 7 min on pam_device's small preset).  Designs above this much Verilog get the generic flow's
-# ``dc2`` and a plain LUT mapping instead (2.5 min there); the report says which mapper ran.
+# synth_ecp5 maps LUTs with ABC9, which is timing-driven (an fp16 FMA places about 1.5 times
+# faster than with plain ``if`` mapping) but takes many minutes on designs of a few PAM PUs.
+# Designs above this much Verilog get the generic flow's ``dc2`` and a plain LUT mapping
+# instead, a few times faster there; the report says which mapper ran.
 ABC9_MAX_VERILOG = 400_000
 LUT_SCRIPT = "strash\ndc2\nif\n"
 def fmax_harness(verilog: str, top: str) -> str:

@@ -298,11 +298,11 @@ def test_pam_tier_clocks_are_backed_by_the_netlist(preset, flat):
 
 
 # PAPI's presets state the paper's 666 MHz FPU clock and buy it with pipeline depth: at their
-# op_depth (4) the deepest stage is an fp16 multiplier's.  Before, the presets ran at op_depth 2
-# (431 MHz estimated), and two control paths were deeper than any operator: the output count
-# rows x banks x groups multiplied in the accept cycle (40 levels) and the vector mask's 64-bit
-# shift (70 at the paper presets).  small_1p1b in the default run (seconds), a paper preset and
-# the flat netlist in the long run.
+# op_depth (4) the deepest stage is an fp16 multiplier's (op_depth 2 would reach about
+# 431 MHz).  No control path may be deeper than the operators: an output count of
+# rows x banks x groups multiplied in the accept cycle, or a vector mask as a 64-bit shift,
+# would be.  small_1p1b in the default run (seconds), a paper preset and the flat netlist in
+# the long run.
 @pytest.mark.parametrize("preset, flat", [
     ("small_1p1b", False), pytest.param("small_1p1b", True, marks=pytest.mark.slow),
     pytest.param("attn_pim", False, marks=pytest.mark.slow)])
@@ -315,8 +315,8 @@ def test_papi_preset_clock_is_backed_by_the_netlist(preset, flat):
 
 
 # HILOS's GEMVs at the paper's sizes meet the SmartSSD kernel clock (296 MHz) at the presets'
-# op_depth 2, with no level to spare: 91 levels, the most that fits (92 before the rounding's
-# early carry, README "Synthesis reports").  Long run: a few minutes of synthesis each.
+# op_depth 2, with no level to spare: 91 levels, the most that fits.  Long run: a few minutes
+# of synthesis each.
 @pytest.mark.slow
 @pytest.mark.parametrize("unit", ["qk_gemv", "sv_gemv"])
 def test_hilos_gemv_preset_clock_is_backed_by_the_netlist(unit):
