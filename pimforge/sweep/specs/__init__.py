@@ -1,1 +1,1 @@
-"""Sweep specs that ship with pimforge: `pimforge sweep NAME` runs one (README, "Design-space sweeps")."""
+"""Sweep specs that ship with pimforge: `pimforge sweep NAME` runs one (docs/guide/sweeps.md)."""

@@ -1,4 +1,4 @@
-"""The PAM stream formats as beat lists (README, "PAM attention units", beat formats).
+"""The PAM stream formats as beat lists (the units' manifests give the same fields).
 
 One encoder for everything that drives or checks a PAM unit: the benches of ``pam_pu``,
 ``pam_ru``, ``pam_device`` and ``pam_system``, and the rtl backend of ``run pam-attention``.
