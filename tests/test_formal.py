@@ -56,9 +56,8 @@ HILOS_SMALL = {"block": 32, "beat_elems": 8, "head_dim": 64, "op_depth": 1}
 DISP_SMALL = {"cmd_depth": 8, "requests": 2, "vrows": 4, "row_bits": 4, "col_bits": 3,
               "t_bits": 6, "max_lb": 3, "max_layers": 2}
 # papi_pu: a 1P1B slice of 2 lanes, one beat per row, reuse <= 1, a 2-beat column buffer; every
-# port transfers by step 16 (cover).  bmc 16: 3 s, cover 3 s.  The proof's FIFO check found the
-# column buffer's w_en driven by i_w.valid alone (a write asserted while full; SyncFIFO drops it,
-# so no data was lost, but the unit now writes only on a transfer).
+# port transfers by step 16 (cover).  bmc 16: 3 s, cover 3 s.  The FIFO check holds the column
+# buffer to writes on a transfer only (a write on i_w.valid alone would be asserted while full).
 PU_SMALL = {"fpus": 1, "banks": 1, "lanes": 2, "max_reuse": 1, "max_beats": 1, "wbuf": 2,
             "op_depth": 1}
 # papi_scheduler: 2 tokens of 2 bits a beat, batch <= 3, TLP <= 2: a start's decision at step 5,

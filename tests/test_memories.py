@@ -42,7 +42,7 @@ def test_accumulator_bank_stays_in_lut_ram():
     """An accumulator bank is read, forwarded and registered in one cycle (``read_stage``), so
     it is built ``comb_read`` and stays in LUT-RAM at any size.  papi_pu's ``attn_pim`` preset
     has a 512 x 16 partial-sum bank (64 vectors x 4 partials x 2 banks, 8 Kbit: block RAM by
-    the rule), which stopped its elaboration with the refusal above until the bank said so."""
+    the rule), which the refusal above would stop if the bank did not say so."""
     m = Module()
     acc = buffer(m, "acc", 16, 512, comb_read=True)
     assert is_block_ram(16, 512) and not acc.block_ram

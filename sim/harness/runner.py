@@ -75,9 +75,7 @@ def _prepare_path(sim: str):
         flags += f" CFG_CXXFLAGS_PCH_I=-include OPT_FAST={fast} OPT_SLOW=-O0 OPT_GLOBAL=-O1"
         # One translation unit (Vtop__ALL.cpp) instead of one per generated file: a split build
         # compiles two precompiled headers (about 4.5 s each) and parses Verilator's headers
-        # once per file.  Measured on two cores, CPU seconds split -> one unit at -O0: sv_gemv
-        # 27.8 -> 10.6, hermes_act 35.2 -> 14.4, pam_pu 34.7 -> 18.8, hilos_attention 51.7 ->
-        # 27.3; at -O1, pam_pu 36.1 -> 21.0 (wall 21.5 -> 19.4 s with make -j2).
+        # once per file, which takes about twice the CPU for a big design.
         flags += " VM_PARALLEL_BUILDS=0"
     os.environ["MAKEFLAGS"] = flags
 
@@ -126,10 +124,9 @@ def _verilator_flags(waves: bool) -> list:
     # over 1 MB of Verilog) in tens of seconds instead of many minutes at any optimization level.
     # cocotb's runner makes every signal public (--public-flat-rw); the benches only touch the top
     # module's ports, so only those are public, named in a control file (_public_ports): the C++
-    # of a big design shrinks several times and builds 5-7x faster (hilos_attention, 2 MB of
-    # Verilog: 282 s -> 41 s, with --public-depth 1).  Naming the ports instead of the whole top
-    # module (--public-depth 1 kept its internal nets, which a hierarchical unit's top is full of)
-    # cut the CPU of pam_ru's four RTL tests by another third (164 -> 109 s).
+    # of a big design shrinks several times and builds several times faster.  Naming the ports,
+    # not the whole top module (--public-depth 1 keeps its internal nets, which a hierarchical
+    # unit's top is full of), lets Verilator optimize those nets away too.
     # No -CFLAGS -O1: it would come after OPT_SLOW on the compile line (see _prepare_path).
     flags = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "fast",
              "--no-public-flat-rw", "--output-split-cfuncs", "2000"]
