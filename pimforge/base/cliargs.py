@@ -41,7 +41,7 @@ def config_args(args) -> dict:
 
 
 def given_config_options(args) -> list:
-    """The names of the config options given on the command line, in :data:`CONFIG_OPTIONS`
+    """The names of the config options given on the command line, in ``CONFIG_OPTIONS``
     order (for commands where they do not apply)."""
     values = (args.preset, args.config, args.set)
     return [opt for opt, value in zip(CONFIG_OPTIONS, values) if value]
