@@ -60,31 +60,52 @@ def test_readme_is_short():
     assert n <= MAX_LINES, f"README.md has {n} lines; at most {MAX_LINES} (move the rest to docs/)"
 
 
-def test_quick_start_is_exactly_two_commands():
-    section = _section(_lines(), "Quick start")
+def quick_start(lines: list[str]) -> list[str]:
+    """The commands of the first code block under "## Quick start"."""
+    section = _section(lines, "Quick start")
     blocks = re.findall(r"^```[^\n]*\n(.*?)^```", "\n".join(section) + "\n", re.M | re.S)
     assert blocks, "the Quick start section has no code block"
-    commands = [line.strip() for line in blocks[0].splitlines() if line.strip()]
-    assert commands == QUICK_START
+    return [line.strip() for line in blocks[0].splitlines() if line.strip()]
+
+
+def test_quick_start_is_exactly_two_commands():
+    assert quick_start(_lines()) == QUICK_START
+
+
+def test_a_longer_quick_start_is_caught():
+    lines = ["# x", "## Quick start", "", "```", "make venv", "make demo", "make test", "```",
+             "## Next"]
+    assert quick_start(lines) != QUICK_START
+
+
+def table_problems(lines: list[str]) -> list[str]:
+    """What is wrong with the unit table in ``lines``, against the catalog (empty: nothing)."""
+    have, want = readme_table(lines), unit_rows()
+    problems = [f"missing row: {r}" for r in want if r not in have]
+    problems += [f"row not in the catalog: {r}" for r in have if r not in want]
+    if not problems and have != want:
+        problems.append("rows not in catalog order")
+    return problems
 
 
 def test_unit_table_matches_the_catalog():
-    have, want = readme_table(_lines()), unit_rows()
-    missing = [r for r in want if r not in have]
-    extra = [r for r in have if r not in want]
-    assert not missing and not extra, (
-        f"README unit table is stale; missing rows: {missing}; rows not in the catalog: {extra}. "
-        "Run `python tests/test_readme.py` and paste its table.")
-    assert have == want, "README unit table rows are not in catalog order"
-    assert len(have) == len(HW_UNITS)
+    problems = table_problems(_lines())
+    assert not problems, ("README unit table is stale (run `python tests/test_readme.py` and "
+                          "paste its table):\n" + "\n".join(problems))
+    assert len(readme_table(_lines())) == len(HW_UNITS)
 
 
-def test_the_table_check_can_fail():
+def test_a_stale_table_is_caught():
     rows = unit_rows()
-    lines = ["# x", *TABLE_HEADER, *rows[1:], "", "after"]
-    assert readme_table(lines) != rows
-    changed = [rows[0].replace("|", "| changed", 2), *rows[1:]]
-    assert changed != rows
+    good = ["# x", *TABLE_HEADER, *rows, "", "after"]
+    assert table_problems(good) == []
+    dropped = [r for r in rows if "`hermes_gemv`" not in r]
+    assert table_problems(["# x", *TABLE_HEADER, *dropped]) == [
+        f"missing row: {next(r for r in rows if '`hermes_gemv`' in r)}"]
+    renamed = [rows[0].replace("adder", "summer"), *rows[1:]]
+    assert len(table_problems(["# x", *TABLE_HEADER, *renamed])) == 2
+    swapped = [rows[1], rows[0], *rows[2:]]
+    assert table_problems(["# x", *TABLE_HEADER, *swapped]) == ["rows not in catalog order"]
 
 
 if __name__ == "__main__":
