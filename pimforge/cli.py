@@ -1,4 +1,4 @@
-"""The ``pimforge`` command line.
+"""The ``pimforge`` command line::
 
     pimforge list [-v]                       units and presets, one line each
     pimforge config UNIT [--preset P]        print a unit's config as YAML (a starting point)

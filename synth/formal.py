@@ -69,7 +69,7 @@ class ProofResult:
 
 
 def solver_path() -> str:
-    """PATH for sby: this Python's bin directory (yices, yowasp-*) first."""
+    """PATH for sby: this Python's bin directory (yices, ``yowasp-*``) first."""
     return os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
 
 
@@ -140,8 +140,9 @@ def run_sby(il_text: str, out_dir, *, mode: str = "bmc", depth: int = 20,
     """Write ``formal_top.il`` and ``<mode>.sby`` into ``out_dir``, run sby, read its result.
     ``memory_map`` maps memories to registers before the solver sees them.
 
-    Raises :class:`UserError` for a bad mode or depth and :class:`ToolError` when sby or the
-    solver cannot run or ends without a result (the message names the log).
+    Raises :class:`~pimforge.base.errors.UserError` for a bad mode or depth and
+    :class:`~pimforge.base.errors.ToolError` when sby or the solver cannot run or ends without
+    a result (the message names the log).
     """
     _check_args(mode, depth)
     if not shutil.which("yices-smt2", path=solver_path()):

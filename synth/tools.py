@@ -40,7 +40,8 @@ def tool_version(name: str) -> str:
 
 
 def run_tool(name: str, args: list, cwd, log: Path, what: str) -> None:
-    """Run a tool in ``cwd``; on failure raise :class:`ToolError` naming ``log``.
+    """Run a tool in ``cwd``; on failure raise :class:`~pimforge.base.errors.ToolError`
+    naming ``log``.
 
     The tool's own output goes to ``log`` (yosys: ``-l``; others: captured here), so the
     message can point the user at it.

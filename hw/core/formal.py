@@ -95,7 +95,7 @@ def fifo_no_loss(m: Module, name: str, f, *, active: Value) -> None:
 
 
 def find_fifos(module, levels: int = 1, platform=None, prefix: str = "") -> list:
-    """``[(name, fifo)]``: the ``amaranth.lib.fifo`` FIFOs (and :class:`SplitFifo`, the same
+    """``[(name, fifo)]``: the ``amaranth.lib.fifo`` FIFOs (and :class:`~pimforge.hw.core.fanout.SplitFifo`, the same
     ports) among ``module``'s named submodules
     and, for ``levels`` > 1, inside its sub-components (``wiring.Component`` submodules, e.g.
     the units of a composite) down to ``levels`` levels, named ``<component>__<fifo>``.

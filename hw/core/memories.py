@@ -65,6 +65,8 @@ class Buffer(Memory):
                          src_loc_at=1 + src_loc_at)
 
     def read_port(self, *, domain="sync", transparent_for=(), src_loc_at=0):
+        """Amaranth's ``Memory.read_port``; a block-RAM buffer refuses ``domain="comb"``
+        (a combinational read would keep it in LUT-RAM)."""
         if self.block_ram and domain == "comb":
             raise ValueError(f"a block-RAM buffer ({self.depth} x {self.shape} bits) reads "
                              f"synchronously; a combinational read port would keep it in LUT-RAM")

@@ -103,6 +103,10 @@ def accumulate(m, products: list, *, valid, addr, first, depth: int, op_depth: i
     """``acc[addr][i] = (first ? +0 : acc[addr][i]) + products[i]`` in ``fmt`` (round to
     nearest even), for every lane i at once.
 
+    Returns ``(sums, valid_out, side_out)`` :func:`acc_latency` cycles later: the new values,
+    which are also written back to the bank in that cycle; with ``read_addr`` a fourth item, the
+    bank word at ``read_addr`` (the memory as it is, no forwarding), a list for a list.
+
     Parameters
     ----------
     m : the Module.
@@ -115,10 +119,6 @@ def accumulate(m, products: list, *, valid, addr, first, depth: int, op_depth: i
     read_addr : optional second address: a combinational read port for whoever drains the bank
         (``sv_gemv`` reads a finished job's accumulators while the next job updates others), or
         a list of them (``papi_pu`` reads a row's partial sums at once).
-
-    Returns ``(sums, valid_out, side_out)`` :func:`acc_latency` cycles later: the new values,
-    which are also written back to the bank in that cycle; with ``read_addr`` a fourth item, the
-    bank word at ``read_addr`` (the memory as it is, no forwarding), a list for a list.
     """
     lanes, w = len(products), fmt.width
     mem = buffer(m, f"{name}_bank", w * lanes, depth, comb_read=True)   # read_stage's read

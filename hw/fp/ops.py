@@ -88,6 +88,9 @@ def float_op(m, kind: str, fmt, op_depth: int, operands: dict, valid=None, side=
              name: str = "op", pre=None):
     """Build one free-running float operation.
 
+    Returns ``(outputs, valid_out, side_out)``; ``outputs`` is the last stage's dict (``r`` for
+    arithmetic, the comparator's flags and ``max``/``min`` for ``cmp``).
+
     Parameters
     ----------
     m : the Module.
@@ -101,8 +104,6 @@ def float_op(m, kind: str, fmt, op_depth: int, operands: dict, valid=None, side=
         the operator puts a register right after ``pre``, that register is one of the
         operator's ``op_depth`` (the operator then has one fewer, in both the flat and the
         hierarchical form), so the latency stays the same.
-    Returns ``(outputs, valid_out, side_out)``; ``outputs`` is the last stage's dict (``r`` for
-    arithmetic, the comparator's flags and ``max``/``min`` for ``cmp``).
     """
     depth = op_latency(kind, op_depth)
     src = src if kind in _SRC_KINDS else None
@@ -173,7 +174,7 @@ def _register(m, values: dict, prefix: str, reset_flags: bool = True) -> dict:
 def delay(m, values: dict, cycles: int, name: str = "dly") -> dict:
     """``values`` delayed by ``cycles`` register stages (``cycles = 0`` returns them as they
     are).  Valid bits go through :func:`delay_valid` (or here, as 1-bit values, which reset to
-    0); wider values have no reset (see :func:`_register`)."""
+    0); wider values have no reset (see ``_register``)."""
     for i in range(cycles):
         values = _register(m, values, f"{name}{i}")
     return values
@@ -334,7 +335,7 @@ def operator_verilog(op: OpKey, prefix: str = "") -> tuple:
     """``(verilog, ports)`` of one operator module, named ``macros.module_name(op, prefix)``;
     ``ports`` lists ``(direction, name, width)`` including ``clk`` when the operator has
     registers (none of them resets, so there is no ``rst``).  Built once per process (and kept
-    on disk for other processes: :func:`_cache_path`); the prefix only renames it."""
+    on disk for other processes: ``_cache_path``); the prefix only renames it."""
     name = macros.module_name(op, "")
     if op not in _TEXT:
         text = _cached_text(op, name)

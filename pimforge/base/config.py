@@ -92,7 +92,7 @@ class UnitConfig:
         self.validate()
 
     def validate(self):
-        """Cross-field checks; raise :class:`ConfigError`."""
+        """Cross-field checks; raise :class:`~pimforge.base.errors.ConfigError`."""
 
     @classmethod
     def field_docs(cls) -> dict:

@@ -38,7 +38,7 @@ def _file_mode() -> int:
 def write_atomic(files: dict, describe=None) -> list:
     """Write ``{path: text or bytes}`` all-or-nothing: every file goes to a temporary name in its
     directory first, and only when all are written are they renamed into place.  An OSError
-    becomes a one-line :class:`UserError`: ``describe(path, strerror)``, by default "cannot
+    becomes a one-line :class:`~pimforge.base.errors.UserError`: ``describe(path, strerror)``, by default "cannot
     write 'path': reason".  The files get the usual permissions (0666 less the umask), not the
     temporary files' private 0600."""
     temps = []

@@ -148,7 +148,7 @@ def run_sweep(spec, out, *, scheduler: str | None = None, workers: int = 2, cach
 
     ``serial`` runs them here in order (no Dask); otherwise on ``workers`` processes of an
     embedded ``LocalCluster``, or on the cluster of ``scheduler``.  ``cache`` is the synthesis
-    cache directory every task uses (default: this process's :func:`cache_root`), shared so
+    cache directory every task uses (default: this process's :func:`~pimforge.synth.run.cache_root`), shared so
     that no design is synthesized twice.  ``evaluate`` is the task function (tests pass one
     that misbehaves)."""
     out = check_out_dir(Path(out))

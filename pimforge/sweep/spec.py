@@ -1,4 +1,4 @@
-"""A sweep spec: what to vary, what to measure.  YAML in, a checked :class:`SweepSpec` out.
+"""A sweep spec: what to vary, what to measure.  YAML in, a checked :class:`SweepSpec` out::
 
     unit: pam_pu                # a unit (`pimforge list`) or `system: pam|hilos|...`
     preset: hbm                 # optional: the config every point starts from
@@ -12,7 +12,7 @@
     ecp5_device: 85k-6          # optional, as `pimforge synth --device`
     xcup_device: ku15p          # optional
 
-Every mistake is a one-line :class:`UserError` that names the field and what is allowed.
+Every mistake is a one-line :class:`~pimforge.base.errors.UserError` that names the field and what is allowed.
 Points are checked here, before any work: each one builds a validated config.
 """
 from __future__ import annotations

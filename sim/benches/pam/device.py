@@ -1,8 +1,8 @@
 """Bench of ``pam_device``: requests of random q, K, V as beat streams,
 golden ``device_attention`` / ``system_attention`` results as the expected output.
 
-A device request of N tokens gives PU k the k-th contiguous share (:func:`~pimforge.sim.golden.
-pam.spread`), or the request names its per-PU counts; the Q beats carry the mask of the PUs with
+A device request of N tokens gives PU k the k-th contiguous share
+(:func:`~pimforge.base.numerics.spread`), or the request names its per-PU counts; the Q beats carry the mask of the PUs with
 tokens, and each PU's K/V stream gets its share in the ``pam_pu`` format.  A system request
 splits the tokens over the tiers first (in the ratio ``split``), then over each tier's PUs;
 every tier gets a Q load (mask 0 when it has no tokens).  Both jobs run once without stalls and

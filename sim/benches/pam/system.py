@@ -1,5 +1,5 @@
 """Bench of ``pam_system``: requests of random q, K, V split over the tiers (in the ratio
-``split``), then over each tier's PUs, as in :mod:`.device`; every tier gets a Q load (mask 0
+``split``), then over each tier's PUs, as in :mod:`~pimforge.sim.benches.pam.device`; every tier gets a Q load (mask 0
 when it has no tokens).  Golden ``system_attention`` results are the expected output.  The job
 runs once without stalls and once with random stalls (p = 0.3) on every stream.
 """

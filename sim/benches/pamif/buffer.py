@@ -1,9 +1,10 @@
 """Bench of ``pamif_buffer``: a random migration's source words in, destination words out.
 
-Phase 1 offers the fill words token by token (the cycle model's case, :func:`buffer_cycles`);
-phase 2 in the sender's interleaved read order (:func:`~pimforge.hw.pamif.migration.read_order`)
-with random stalls on every stream (the releases wait in the buffer's counter).  The expected drain words come from the golden re-layout's
-destination image, the expected releases are the regions in list order.
+Phase 1 offers the fill words token by token (the cycle model's case,
+:func:`~pimforge.hw.pamif.buffer_timing.buffer_cycles`); phase 2 in the sender's interleaved
+read order (:func:`~pimforge.hw.pamif.migration.read_order`) with random stalls on every stream
+(the releases wait in the buffer's counter).  The expected drain words come from the golden
+re-layout's destination image, the expected releases are the regions in list order.
 """
 from __future__ import annotations
 

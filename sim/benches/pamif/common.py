@@ -64,7 +64,7 @@ def cmd_beats(entries) -> dict:
 
 class ReadOffer:
     """``Phase.offer_at`` of the source data stream: the source memory model answers read k
-    (requested on ``req_stream``) no sooner than :meth:`ReadModel.ready`; ``ideal``: the cycle
+    (requested on ``req_stream``) no sooner than :meth:`~pimforge.hw.pamif.memory.ReadModel.ready`; ``ideal``: the cycle
     after the request.  Picklable (the job crosses into the cocotb process)."""
 
     def __init__(self, tier, addrs, req_stream: str = "o_rd", ideal: bool = False):
@@ -85,7 +85,7 @@ class ReadOffer:
 
 class WriteAccept:
     """``Phase.ready_at`` of the destination write stream: the destination memory model
-    accepts write k no sooner than :meth:`WriteModel.earliest`."""
+    accepts write k no sooner than :meth:`~pimforge.hw.pamif.memory.WriteModel.earliest`."""
 
     def __init__(self, tier, addrs, stream: str = "o_wr"):
         self.model = WriteModel(tier, addrs)

@@ -1,5 +1,5 @@
 """Bit-exact golden model of ``qk_gemv``: the scores of a query (group) against K (see
-:mod:`.common` for the operation order)."""
+:mod:`~pimforge.sim.golden.hilos.common` for the operation order)."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Bit-exact golden model of ``sv_gemv``: ``O = sum_j y_j V_j`` (see :mod:`.common`)."""
+"""Bit-exact golden model of ``sv_gemv``: ``O = sum_j y_j V_j`` (see :mod:`~pimforge.sim.golden.hilos.common`)."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Bit-exact golden model of ``two_pass_softmax`` (HILOS Alg. 1; see :mod:`.common`)."""
+"""Bit-exact golden model of ``two_pass_softmax`` (HILOS Alg. 1; see :mod:`~pimforge.sim.golden.hilos.common`)."""
 from __future__ import annotations
 
 import numpy as np

@@ -3,7 +3,7 @@
 Everything works on bit patterns (int64 arrays) in three formats:
 
 * fp16 for Q, K, V and the normalized output;
-* the **score format** :data:`SCORE` (fp32, whatever the accumulator) for the scores ``s``, the
+* the **score format** :data:`~pimforge.base.numerics.SCORE` (fp32, whatever the accumulator) for the scores ``s``, the
   maxima ``m``, their differences and the log-sum-exp;
 * the accumulator format ``acc`` (fp16, as in the paper, or fp32) for the exponentials ``p`` and
   ``g``, the sums ``l`` and the output accumulators ``O``.

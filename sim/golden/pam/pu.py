@@ -1,5 +1,5 @@
 """Bit-exact golden model of ``pam_pu``: tiles of a token set, each merged into the running
-state (PAM Alg. 1 ``Local_Attention``; see :mod:`.common`)."""
+state (PAM Alg. 1 ``Local_Attention``; see :mod:`~pimforge.sim.golden.pam.common`)."""
 from __future__ import annotations
 
 import numpy as np

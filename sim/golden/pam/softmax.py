@@ -1,5 +1,5 @@
 """Bit-exact golden model of ``online_softmax``: the running maximum and the merge of PAM
-eqs. 3-5 (see :mod:`.common` for the operation order)."""
+eqs. 3-5 (see :mod:`~pimforge.sim.golden.pam.common` for the operation order)."""
 from __future__ import annotations
 
 import numpy as np

@@ -61,7 +61,7 @@ class Decision:
     done: bool
 
     def fields(self) -> dict:
-        """The ``o`` payload fields as integers (placement: :data:`PLACEMENTS`)."""
+        """The ``o`` payload fields as integers (placement: :data:`~pimforge.hw.papi.config.PLACEMENTS`)."""
         d = asdict(self)
         d["placement"] = PLACEMENTS[self.placement]
         d["migrate"], d["done"] = int(self.migrate), int(self.done)
@@ -164,7 +164,7 @@ class SchedulerModel:
         self.decisions = []
 
     def host(self, kind: int, value: int):
-        """A host write (:data:`HOST_KINDS`)."""
+        """A host write (:data:`~pimforge.hw.papi.config.HOST_KINDS`)."""
         cfg = self.cfg
         if kind == HOST_KINDS["start"]:
             if self.active:
