@@ -5,7 +5,7 @@ VPY    := $(VENV)/bin/python
 STAMP  := $(VENV)/.pimforge-installed
 PIP_FLAGS := --quiet --disable-pip-version-check
 
-.PHONY: demo test test-long bench venv clean
+.PHONY: demo test test-long bench docs venv clean
 
 venv: $(STAMP)
 
@@ -41,5 +41,12 @@ test-long: $(STAMP)
 bench: $(STAMP)
 	@$(VENV)/bin/pimforge bench
 
+# The documentation site: HTML in build/docs/.  The reference pages are generated from the code
+# as the build starts; tests/test_docs.py runs the same build with warnings as errors.
+DOCS_FLAGS ?= -j auto
+docs: $(STAMP)
+	@$(VPY) -m sphinx -b html -n --keep-going -q $(DOCS_FLAGS) docs build/docs
+	@echo "== docs: build/docs/index.html"
+
 clean:
-	rm -rf build .pytest_cache
+	rm -rf build .pytest_cache docs/_generated

@@ -8,9 +8,14 @@ code no longer produces is deleted.
 """
 from __future__ import annotations
 
+import builtins
+import gc
 import time
 from pathlib import Path
 
+from docutils import nodes
+from sphinx import addnodes
+from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 
 from . import docstrings
@@ -55,12 +60,40 @@ def _builder_inited(app) -> None:
     written = write_pages(out, pages)
     logger.info(f"pimforge_docs: {len(pages)} generated pages ({written} changed) in "
                 f"{time.perf_counter() - start:.1f} s")
+    gc.collect()
+    gc.freeze()  # the imported modules (pimforge, Amaranth, NumPy) stay alive to the end
+
+
+def _freeze_heap(app, env) -> list:
+    """After reading, move every live object out of the garbage collector's view: the
+    environment holds all doctrees, and each full collection while the pages are written
+    would walk them again (about a third of the build's time)."""
+    gc.collect()
+    gc.freeze()
+    return []
+
+
+class BuiltinTypes(SphinxPostTransform):
+    """A builtin type in a signature (``-> bytes``) is looked up in the fuzzy mode that finds
+    any documented name ending in it (``Node.bytes``); make it a plain, unlinked type name
+    before the references are resolved, as Sphinx does for the builtins it cannot find."""
+
+    default_priority = 5  # before ReferencesResolver (10)
+
+    def run(self, **kwargs) -> None:
+        for node in list(self.document.findall(addnodes.pending_xref)):
+            target = node.get("reftarget", "")
+            if node.get("refdomain") == "py" and node.get("reftype") in ("class", "obj") \
+                    and isinstance(getattr(builtins, target, None), type):
+                node.replace_self(node.children or [nodes.Text(target)])
 
 
 def setup(app):
     app.add_config_value("pimforge_docs_out", "_generated", "env")
     app.connect("builder-inited", _builder_inited)
+    app.connect("env-updated", _freeze_heap)
     # before napoleon's handler (priority 500), which turns the sections into field lists
     app.connect("autodoc-process-docstring", docstrings.process_docstring, priority=400)
     app.connect("autodoc-process-bases", docstrings.process_bases)
+    app.add_post_transform(BuiltinTypes)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}

@@ -60,8 +60,10 @@ def _automodule(modname: str) -> list:
     for name in undocumented_data(modname):
         # py:data, not autodata, which would show the docstring of the value's type
         value = getattr(mod, name)
-        out += [f".. py:data:: {name}", f"   :module: {modname}",
-                f"   :type: {type(value).__name__}"]
+        kind = type(value)
+        kind = kind.__qualname__ if kind.__module__ == "builtins" else \
+            f"{kind.__module__}.{kind.__qualname__}"
+        out += [f".. py:data:: {name}", f"   :module: {modname}", f"   :type: {kind}"]
         if len(repr(value)) <= 80 and "\n" not in repr(value):
             out.append(f"   :value: {value!r}")
         out.append("")
