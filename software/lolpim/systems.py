@@ -25,8 +25,9 @@ class Knobs:
 
 def run_system(system: str, m, task: str, nodes: int, kn: Knobs = Knobs(), *, tp: int = 0,
                micro: int = 0, setup: dict | None = None):
-    """One system's :class:`StepResult` on ``task`` with ``nodes`` nodes (GPUs: one per
-    node).  ``setup`` overrides a PIM system's partition / alloc / pingpong."""
+    """One system's :class:`~pimforge.software.lolpim.pipeline.StepResult` on ``task`` with
+    ``nodes`` nodes (GPUs: one per node).  ``setup`` overrides a PIM system's partition / alloc
+    / pingpong."""
     if system in ("GPU-HBM", "GPU-GDDR"):
         gpu = GPU_HBM if system == "GPU-HBM" else GPU_GDDR
         return gpu_point(gpu, m, task, nodes, max_context=kn.max_context, batches=kn.batches,

@@ -11,7 +11,7 @@ __all__ = ["tables", "plots", "data", "result_dict"]
 
 
 def result_dict(r) -> dict:
-    """A :class:`StepResult` as plain data."""
+    """A :class:`~pimforge.software.lolpim.pipeline.StepResult` as plain data."""
     return {"tokens_per_s": r.tokens_per_s, "batch": r.batch, "tp": r.tp, "pp": r.pp,
             "micro_batches": r.micro_batches, "cycle_s": r.cycle_s,
             "utilization": r.utilization if r.batch else None, "parts_s": r.parts}

@@ -1,6 +1,7 @@
 """The PAPI hardware as the system model sees it: eqs. 3-4 (banks per PIM die), the Fig. 7 power
 model and its 116 W cap, one FC matrix or one attention layer on a set of PIM stacks (timed by
-the ``papi_pu`` cycle model through :mod:`pim_time`), the A100 roofline and the links (§6.3)."""
+the ``papi_pu`` cycle model through :mod:`~pimforge.software.papi.pim_time`), the A100 roofline
+and the links (§6.3)."""
 from __future__ import annotations
 
 import math

@@ -11,7 +11,7 @@ BASE = "A100+AttAcc"
 
 
 def result_dict(r) -> dict:
-    """A :class:`RunResult` as plain data."""
+    """A :class:`~pimforge.software.papi.systems.RunResult` as plain data."""
     return {"seconds": r.seconds, "joules": r.joules, "tokens": r.tokens,
             "tokens_per_s": r.tokens_per_s, "tokens_per_j": r.tokens_per_j,
             "iterations": r.iterations, "gpu_iterations": r.gpu_iters, "parts_s": r.parts}
