@@ -50,7 +50,6 @@ autodoc_default_options = {
 }
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"
-autodoc_class_signature = "separated"
 autodoc_preserve_defaults = True
 add_module_names = False
 python_display_short_literal_types = True

@@ -41,6 +41,10 @@ def value(v) -> str:
     return code(v)
 
 
-def shell(*commands: str) -> str:
-    """A fenced block of shell commands."""
-    return "```shell\n" + "\n".join(commands) + "\n```\n"
+def shell(*commands) -> str:
+    """A fenced block of shell commands; a ``(command, comment)`` pair gets its comment
+    aligned with the others'."""
+    rows = [c if isinstance(c, tuple) else (c, "") for c in commands]
+    width = max(len(c) for c, why in rows if why) if any(why for _, why in rows) else 0
+    lines = [f"{c.ljust(width)}  # {why}" if why else c for c, why in rows]
+    return "```shell\n" + "\n".join(lines) + "\n```\n"

@@ -63,9 +63,10 @@ def system_page(app, name: str) -> str:
     return "\n".join([
         f"# {title} system model\n",
         rst_block(app, package, package.__name__, "module"),
-        md.shell(f"pimforge model {name} --describe                      # the fields below",
-                 f"pimforge model {name} --out build/model/{name}          # run the model",
-                 f"pimforge reproduce {name} --out build/reproduce/{name}  # the paper's table"),
+        md.shell((f"pimforge model {name} --describe", "the fields below"),
+                 (f"pimforge model {name} --out build/model/{name}", "run the model"),
+                 (f"pimforge reproduce {name} --out build/reproduce/{name}",
+                  "the paper's results next to the model's")),
         "## Fields\n",
         _fields(name),
         "## Mechanisms\n",

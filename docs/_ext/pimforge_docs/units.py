@@ -117,8 +117,7 @@ def _commands(name: str, preset) -> str:
     rows += [(f"pimforge test {name}", "the cocotb bench against the golden model"),
              (f"pimforge synth {name}", "synthesis reports (area, logic depth)"),
              (f"pimforge prove {name}", "the formal proof")]
-    width = max(len(c) for c, _ in rows)
-    return md.shell(*(f"{c.ljust(width)}  # {why}" for c, why in rows))
+    return md.shell(*rows)
 
 
 def unit_page(app, unit) -> str:
@@ -128,16 +127,16 @@ def unit_page(app, unit) -> str:
     manifest = comp.manifest()
     name = unit.name
     module = UNIT_MODULES[name]
-    facts = [["paper", md.text(unit.paper) if unit.paper else "(not given)"],
-             ["generator", f"{{mod}}`{module}`"],
-             ["component", f"{{class}}`{_ref(type(comp))}`"],
-             ["config", f"{{class}}`{_ref(unit.config_cls)}`"],
-             ["Verilog top", md.code(manifest["top"])]]
+    facts = [("Paper", md.text(unit.paper) if unit.paper else "(not given)"),
+             ("Generator", f"{{mod}}`{module}`"),
+             ("Component", f"{{class}}`{_ref(type(comp))}`"),
+             ("Config", f"{{class}}`{_ref(unit.config_cls)}`"),
+             ("Verilog top", md.code(manifest["top"]))]
     preset = next(iter(unit.presets), None)
     formal = unit.formal
     parts = [
         f"# {name}\n\n{md.text(unit.summary)}\n",
-        md.table(["", ""], facts),
+        "\n".join(f"- **{key}**: {val}" for key, val in facts) + "\n",
         "## Config fields\n",
         "Set them with `--set FIELD=VALUE`, a YAML file (`--config`), or start from a preset "
         f"(`--preset`); `pimforge config {name}` prints the resolved config.\n",
