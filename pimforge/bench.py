@@ -20,8 +20,8 @@ from pimforge import api
 from pimforge.base.files import write_atomic
 from pimforge.base.formats import FP16, FP32
 from pimforge.hw.fp.config import FpFuncConfig
-from pimforge.hw.hilos.attention import attention_cycles, bound_parts, kernel_bound
-from pimforge.hw.pam.pu import pu_cycles
+from pimforge.hw.hilos.attention_timing import attention_cycles, bound_parts, kernel_bound
+from pimforge.hw.pam.pu_timing import pu_cycles
 from pimforge.registry import get_unit, units
 from pimforge.sim.benches.fp.func_common import func_operands
 from pimforge.sim.benches.hilos.attention import attention_phase, random_job

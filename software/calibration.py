@@ -3,8 +3,8 @@
 The system model never takes a unit's speed as a free constant.  A PAM tier's PU time comes from
 :func:`pimforge.hw.pam.pu.pu_schedule` (the cycle model the ``pam_pu`` bench checks
 against the Verilog, cycle for cycle), its reductions from
-:func:`pimforge.hw.pam.ru.ru_cycles` (checked against ``pam_ru``), and a SmartSSD's attention
-kernel from :func:`pimforge.hw.hilos.attention.kernel_schedule` (checked against
+:func:`pimforge.hw.pam.ru_timing.ru_cycles` (checked against ``pam_ru``), and a SmartSSD's attention
+kernel from :func:`pimforge.hw.hilos.attention_timing.kernel_schedule` (checked against
 ``hilos_attention``).  The models are called with the job shapes the system produces and
 divided by the unit's clock.
 
@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from pimforge.hw.hilos.attention import kernel_schedule
+from pimforge.hw.hilos.attention_timing import kernel_schedule
 from pimforge.hw.hilos.config import HilosAttentionConfig
 from pimforge.hw.pam.config import PamPuConfig, PamRuConfig
 from pimforge.hw.pam.pu_timing import pu_schedule
-from pimforge.hw.pam.ru import ru_cycles
+from pimforge.hw.pam.ru_timing import ru_cycles
 
 __all__ = ["pu_set_cycles", "pu_fill_cycles", "ru_merge_cycles", "hilos_job_cycles",
            "hilos_fill_cycles", "MARGINAL_JOBS"]

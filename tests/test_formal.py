@@ -6,6 +6,7 @@ checker, or an output FIFO one entry too shallow for its credits).  The full per
 in ``UNIT_PROOFS``; the default run proves the ones marked ``fast`` (the file: about 60 s of CPU),
 ``PIMFORGE_LONG=1`` the rest.
 """
+import dataclasses
 import types
 from pathlib import Path
 
@@ -310,7 +311,7 @@ def test_cli_prove_fails_with_counterexample(tmp_path, capsys, monkeypatch):
 
     def broken(name):
         u = real(name)
-        return types.SimpleNamespace(factory=lambda cfg: _IgnoreReadyUnit(u.factory(cfg)))
+        return dataclasses.replace(u, factory=lambda cfg: _IgnoreReadyUnit(u.factory(cfg)))
     monkeypatch.setattr(prove_cli, "get_unit", broken)
     rc = cli.main(["prove", "fp_add", "--out", str(tmp_path)])
     out = capsys.readouterr().out

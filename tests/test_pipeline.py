@@ -24,7 +24,7 @@ from pimforge.hw.fp.func_common import LV_ROM_OUT
 from pimforge.hw.fp.log import log_stages
 from pimforge.hw.fp.ops import OPS, float_op, op_latency
 from pimforge.hw.fp.recip import recip_stages
-from pimforge.hw.pam.softmax import merge_stats
+from pimforge.hw.fp.softmax import merge_stats
 from pimforge.synth import flows
 
 

@@ -2,9 +2,10 @@
 over a vector of ``n`` fp16 elements, ``lanes`` (U) elements a beat.
 
 Streams.  ``i`` carries ``data`` (U x fp16), ``count`` (valid elements of the beat, read on the
-``last`` beat only: 1..U; every other beat is full), ``op`` (:data:`ACT_OPS`: 0 ReLU, 1 softmax;
-read on a vector's first beat) and ``last``.  ``o`` carries ``data``, ``count`` (U, or the
-vector's count on its last beat) and ``last``; lanes past ``count`` are +0.
+``last`` beat only: 1..U; every other beat is full), ``op``
+(:data:`~pimforge.hw.hermes.streams.ACT_OPS`: 0 ReLU, 1 softmax; read on a vector's first beat) and
+``last``.  ``o`` carries ``data``, ``count`` (U, or the vector's count on its last beat) and
+``last``; lanes past ``count`` are +0.
 
 Numerics (:mod:`pimforge.sim.golden.hermes.act` bit for bit):
 
@@ -41,8 +42,7 @@ Microarchitecture (one vector at a time, softmax in three passes over the buffer
 """
 from __future__ import annotations
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
-from amaranth.lib import stream
+from amaranth.hdl import Array, Cat, Module, Mux, Signal
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
@@ -50,114 +50,19 @@ from pimforge.base.formats import FP16
 from pimforge.base.numerics import log2_exact
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.fanout import SplitFifo
-from pimforge.hw.core.payload import flag, payload_layout, uint, vec
 from pimforge.hw.core.pipeline import levels
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp.core import LV_MUX, lv_log
-from pimforge.hw.fp.ops import delay, delay_valid, float_op, op_latency
+from pimforge.hw.fp.ops import delay, delay_valid, float_op
+from pimforge.hw.fp.softmax import greater
+from pimforge.hw.hermes.act_timing import act_cycle_model, act_timing
 from pimforge.hw.hermes.config import ACT_PRESETS, NDP_CLOCK, HermesActConfig
-from pimforge.hw.pam.softmax import greater
+from pimforge.hw.hermes.streams import ACT_OPS, act_signatures
 
-__all__ = ["HermesAct", "ACT_OPS", "act_timing", "act_cycles", "act_schedule",
-           "act_cycle_model", "act_signatures"]
+__all__ = ["HermesAct"]
 
-ACT_OPS = ("relu", "softmax")   # the ``op`` bit of a vector's first beat
 NEG_INF16 = 0xFC00
 NEG_ZERO = {16: 0x8000, 32: 0x80000000}
-
-
-def act_signatures(lanes: int) -> tuple:
-    """``(i, o)`` stream signatures of the unit."""
-    cw = lanes.bit_length()
-    i = stream.Signature(payload_layout(data=vec(FP16, lanes), count=uint(cw), op=flag(),
-                                        last=flag()))
-    o = stream.Signature(payload_layout(data=vec(FP16, lanes), count=uint(cw), last=flag()))
-    return i, o
-
-
-def act_timing(cfg: HermesActConfig) -> dict:
-    """Fixed latencies in cycles (used by the RTL and the cycle model).
-
-    ``max``: the input register, the lane max tree (a level a cycle) and the running maximum
-    register.  ``exp``: a buffer read (1), fp16 to ``acc`` (fp32 only), the subtraction and the
-    exponential.  ``sum``: the lane adder tree and the partial-sum adder.  ``total``: the
-    log2(partials) adder levels of Z's tree.  ``recip``: the reciprocal.  ``norm``: a pass-3
-    read to its output FIFO write (exp, multiply, ``acc`` to fp16).  ``relu``: an ``i`` beat
-    to its FIFO write.  ``out_fifo``: output FIFO entries (one more than the beats in flight
-    at one a cycle).
-    """
-    od, lv = cfg.op_depth, log2_exact(cfg.lanes)
-    cv = op_latency("convert", od) if cfg.acc.width != 16 else 0
-    add = op_latency("add", od)
-    t = {"max": lv + 2, "exp": 1 + cv + op_latency("sub", od) + op_latency("exp", od),
-         "sum": (lv + 1) * add, "total": log2_exact(cfg.partials) * add,
-         "recip": op_latency("recip", od), "relu": 1}
-    t["norm"] = t["exp"] + op_latency("mul", od) + cv
-    t["out_fifo"] = t["norm"] + 2
-    return t
-
-
-def _beats(cfg, n: int) -> int:
-    return -(-n // cfg.lanes)
-
-
-def _job_span(cfg, t, op: str, n: int) -> tuple:
-    """``(i_last, o_first, o_last, next)`` of one job starting at cycle 0 with no stalls."""
-    B = _beats(cfg, n)
-    if op == "relu":
-        lag = t["relu"] + 1
-        return B - 1, lag, B - 1 + lag, B
-    if n > cfg.max_len:
-        raise ValueError(f"hermes_act: softmax of {n} elements; the buffer holds max_len = "
-                         f"{cfg.max_len}")
-    s2 = B - 1 + t["max"]                              # pass 2 reads beat 0
-    w = s2 + B - 1 + t["exp"] + t["sum"]               # the last partial-sum write
-    s3 = w + 2 + t["total"] + t["recip"]               # pass 3 reads beat 0 (1/Z registered)
-    o_first = s3 + t["norm"] + 1
-    return B - 1, o_first, o_first + B - 1, o_first + B - 1
-
-
-def act_schedule(cfg: HermesActConfig, jobs) -> list:
-    """Cycle model with no stalls: ``jobs`` is a list of ``(op, n)``, offered back to back from
-    cycle 0, ``o`` always ready.  Returns per job the (first, last) cycles of its ``i`` and ``o``
-    transfers.
-
-    A ReLU job of B = ceil(n / U) beats takes one ``i`` beat a cycle and gives each ``o`` beat
-    ``relu + 1`` cycles later; the next job starts right after its last beat.  A softmax job's
-    pass 2 reads beat 0 ``max`` cycles after its last ``i`` beat; pass 3 reads beat 0
-    ``exp + sum + 2 + total + recip`` cycles after pass 2's last read; an ``o`` beat leaves
-    ``norm + 1`` cycles after its read; the next job's first ``i`` beat is taken the cycle its
-    last ``o`` beat leaves (:func:`act_timing`).
-    """
-    t = act_timing(cfg)
-    out, s = [], 0
-    for op, n in jobs:
-        i_last, o_first, o_last, nxt = _job_span(cfg, t, op, n)
-        out.append({"i": (s, s + i_last), "o": (s + o_first, s + o_last)})
-        s += nxt
-    return out
-
-
-def act_cycles(cfg: HermesActConfig, op: str, n: int) -> int:
-    """Cycles of one job of ``n`` elements alone, up to and including its last ``o`` beat
-    (O(1)).  With B = ceil(n / U), lv = log2 U, lq = log2 partials, d = op_depth and c = d for
-    fp32 ``acc`` (the conversions), 0 for fp16:
-
-    * ReLU: ``B + 2``;
-    * softmax: ``3 B + lv + (lv + lq + 7) d + 3 c + 8`` (``(lv + 9) d`` at the default
-      partials = 4): three passes over the beats plus the pipelines max, exp, sum, total,
-      recip and norm (:func:`act_schedule`).
-    """
-    if op not in ACT_OPS:
-        raise ValueError(f"hermes_act: op must be one of {ACT_OPS}, not {op!r}")
-    if n < 1:
-        raise ValueError(f"hermes_act: a vector has at least one element, not {n}")
-    return _job_span(cfg, act_timing(cfg), op, n)[2] + 1
-
-
-def act_cycle_model(cfg: HermesActConfig, n: int) -> int:
-    """The registered cycle model: a softmax of ``n`` elements (:func:`act_cycles`)."""
-    return act_cycles(cfg, "softmax", n)
 
 
 def _lane(value, j, w=16):
@@ -194,7 +99,8 @@ class HermesAct(PimComponent):
 
     ReLU takes one ``i`` beat and gives one ``o`` beat a cycle, ``latency`` = 2 cycles after its
     input; softmax streams a vector in once at a beat a cycle and gives it out at a beat a cycle
-    after two more passes over its buffer (:func:`act_schedule`, :func:`act_cycles`).
+    after two more passes over its buffer (:func:`~pimforge.hw.hermes.act_timing.act_schedule`,
+    :func:`~pimforge.hw.hermes.act_timing.act_cycles`).
 
     Parameters
     ----------
@@ -222,7 +128,8 @@ class HermesAct(PimComponent):
         return 1.0
 
     def manifest(self) -> dict:
-        """The base manifest plus ``timing`` (:func:`act_timing`), ``lanes``, ``ops`` (the
+        """The base manifest plus ``timing`` (:func:`~pimforge.hw.hermes.act_timing.act_timing`),
+        ``lanes``, ``ops`` (the
         ``op`` codes) and ``sum_partials`` (the config's ``partials``)."""
         return {**super().manifest(), "timing": self.timing, "lanes": self.cfg.lanes,
                 "ops": list(ACT_OPS), "sum_partials": self.cfg.partials}

@@ -189,7 +189,7 @@ class HermesActConfig(UnitConfig):
 
     The paper's unit has ``PAPER_LANES`` = 256 lanes.  The default is 16: at 256 lanes the flat
     Verilog (about 45 MB) runs Amaranth's built-in Yosys out of memory, so no preset builds it;
-    the cycle model (:func:`pimforge.hw.hermes.act.act_cycles`) takes
+    the cycle model (:func:`pimforge.hw.hermes.act_timing.act_cycles`) takes
     ``HermesActConfig(lanes=HermesActConfig.PAPER_LANES)`` for the paper's timing."""
 
     UNIT = "hermes_act"

@@ -1,9 +1,9 @@
 """Closed-form cycle estimates of the Hermes NDP core at model sizes (Hermes §IV-A).
 
-The exact cycle models (:func:`pimforge.hw.hermes.gemv.gemv_schedule`, which includes the DIMM,
-and :func:`pimforge.hw.hermes.act.act_cycles`) are checked against the RTL; their cost grows with
-the job (one step per DRAM burst), so the system model, which needs whole layers of 70B models,
-uses these O(1) forms instead.  ``tests/hermes/test_perf.py`` holds them to the exact models.
+The exact cycle models (:func:`pimforge.hw.hermes.gemv.gemv_schedule`, which includes the DIMM, and
+:func:`pimforge.hw.hermes.act_timing.act_cycles`) are checked against the RTL; their cost grows with
+the job (one step per DRAM burst), so the system model, which needs whole layers of 70B models, uses
+these O(1) forms instead.  ``tests/hermes/test_perf.py`` holds them to the exact models.
 
 A GEMV job streams ``n`` active neurons of ``length`` fp16 values each.  Its time is the larger
 of the DIMM's (bytes over ``dimm_efficiency`` x the peak) and the engine's (one beat per ``G``
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from pimforge.hw.hermes.act import act_cycles
+from pimforge.hw.hermes.act_timing import act_cycles
 from pimforge.hw.hermes.config import DDR4_3200, MODES, NDP_CLOCK_MHZ, HermesActConfig
 from pimforge.hw.hermes.config import HermesGemvConfig
 
@@ -48,5 +48,5 @@ def gemv_estimate(cfg: HermesGemvConfig, mode: str, d_in: int, d_out: int, batch
 def act_estimate(cfg: HermesActConfig, op: str, n: int) -> float:
     """Cycles of ReLU (one pass) or softmax (stream in with the max, exp-and-sum, normalize:
     three passes over the buffered vector) over ``n`` elements: the exact, O(1) cycle model
-    :func:`pimforge.hw.hermes.act.act_cycles`."""
+    :func:`pimforge.hw.hermes.act_timing.act_cycles`."""
     return act_cycles(cfg, op, n)

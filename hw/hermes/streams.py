@@ -15,7 +15,8 @@ from pimforge.base.formats import FP16
 from pimforge.hw.core.payload import flag, payload_layout, uint, vec
 from pimforge.hw.hermes.config import HermesGemvConfig
 
-__all__ = ["N_BITS", "cmd_signature", "beat_signature", "lane", "addr_signal"]
+__all__ = ["N_BITS", "cmd_signature", "beat_signature", "lane", "addr_signal", "ACT_OPS",
+           "act_signatures"]
 
 N_BITS = 20      # width of the command's neuron count
 
@@ -40,3 +41,15 @@ def addr_signal(m, value, depth: int, name: str):
     sig = Signal(range(depth), name=name)
     m.d.comb += sig.eq(value)
     return sig
+
+
+ACT_OPS = ("relu", "softmax")   # the ``op`` bit of a vector's first beat
+
+
+def act_signatures(lanes: int) -> tuple:
+    """``(i, o)`` stream signatures of the unit."""
+    cw = lanes.bit_length()
+    i = stream.Signature(payload_layout(data=vec(FP16, lanes), count=uint(cw), op=flag(),
+                                        last=flag()))
+    o = stream.Signature(payload_layout(data=vec(FP16, lanes), count=uint(cw), last=flag()))
+    return i, o

@@ -60,18 +60,18 @@ from pimforge.base.formats import FP16, FP32
 from pimforge.base.numerics import log2_exact, scale_bits
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.fanout import SplitFifo, copies
+from pimforge.hw.core.memories import buffer
 from pimforge.hw.core.pipeline import levels
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.core.memories import buffer
 from pimforge.hw.fp.accumulate import accumulate
 from pimforge.hw.fp.core import LV_MUX
 from pimforge.hw.fp.ops import add_partials, delay, delay_valid, float_op
 from pimforge.hw.hilos.blocks import rotate_elems
 from pimforge.hw.hilos.config import HILOS_PRESETS, KERNEL_CLOCK, QkGemvConfig
-from pimforge.hw.hilos.qk_timing import qk_schedule, qk_tail_cycles, qk_timing
+from pimforge.hw.hilos.qk_gemv_timing import qk_cycles, qk_tail_cycles, qk_timing
 from pimforge.hw.hilos.streams import k_signature, score_signature, vec_signature
 
-__all__ = ["QkGemv", "qk_cycles"]
+__all__ = ["QkGemv"]
 
 
 class QkGemv(PimComponent):
@@ -435,12 +435,6 @@ class QkGemv(PimComponent):
                      self.o.payload.keep.eq(out_fifo.r_data[fw:fw + U]),
                      self.o.payload.mask.eq(out_fifo.r_data[fw + U:fw + 2 * U]),
                      self.o.payload.last.eq(out_fifo.r_data[fw + 2 * U])]
-
-
-def qk_cycles(cfg: QkGemvConfig, n_tokens: int) -> int:
-    """Cycles of one job of ``n_tokens`` tokens with no stalls (Q and K offered from cycle 0), up
-    to and including its last score beat."""
-    return qk_schedule(cfg, [n_tokens])[0]["last_out"] + 1
 
 
 UNITS = (HwUnit("qk_gemv", "HILOS Q.K^T GEMV with the online block transpose: K-Buf, K^T view, "

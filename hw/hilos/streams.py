@@ -21,7 +21,8 @@ from amaranth.lib import stream
 from pimforge.base.formats import FP16
 from pimforge.hw.core.payload import flag, payload_layout, uint, vec
 
-__all__ = ["vec_signature", "k_signature", "v_signature", "score_signature", "y_signature"]
+__all__ = ["vec_signature", "k_signature", "v_signature", "score_signature", "y_signature",
+           "q_top_signature"]
 
 
 def vec_signature(elems: int) -> stream.Signature:
@@ -43,3 +44,8 @@ def score_signature(lanes: int, fmt) -> stream.Signature:
 
 def y_signature(lanes: int) -> stream.Signature:
     return score_signature(lanes, FP16)
+
+
+def q_top_signature(elems: int) -> stream.Signature:
+    """Q beats of the top: ``data`` (E x fp16) and ``pre`` (the job has precomputed scores)."""
+    return stream.Signature(payload_layout(data=vec(FP16, elems), pre=flag()))

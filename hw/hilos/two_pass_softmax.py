@@ -44,15 +44,15 @@ from pimforge.base.numerics import log2_exact, mask_bits
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.memories import buffer
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.fp.ops import beat_tree, delay, delay_valid, float_op, op_latency
+from pimforge.hw.fp.ops import beat_tree, delay, delay_valid, float_op
+from pimforge.hw.fp.softmax import exp_diff, greater, merge_interval, merge_stats
 from pimforge.hw.hilos.config import HILOS_PRESETS, KERNEL_CLOCK, TwoPassSoftmaxConfig
 from pimforge.hw.hilos.streams import score_signature, y_signature
-from pimforge.hw.pam.softmax import exp_diff, greater, merge_interval, merge_latency, merge_stats
+from pimforge.hw.hilos.two_pass_softmax_timing import STATS_JOBS, softmax_cycles, softmax_timing
 
-__all__ = ["TwoPassSoftmax", "softmax_timing"]
+__all__ = ["TwoPassSoftmax"]
 
 NEG_INF32 = 0xFF800000
-STATS_JOBS = 2          # stats FIFO entries: pass 1 of job h+1 overlaps pass 2 of job h
 
 
 def _lane(value, j, w):
@@ -79,42 +79,14 @@ def _max2(m, a, b, name):
     return Mux(greater(m, b, a, name=name), b, a)
 
 
-def softmax_timing(cfg: TwoPassSoftmaxConfig) -> dict:
-    """Fixed latencies of the unit's pipelines in cycles (used by the RTL and the cycle model).
-
-    ``to_fp32``: the score conversion (fp16 scores only).  ``max_tree``: one compare level per
-    cycle over ``log2 block`` levels.  ``exp``: fp32 subtraction and exponential.  ``sum_tree``:
-    ``log2 block`` adder levels.  ``stats``: from a job's last ``i`` beat to the cycle its
-    statistics are written into the stats FIFO (the last row block's maximum, its second read of
-    ``BB`` beats, the exponentials, the adders, the merge and the reciprocal).  ``normalize``: an
-    ``i_s`` beat to the output FIFO write (its ``o`` beat leaves one cycle later).
-    ``out_fifo``: output FIFO entries (one more than the beats in flight at one per cycle).
-    ``buffer_blocks``: row blocks in the block buffer (2 for every legal config).
-    """
-    od, lb = cfg.op_depth, log2_exact(cfg.block)
-    to32 = op_latency("convert", od) if cfg.score_fmt.width != 32 else 0
-    exp = op_latency("sub", od) + op_latency("exp", od)
-    t = {"to_fp32": to32, "max_tree": lb, "exp": exp, "sum_tree": lb * op_latency("add", od),
-         "merge": merge_latency(od, FP32), "recip": op_latency("recip", od)}
-    t["stats"] = (to32 + t["max_tree"] + cfg.block_beats + exp + t["sum_tree"] + t["merge"]
-                  + t["recip"])
-    t["normalize"] = to32 + exp + op_latency("mul", od) + op_latency("convert", od)
-    t["out_fifo"] = t["normalize"] + 2
-    # row blocks the block buffer holds: beat k of a row block is read again max_tree + 1 + k
-    # cycles after the block's last beat, and the beat that reuses its entry is written no
-    # sooner than (slots - 1) x BB + 1 + k cycles after it: slots x BB >= BB + log2(block)
-    t["buffer_blocks"] = 1 + -(-lb // cfg.block_beats)
-    return t
-
-
 class TwoPassSoftmax(PimComponent):
     """HILOS two-pass softmax (§4.4, Alg. 1): ``i`` (pass 1 scores) and ``i_s`` (the same job's
     scores again, pass 2) in, ``o`` (fp16 softmax outputs, the beat order of ``i_s``) out.
 
-    Pass 1 takes one ``i`` beat per cycle at steady state; pass 2 takes one ``i_s`` beat and
-    gives one ``o`` beat per cycle.  ``latency`` is the cycles from a job's last ``i`` beat to its
-    first ``o`` beat when ``i_s`` is offered at once and nothing stalls:
-    ``stats + normalize + 2`` (:func:`softmax_timing`); an ``o`` beat leaves
+    Pass 1 takes one ``i`` beat per cycle at steady state; pass 2 takes one ``i_s`` beat and gives
+    one ``o`` beat per cycle.  ``latency`` is the cycles from a job's last ``i`` beat to its first
+    ``o`` beat when ``i_s`` is offered at once and nothing stalls: ``stats + normalize + 2``
+    (:func:`~pimforge.hw.hilos.two_pass_softmax_timing.softmax_timing`); an ``o`` beat leaves
     ``normalize + 1`` cycles after its ``i_s`` beat.
 
     Parameters
@@ -412,58 +384,6 @@ class TwoPassSoftmax(PimComponent):
                      ofifo.r_en.eq(self.o.ready)]
         sent = self.o.valid & self.o.ready
         m.d.sync += used.eq(used + s_fire - sent)
-
-
-def _segments(job) -> list:
-    return [int(job)] if isinstance(job, int) else [int(s) for s in job]
-
-
-def softmax_job_beats(cfg: TwoPassSoftmaxConfig, job) -> int:
-    """Score beats of one job (``i`` and ``i_s`` alike, and its ``o`` beats): every row block is
-    ``block / U`` beats per query; ``job`` is a token count or a list of segment lengths."""
-    blocks = sum(-(-s // cfg.block) for s in _segments(job))
-    return blocks * cfg.d_group * cfg.block_beats
-
-
-def softmax_schedule(cfg: TwoPassSoftmaxConfig, jobs) -> list:
-    """Cycle model of the unit with no stalls: ``i`` and ``i_s`` offer every job's beats back to
-    back from cycle 0 (``i_s`` is taken as soon as the unit is ready for it) and ``o`` is always
-    ready.  Returns, per job, a dict of the (first, last) cycles of its ``i``, ``i_s`` and ``o``
-    transfers.
-
-    With ``nb`` beats a job and the latencies of :func:`~pimforge.hw.hilos.two_pass_softmax.
-    softmax_timing`:
-
-    * pass 1 takes one beat per cycle, except that job h's last beat waits until job h-2 has left
-      pass 2 (the stats FIFO holds two jobs): ``last_i[h] = max(first_i[h] + nb - 1,
-      last_s[h-2] + 1)``;
-    * job h's statistics are written ``stats`` cycles after its last ``i`` beat, and pass 2 starts
-      the next cycle or when job h-1 has left it: ``first_s[h] = max(last_i[h] + stats + 1,
-      last_s[h-1] + 1)``, then one beat per cycle;
-    * an ``o`` beat leaves ``normalize + 1`` cycles after its ``i_s`` beat.
-    """
-    t = softmax_timing(cfg)
-    out, pops = [], []
-    first_i, last_s = 0, -1
-    for h, job in enumerate(jobs):
-        nb = softmax_job_beats(cfg, job)
-        last_i = first_i + nb - 1
-        if h >= STATS_JOBS:
-            last_i = max(last_i, pops[h - STATS_JOBS] + 1)
-        first_s = max(last_i + t["stats"] + 1, last_s + 1)
-        last_s = first_s + nb - 1
-        pops.append(last_s)
-        lag = t["normalize"] + 1
-        out.append({"i": (first_i, last_i), "i_s": (first_s, last_s),
-                    "o": (first_s + lag, last_s + lag)})
-        first_i = last_i + 1
-    return out
-
-
-def softmax_cycles(cfg: TwoPassSoftmaxConfig, n_tokens: int) -> int:
-    """Cycles of one job of ``n_tokens`` positions (one segment) with no stalls, up to and
-    including its last ``o`` beat."""
-    return softmax_schedule(cfg, [n_tokens])[0]["o"][1] + 1
 
 
 UNITS = (HwUnit("two_pass_softmax", "HILOS two-pass softmax: block max, exp-sum and streaming "

@@ -51,30 +51,18 @@ cfg : DispatcherConfig
 from __future__ import annotations
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
-from amaranth.lib import stream
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from pimforge.base.numerics import log2_exact
 from pimforge.hw.core.component import PimComponent
-from pimforge.hw.core.payload import payload_layout, uint
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.lolpim.config import DISPATCHER_PRESETS, DispatcherConfig, dispatcher_bits
-from pimforge.hw.lolpim.dispatch_timing import dispatch_schedule
-from pimforge.hw.lolpim.dpa import (
-    KINDS, STATUS, encoding_manifest, out_fields, pack, run_fields, word
-)
+from pimforge.hw.lolpim.config import DISPATCHER_PRESETS, DispatcherConfig
+from pimforge.hw.lolpim.dispatcher_timing import FIRST_COMMAND_LATENCY, dispatcher_cycles
+from pimforge.hw.lolpim.dpa import KINDS, STATUS, encoding_manifest, run_fields
+from pimforge.hw.lolpim.streams import command_signature, host_signature, status_signature
 
-__all__ = ["LolpimDispatcher", "host_signature", "dispatcher_cycles", "FIRST_COMMAND_LATENCY"]
-
-FIRST_COMMAND_LATENCY = 6     # run transfer -> S0 -> S1 -> S2 -> S3 -> S4 -> O
-
-
-def host_signature(cfg: DispatcherConfig) -> stream.Signature:
-    """``i``: ``kind`` (:data:`~pimforge.hw.lolpim.dpa.KINDS`), ``addr``, ``data``."""
-    addr = max(cfg.pc_bits, dispatcher_bits(cfg.map_depth))
-    data = max(cfg.word_bits, cfg.map_bits, sum(w for _, w in run_fields(cfg)))
-    return stream.Signature(payload_layout(kind=uint(2), addr=uint(addr), data=uint(data)))
+__all__ = ["LolpimDispatcher"]
 
 
 class LolpimDispatcher(PimComponent):
@@ -83,10 +71,8 @@ class LolpimDispatcher(PimComponent):
     UNIT = "lolpim_dispatcher"
 
     def __init__(self, cfg: DispatcherConfig):
-        outs = payload_layout(**{n: uint(w) for n, w in out_fields(cfg)})
-        status = payload_layout(code=uint(4), index=uint(cfg.len_bits))
-        super().__init__(cfg, {"i": In(host_signature(cfg)), "o": Out(stream.Signature(outs)),
-                               "o_status": Out(stream.Signature(status))})
+        super().__init__(cfg, {"i": In(host_signature(cfg)), "o": Out(command_signature(cfg)),
+                               "o_status": Out(status_signature(cfg))})
 
     @property
     def latency(self) -> int:
@@ -368,15 +354,6 @@ def _regs(prefix: str, **widths) -> dict:
 def _below(v, n: int):
     """``v < n``, or constant true when every value of ``v`` is below ``n``."""
     return Const(1, 1) if n >= 1 << len(v) else v < Const(n, len(v))
-
-
-def dispatcher_cycles(cfg: DispatcherConfig, n_ops: int) -> int:
-    """Cycles from the first host write to the status of a straight program of ``n_ops``
-    DOT-PROD commands run once (one layer): the writes, one cycle per command, the layer end and
-    the pipeline (:func:`~pimforge.hw.lolpim.dispatch_timing.dispatch_schedule`)."""
-    beats = [(KINDS["cmd"], k, word(cfg, "dot_prod", row=k, col=k)) for k in range(n_ops)]
-    beats.append((KINDS["run"], 0, pack(run_fields(cfg), layers=1, length=n_ops)))
-    return dispatch_schedule(cfg, beats)["o_status"][-1] + 1
 
 
 UNITS = (HwUnit("lolpim_dispatcher", "LoL-PIM on-module DPA dispatcher: Dyn-Loop / Dyn-Modi "

@@ -45,35 +45,21 @@ Microarchitecture (numerics: :mod:`pimforge.sim.golden.lolpim.pingpong`; timing:
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
-from amaranth.lib import stream
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from pimforge.base.formats import BF16, FP32
 from pimforge.base.numerics import log2_exact
 from pimforge.hw.core.component import PimComponent
-from pimforge.hw.core.payload import flag, payload_layout, uint, vec
 from pimforge.hw.core.unit import HwUnit, PresetClock
 from pimforge.hw.fp.accumulate import accumulate, finish_partials
 from pimforge.hw.fp.ops import add_tree, delay, delay_valid, float_op
-from pimforge.hw.lolpim.aim import AIM_CLOCK_HZ, GDDR6
+from pimforge.hw.lolpim.aim import AIM_CLOCK_HZ
 from pimforge.hw.lolpim.config import PINGPONG_PRESETS, PingpongConfig
-from pimforge.hw.lolpim.pingpong_timing import ACC_IN, Tile, pingpong_timing, schedule
+from pimforge.hw.lolpim.pingpong_timing import ACC_IN, pingpong_cycles, pingpong_timing
+from pimforge.hw.lolpim.streams import pingpong_signatures
 
-__all__ = ["LolpimPingpong", "pingpong_signatures", "pingpong_cycles"]
-
-
-def pingpong_signatures(cfg: PingpongConfig) -> dict:
-    """The unit's streams (one definition for the unit and its bench)."""
-    step_bits = max(1, (cfg.gb_beats - 1).bit_length())
-    return {
-        "i_ld": stream.Signature(payload_layout(last_beat=uint(step_bits))),
-        "i_gb": stream.Signature(payload_layout(data=vec(BF16, cfg.lanes))),
-        "i_mac": stream.Signature(payload_layout(last_step=uint(step_bits), release=flag(),
-                                                 drain=flag())),
-        "i_bank": stream.Signature(payload_layout(data=vec(BF16, cfg.banks * cfg.lanes))),
-        "o": stream.Signature(payload_layout(data=vec(BF16, cfg.banks))),
-    }
+__all__ = ["LolpimPingpong"]
 
 
 def _lane(x, i, w):
@@ -353,16 +339,6 @@ class LolpimPingpong(PimComponent):
             with m.If(res["valid"] & (res["set"] == s)):
                 m.d.sync += [oregs[s].eq(Cat(*res["vals"])), c["done"][s].eq(1)]
         m.d.comb += self.o.payload.data.eq(_pick(c["dptr"], oregs))
-
-
-def pingpong_cycles(cfg: PingpongConfig, n_tiles: int) -> int:
-    """The unit's cycle model for ``pimforge``: one WR-GB of a full set, then ``n_tiles``
-    drained tiles over it (each opening a row, the last releasing the set); cycles from reset
-    to the last output beat, inclusive (:func:`~.pingpong_timing.schedule`, GDDR6 banks)."""
-    if n_tiles < 1:
-        return 0
-    tiles = [Tile(cfg.gb_beats, release=i == n_tiles - 1) for i in range(n_tiles)]
-    return schedule(cfg, [cfg.gb_beats], tiles, GDDR6)["cycles"]
 
 
 UNITS = (HwUnit("lolpim_pingpong", "LoL-PIM I/O-aware ping-pong buffering: one AiM channel's "

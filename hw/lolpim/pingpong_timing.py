@@ -18,7 +18,7 @@ The model replays the unit's three engines event by event, as the RTL does them 
   accumulation's output registers are ready ``done`` cycles after its last beat.
 
 :func:`schedule` is exact against the RTL's cycle counts when no stream stalls but the bank's
-(``tests/lolpim/test_pingpong.py``); :func:`pimforge.hw.lolpim.aim.kernel_cycles` runs the same
+(``tests/lolpim/test_pingpong.py``); :func:`pimforge.hw.lolpim.perf.kernel_cycles` runs the same
 engine on a whole GEMV's program.
 """
 from __future__ import annotations
@@ -28,8 +28,10 @@ from dataclasses import dataclass
 from pimforge.base.numerics import log2_exact
 from pimforge.hw.fp.accumulate import DRAIN_READ, acc_latency
 from pimforge.hw.fp.ops import op_latency
+from pimforge.hw.lolpim.aim import GDDR6
+from pimforge.hw.lolpim.config import PingpongConfig
 
-__all__ = ["Tile", "pingpong_timing", "act_time", "Engine", "schedule", "ACC_IN"]
+__all__ = ["Tile", "pingpong_timing", "act_time", "Engine", "schedule", "ACC_IN", "pingpong_cycles"]
 
 # A register between the adder trees and the accumulator bank: the tags (the bank's address)
 # travel with bank 0's tree, and on ECP5 the route from there into the bank's read was the
@@ -230,3 +232,13 @@ def schedule(cfg, loads, tiles, timing) -> dict:
     out = dict(eng.log)
     out["cycles"] = (eng.log["o"][-1] + 1) if eng.log["o"] else 0
     return out
+
+
+def pingpong_cycles(cfg: PingpongConfig, n_tiles: int) -> int:
+    """The unit's cycle model for ``pimforge``: one WR-GB of a full set, then ``n_tiles``
+    drained tiles over it (each opening a row, the last releasing the set); cycles from reset
+    to the last output beat, inclusive (:func:`schedule`, GDDR6 banks)."""
+    if n_tiles < 1:
+        return 0
+    tiles = [Tile(cfg.gb_beats, release=i == n_tiles - 1) for i in range(n_tiles)]
+    return schedule(cfg, [cfg.gb_beats], tiles, GDDR6)["cycles"]

@@ -46,13 +46,13 @@ from pimforge.hw.core.pipeline import levels
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp.core import LV_MUX, lv_log
 from pimforge.hw.fp.ops import beat_tree, delay, delay_valid, float_op
+from pimforge.hw.fp.softmax import exp_diff, greater, merge_stats
 from pimforge.hw.pam.config import HBM_FP32_CLOCK_MHZ, PU_TIER_PRESETS, TIER_CLOCKS, PamPuConfig
 from pimforge.hw.pam.pu_formal import pu_environment
-from pimforge.hw.pam.pu_timing import pu_schedule, pu_tail_cycles, pu_timing
-from pimforge.hw.pam.softmax import exp_diff, greater, merge_stats
+from pimforge.hw.pam.pu_timing import pu_cycles, pu_tail_cycles, pu_timing
 from pimforge.hw.pam.streams import kv_signature, partial_signature, q_signature
 
-__all__ = ["PamPu", "pu_cycles"]
+__all__ = ["PamPu"]
 
 
 def _fifo_depth(cfg: PamPuConfig) -> int:
@@ -460,12 +460,6 @@ PU_PRESETS = {**PU_TIER_PRESETS,
 # the netlist clocks of the tier presets; the fp32 accumulator's exponential and fma are slower
 PU_CLOCKS = {**TIER_CLOCKS,
              "hbm_fp32": dataclasses.replace(TIER_CLOCKS["hbm"], mhz=HBM_FP32_CLOCK_MHZ)}
-
-
-def pu_cycles(cfg: PamPuConfig, n_tokens: int) -> int:
-    """Cycles of one Q load and one set of ``n_tokens`` tokens with no stalls, up to and
-    including the last output beat."""
-    return pu_schedule(cfg, [n_tokens])[0][1] + 1
 
 
 UNITS = (HwUnit("pam_pu", "PAM local-attention PU: Q.K, row max, exp, l and O = sum p V in tiles "

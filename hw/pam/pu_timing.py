@@ -1,14 +1,14 @@
 """The fixed latencies and the no-stall schedule of :mod:`pimforge.hw.pam.pu`: the RTL takes
 its latencies from :func:`pu_timing`; the unit's cycle model
-(:func:`~pimforge.hw.pam.pu.pu_cycles`) is :func:`pu_schedule`."""
+is :func:`pu_cycles`, from :func:`pu_schedule`."""
 from __future__ import annotations
 
 from pimforge.base.numerics import log2_exact
 from pimforge.hw.fp.ops import op_latency
+from pimforge.hw.fp.softmax import merge_latency, to_acc_latency
 from pimforge.hw.pam.config import PamPuConfig
-from pimforge.hw.pam.softmax import merge_latency, to_acc_latency
 
-__all__ = ["pu_timing", "pu_schedule", "pu_tail_cycles"]
+__all__ = ["pu_timing", "pu_schedule", "pu_tail_cycles", "pu_cycles"]
 
 
 def pu_timing(cfg: PamPuConfig) -> dict:
@@ -65,3 +65,9 @@ def pu_tail_cycles(cfg: PamPuConfig) -> int:
     first_out, _ = pu_schedule(cfg, [n])[0]
     last_v = cfg.beats + 2 * n * cfg.beats - 1
     return first_out - last_v
+
+
+def pu_cycles(cfg: PamPuConfig, n_tokens: int) -> int:
+    """Cycles of one Q load and one set of ``n_tokens`` tokens with no stalls, up to and
+    including the last output beat."""
+    return pu_schedule(cfg, [n_tokens])[0][1] + 1

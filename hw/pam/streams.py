@@ -8,7 +8,8 @@ from pimforge.base.formats import FP16
 from pimforge.base.numerics import SCORE
 from pimforge.hw.core.payload import flag, fp, payload_layout, uint, vec
 
-__all__ = ["q_signature", "kv_signature", "partial_signature"]
+__all__ = ["q_signature", "kv_signature", "partial_signature", "stats_in_signature",
+           "stats_out_signature"]
 
 
 def q_signature(lanes: int, pus: int | None = None) -> stream.Signature:
@@ -37,3 +38,13 @@ def partial_signature(acc, width: int, *, last: bool = False, final: bool = Fals
     if last:
         fields["last"] = flag()
     return stream.Signature(payload_layout(**fields))
+
+
+def stats_in_signature(acc) -> stream.Signature:
+    """``online_softmax``'s input: ``m_in`` (the score format), ``l_in`` (``acc``), ``first``."""
+    return stream.Signature(payload_layout(m_in=fp(SCORE), l_in=fp(acc), first=flag()))
+
+
+def stats_out_signature(acc) -> stream.Signature:
+    """``online_softmax``'s output: the running ``m`` and ``l``, ``g`` and ``swap``."""
+    return stream.Signature(payload_layout(m=fp(SCORE), l=fp(acc), g=fp(acc), swap=flag()))

@@ -4,8 +4,8 @@
 A tier takes part in a request when its Q mask is non-zero, and a collector feeds the device
 partials of the active tiers, in the order HBM, DDR, SSD, into the final RU.  Every link is a
 valid/ready stream; the devices are :mod:`.device`'s, unchanged.  The cycle model
-(:func:`system_schedule`) runs the device model of each tier and the final RU's timing.
-"""
+(:func:`~pimforge.hw.pam.system_timing.system_schedule`) runs the device model of each tier and the
+final RU's timing. """
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -14,18 +14,16 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import fifo, wiring
 from amaranth.lib.wiring import In, Out
 
-from pimforge.base.numerics import spread
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.pam.config import TIERS, PamSystemConfig
-from pimforge.hw.pam.device import DeviceModel, PamDevice, collector, ru_go
-from pimforge.hw.pam.ru import PamRu, ru_drain_depth
+from pimforge.hw.pam.device import PamDevice, collector
+from pimforge.hw.pam.ru import PamRu
 from pimforge.hw.pam.streams import kv_signature, partial_signature, q_signature
+from pimforge.hw.pam.system_timing import TIER_FIFO_DEPTH, system_cycle_model, system_latency
 
-__all__ = ["PamSystem", "TIER_FIFO_DEPTH", "SYSTEM_PRESETS", "system_schedule", "system_cycles",
-           "system_latency"]
+__all__ = ["PamSystem", "SYSTEM_PRESETS"]
 
-TIER_FIFO_DEPTH = 8     # requests whose Q is in per tier (inactive tiers run ahead)
 
 SYSTEM_PRESETS = {"default": {},
                   "small": {"hbm_pus": 2, "ddr_pus": 2, "ssd_pus": 2, "hbm_lanes": 8,
@@ -115,69 +113,9 @@ class PamSystem(PimComponent):
         return m
 
 
-def _tier_tokens(cfg: PamSystemConfig, spec) -> list:
-    """Per-tier token counts: an int is split over the tiers in proportion to their PU
-    counts; a sequence of three is taken as given."""
-    if isinstance(spec, int):
-        return spread(spec, [cfg.pus(t) for t in TIERS])
-    if len(spec) != len(TIERS):
-        raise ValueError(f"{len(spec)} tier counts; give one per tier {TIERS}")
-    return list(spec)
-
-
-def system_schedule(cfg: PamSystemConfig, requests) -> list:
-    """No-stall schedule of ``pam_system``: per request (total tokens, or tokens per tier, each
-    tier's tokens spread evenly over its PUs), ``(last_kv, first_out, last_out)`` or None."""
-    devs = [DeviceModel(cfg.device_config(t)) for t in TIERS]
-    fin = cfg.device_config("hbm").ru_config(final=True)
-    dd, bw = ru_drain_depth(fin), fin.beats
-    pops, coll_free, ru_free, out = [], 0, 0, []
-    for r, spec in enumerate(requests):
-        q_min = pops[r - TIER_FIFO_DEPTH] + 1 if r >= TIER_FIFO_DEPTH else 0
-        gos = [d.begin(spread(n, [1] * d.cfg.pus), q_min)
-               for d, n in zip(devs, _tier_tokens(cfg, spec))]
-        load = max(max(d.q_start for d in devs) + 1, coll_free)
-        pops.append(load)
-        t, beats = load, []
-        for d, go in zip(devs, gos):
-            if go is None:
-                continue
-            outs = []
-            for _ in range(bw):
-                t = max(t + 1, go + 1, ru_free)
-                outs.append(t)
-            d.finish(outs)
-            beats += outs
-        coll_free = t + 1
-        if not beats:
-            out.append(None)
-            continue
-        go = ru_go(fin, beats)
-        ru_free = go + bw
-        last_kv = max(d.last_kv for d, g in zip(devs, gos) if g is not None)
-        out.append((last_kv, go + 1 + dd, go + bw + dd))
-    return out
-
-
-def system_cycles(cfg: PamSystemConfig, requests) -> int:
-    """Cycles (to the last output transfer, inclusive) of requests sent back to back with no
-    stalls; each request is a total token count (split over the tiers in proportion to their
-    PU counts) or three per-tier counts."""
-    ends = [s[2] for s in system_schedule(cfg, requests) if s]
-    return ends[-1] + 1 if ends else 0
-
-
-def system_latency(cfg: PamSystemConfig) -> int:
-    """Cycles from the last K/V beat to the first output beat, ``tile_tokens`` tokens per PU
-    in every tier."""
-    n = [cfg.tile_tokens * cfg.pus(t) for t in TIERS]
-    last_kv, first, _ = system_schedule(cfg, [n])[0]
-    return first - last_kv
-
-
 UNITS = (HwUnit("pam_system", "PAM system: HBM, DDR, SSD devices and the final RU "
                 "(i_q_<tier>, i_kv_<tier><k> -> o: O, norm, m, l, lse)", PamSystemConfig,
-                PamSystem, SYSTEM_PRESETS, lambda cfg, n: system_cycles(cfg, [n]),
+                PamSystem, SYSTEM_PRESETS, system_cycle_model,
                 paper="PAM §5.2, Fig. 8; Alg. 1 lines 15-22",
                 synth_bench={"skip": "three pam_device instances and an RU: pam_device and "
                                      "pam_ru are measured"}),)

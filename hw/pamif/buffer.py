@@ -43,10 +43,11 @@ from pimforge.base.numerics import log2_exact
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.pamif.buffer_formal import buffer_properties
+from pimforge.hw.pamif.buffer_timing import buffer_cycles
 from pimforge.hw.pamif.config import IF_CLOCK, SIM_PRESETS, PamifConfig
 from pimforge.hw.pamif.streams import drain_signature, fill_signature, free_signature
 
-__all__ = ["PamifBuffer", "buffer_cycles", "BUFFER_LATENCY"]
+__all__ = ["PamifBuffer", "BUFFER_LATENCY"]
 
 BUFFER_LATENCY = 2
 
@@ -143,22 +144,6 @@ class PamifBuffer(PimComponent):
             m.d.sync += o.valid.eq(0)
         m.d.comb += o.payload.data.eq(rp.data.word_select(lane, Wd) if lr_d else rp.data)
         return m
-
-
-def buffer_cycles(cfg: PamifConfig, n_tokens: int) -> int:
-    """Cycles from reset to the last drain transfer (inclusive) for ``n_tokens`` tokens whose
-    fill words are offered back to back token by token, the drain always ready.  A token's
-    words wait while its region still holds the token ``regions`` earlier (``i`` not ready
-    until that one's last word was read); a region's first word is read the cycle after its
-    last fill and leaves the next cycle; the drain reads one word per cycle."""
-    Ns, Nd, R = cfg.src_words, cfg.dst_words, cfg.regions
-    fill_end, read_end, freed = -1, -1, []
-    for j in range(n_tokens):
-        start = fill_end + 1 if j < R else max(fill_end + 1, freed[j - R] + 1)
-        fill_end = start + Ns - 1
-        read_end = max(fill_end + 1, read_end + 1) + Nd - 1
-        freed.append(read_end)
-    return read_end + 2 if n_tokens else 0
 
 
 UNITS = (HwUnit("pamif_buffer", "PAM interface re-layout buffer: source-width fill words "

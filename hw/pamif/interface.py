@@ -12,9 +12,9 @@
 A migration list arrives on ``i_cmd``; a bad list is answered on ``o_status`` with no memory
 traffic; an accepted one is read from the source in the sender's order
 (:func:`~pimforge.hw.pamif.migration.read_order`), re-laid out in the buffer, written to the
-destination in list order at the destination layout's addresses, and answered with status 0
-and the entry count after the last write.  The bench plays both memories with the timing models
-of :mod:`pimforge.hw.pamif.memory`; :mod:`pimforge.hw.pamif.timing` is the exact cycle model.
+destination in list order at the destination layout's addresses, and answered with status 0 and the
+entry count after the last write.  The bench plays both memories with the timing models of
+:mod:`pimforge.hw.pamif.memory`; :mod:`pimforge.hw.pamif.interface_timing` is the exact cycle model.
 
 Parameters
 ----------
@@ -30,14 +30,14 @@ from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.pamif.buffer import PamifBuffer
 from pimforge.hw.pamif.config import IF_CLOCK, PAIR_PRESETS, PamifConfig
+from pimforge.hw.pamif.interface_timing import interface_cycles
 from pimforge.hw.pamif.receiver import PamifReceiver
 from pimforge.hw.pamif.sender import PamifSender
 from pimforge.hw.pamif.streams import (
     cmd_signature, rd_signature, rdata_signature, status_signature, wr_signature
 )
-from pimforge.hw.pamif.timing import interface_schedule
 
-__all__ = ["PamInterface", "interface_cycles"]
+__all__ = ["PamInterface"]
 
 
 class PamInterface(PimComponent):
@@ -83,13 +83,6 @@ class PamInterface(PimComponent):
         wiring.connect(m, rcv.o_wr, wiring.flipped(self.o_wr))
         m.d.comb += snd.downstream_busy.eq(buf.o.valid | rcv.o_wr.valid)
         return m
-
-
-def interface_cycles(cfg: PamifConfig, n_entries: int) -> int:
-    """Cycles (the RTL's count, to the OK status) of a list of entries 0 .. n-1 (source and
-    destination slot = entry) with the bench's memory models: the exact cycle model
-    :func:`~pimforge.hw.pamif.timing.interface_schedule`."""
-    return interface_schedule(cfg, [(j, j, j) for j in range(n_entries)])["cycles"]
 
 
 UNITS = (HwUnit("pam_interface", "PAM interface: KV re-layout between memory tiers, sender + "

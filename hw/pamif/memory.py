@@ -1,7 +1,7 @@
 """Bank-timing memory models of the PAM interface's two sides (Table 1): pure Python, exact
 integer picoseconds, deterministic.  The cocotb bench asks them when each source word may be
 offered and when each destination write may be accepted; the cycle model
-(:mod:`pimforge.hw.pamif.timing`) asks the same objects, so bench and model agree by
+(:mod:`pimforge.hw.pamif.interface_timing`) asks the same objects, so bench and model agree by
 construction and the RTL is compared against both.
 
 Times: interface cycle ``c`` is ``c * IF_CLOCK_PS`` picoseconds; a memory time becomes the first

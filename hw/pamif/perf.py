@@ -19,15 +19,13 @@ may be NumPy arrays (the result's numbers are then arrays).  Returns:
   (Table 1) and the port's one word per cycle (:func:`~pimforge.hw.pamif.layout.side_bandwidth`);
 * ``bytes``: bytes moved.
 
-The form: the migration streams at ``STREAM_EFFICIENCY`` of the slower side (DRAM: row
-switches and write-queue refills cost about 1.5%; SSD: the dies' reads and programs overlap the
-stream), plus a fixed latency: the source's first access (a DRAM row miss, or an SSD page read
-tR and its transfer), the destination's last (a DRAM row miss and write recovery, or an SSD
-page's transfer: the programs overlap the stream, which the SSD's bandwidth already counts),
-and the pipeline.  The
-exact model is :func:`pimforge.hw.pamif.timing.migration_cycles`; ``tests/pamif/test_perf.py``
-holds this estimate within ``TOLERANCE`` of it on MB-scale migrations of every preset pair.
-"""
+The form: the migration streams at ``STREAM_EFFICIENCY`` of the slower side (DRAM: row switches and
+write-queue refills cost about 1.5%; SSD: the dies' reads and programs overlap the stream), plus a
+fixed latency: the source's first access (a DRAM row miss, or an SSD page read tR and its transfer),
+the destination's last (a DRAM row miss and write recovery, or an SSD page's transfer: the programs
+overlap the stream, which the SSD's bandwidth already counts), and the pipeline.  The exact model is
+:func:`pimforge.hw.pamif.interface_timing.migration_cycles`; ``tests/pamif/test_perf.py`` holds this
+estimate within ``TOLERANCE`` of it on MB-scale migrations of every preset pair. """
 from __future__ import annotations
 
 import numpy as np

@@ -26,10 +26,11 @@ from amaranth.lib.wiring import In, Out
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.pamif.config import IF_CLOCK, SIM_PRESETS, PamifConfig
+from pimforge.hw.pamif.receiver_timing import receiver_cycles
 from pimforge.hw.pamif.sender import slot_word_address
 from pimforge.hw.pamif.streams import drain_signature, wr_signature
 
-__all__ = ["PamifReceiver", "receiver_cycles"]
+__all__ = ["PamifReceiver"]
 
 
 class PamifReceiver(PimComponent):
@@ -60,12 +61,6 @@ class PamifReceiver(PimComponent):
         with m.Elif(o.ready):
             m.d.sync += o.valid.eq(0)
         return m
-
-
-def receiver_cycles(cfg: PamifConfig, n_words: int) -> int:
-    """``n_words`` back to back, ``o_wr`` always ready: the last leaves one cycle after it
-    enters (cycles from reset, inclusive)."""
-    return n_words + 1 if n_words else 0
 
 
 UNITS = (HwUnit("pamif_receiver", "PAM interface address generation unit: released words to "

@@ -32,7 +32,7 @@ cfg : PamifConfig
 """
 from __future__ import annotations
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Signal
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
@@ -41,13 +41,13 @@ from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.pamif.config import IF_CLOCK, SIM_PRESETS, STATUS, PamifConfig
 from pimforge.hw.pamif.sender_formal import sender_environment
-from pimforge.hw.pamif.timing import sender_schedule
+from pimforge.hw.pamif.sender_timing import sender_cycles
 from pimforge.hw.pamif.streams import (
     bits, cmd_signature, fill_signature, free_signature, rd_signature, rdata_signature,
     status_signature
 )
 
-__all__ = ["PamifSender", "slot_word_address", "sender_cycles"]
+__all__ = ["PamifSender", "slot_word_address"]
 
 
 def slot_word_address(t, token_bytes: int, slot, word):
@@ -280,12 +280,6 @@ def _onehot(index, width: int):
     """``width`` bits with bit ``index`` set: one comparator per bit (no case over the index
     values, and quick to elaborate where a 4096-bit shift is not)."""
     return Cat(*[index == k for k in range(width)])
-
-
-def sender_cycles(cfg: PamifConfig, n_entries: int) -> int:
-    """Cycles of a list of entries 0 .. n-1 (source and destination slot = entry) on the
-    standalone sender: :func:`pimforge.hw.pamif.timing.sender_schedule`."""
-    return sender_schedule(cfg, [(j, j, j) for j in range(n_entries)])["cycles"]
 
 
 UNITS = (HwUnit("pamif_sender", "PAM interface command reorder unit: migration-list checks, "

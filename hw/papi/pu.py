@@ -38,35 +38,21 @@ Microarchitecture (numerics: :mod:`pimforge.sim.golden.papi.pu`; timing:
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
-from amaranth.lib import fifo, stream
+from amaranth.lib import fifo
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from pimforge.base.formats import FP16
 from pimforge.hw.core.component import PimComponent
-from pimforge.hw.core.payload import payload_layout, uint, vec
 from pimforge.hw.core.unit import HwUnit, PresetClock
 from pimforge.hw.fp.accumulate import accumulate, finish_partials
 from pimforge.hw.fp.ops import add_tree, delay, float_op
 from pimforge.hw.papi.config import PU_PRESETS, PapiPuConfig
 from pimforge.hw.papi.hbm import PU_CLOCK_HZ
-from pimforge.hw.papi.pu_timing import pu_latency, pu_run
+from pimforge.hw.papi.pu_timing import pu_cycles, pu_latency
+from pimforge.hw.papi.streams import ROW_BITS, pu_signatures
 
-__all__ = ["PapiPu", "pu_signatures", "pu_cycles"]
-
-ROW_BITS = 16      # rows per bank of one job, at most 65535
-
-
-def pu_signatures(cfg: PapiPuConfig) -> dict:
-    """The unit's streams (one definition for the unit and its bench)."""
-    return {
-        "i_cmd": stream.Signature(payload_layout(
-            reuse=uint(cfg.max_reuse.bit_length()), beats=uint(cfg.max_beats.bit_length()),
-            rows=uint(ROW_BITS))),
-        "i_x": stream.Signature(payload_layout(data=vec(FP16, cfg.lanes))),
-        "i_w": stream.Signature(payload_layout(data=vec(FP16, cfg.banks * cfg.lanes))),
-        "o": stream.Signature(payload_layout(data=vec(FP16, cfg.fpus))),
-    }
+__all__ = ["PapiPu"]
 
 
 def _lane(x, i, w):
@@ -321,16 +307,6 @@ class PapiPu(PimComponent):
         with m.If(valid):
             m.d.sync += [j["in_row"].eq(Mux(row_done, 0, j["in_row"] + 1)),
                          j["rows_out"].eq(Mux(row_done, j["rows_out"] + 1, j["rows_out"]))]
-
-
-def pu_cycles(cfg: PapiPuConfig, rows: int, reuse: int = 1, beats: int = 0) -> int:
-    """The unit's cycle model: a job of ``rows`` rows per bank, ``beats`` column reads per row
-    (default ``max_beats``) and ``reuse`` input vectors, the banks of
-    :mod:`~pimforge.hw.papi.hbm` activating page 0 at the first weight-phase cycle (cycle 0);
-    cycles from then to the last output beat, inclusive (:mod:`~pimforge.hw.papi.pu_timing`)."""
-    beats = beats or cfg.max_beats
-    last = pu_run(rows * beats, cfg.banks, cfg.groups(reuse), cfg.wbuf)
-    return last + pu_latency(cfg.lanes, cfg.op_depth, cfg.acc.width, cfg.partials) + 1
 
 
 UNITS = (HwUnit("papi_pu", "PAPI FC-PIM / Attn-PIM bank processing unit: xPyB FPUs (fp16 "

@@ -25,9 +25,10 @@ from __future__ import annotations
 from collections import deque
 
 from pimforge.hw.fp.accumulate import ACC_READ, DRAIN_READ
+from pimforge.hw.papi.config import PapiPuConfig
 from pimforge.hw.papi.hbm import HBM3, BankModel, Hbm3Timing
 
-__all__ = ["pu_latency", "pu_run", "pu_schedule"]
+__all__ = ["pu_latency", "pu_run", "pu_schedule", "pu_cycles"]
 
 
 def pu_latency(lanes: int, op_depth: int, acc_bits: int = 16, partials: int = 4) -> int:
@@ -119,3 +120,13 @@ def pu_schedule(beats_per_bank: int, banks: int, groups: int, wbuf: int,
     """``(v, w, s, a)`` of every stream beat (column index), in order (for the bench and the tests)."""
     st = _Stream(banks, groups, wbuf, timing)
     return [st.beat() for _ in range(beats_per_bank)]
+
+
+def pu_cycles(cfg: PapiPuConfig, rows: int, reuse: int = 1, beats: int = 0) -> int:
+    """The unit's cycle model: a job of ``rows`` rows per bank, ``beats`` column reads per row
+    (default ``max_beats``) and ``reuse`` input vectors, the banks of
+    :mod:`~pimforge.hw.papi.hbm` activating page 0 at the first weight-phase cycle (cycle 0);
+    cycles from then to the last output beat, inclusive (:mod:`~pimforge.hw.papi.pu_timing`)."""
+    beats = beats or cfg.max_beats
+    last = pu_run(rows * beats, cfg.banks, cfg.groups(reuse), cfg.wbuf)
+    return last + pu_latency(cfg.lanes, cfg.op_depth, cfg.acc.width, cfg.partials) + 1

@@ -33,7 +33,7 @@ enable and the batch-running bit; ``i_host.ready`` the enable, the write's kind 
 pipeline-empty bit); with ``o`` always ready the skid buffer stays empty.  Latency: an
 iteration's decision is on ``o`` ``5 + tree_stages`` cycles after its last beat's transfer, a
 start's 4 cycles after it; throughput one beat a cycle (a one-beat iteration a cycle).  Cycle
-model: :func:`scheduler_schedule`.
+model: :func:`~pimforge.hw.papi.scheduler_timing.scheduler_schedule`.
 
 Parameters
 ----------
@@ -42,39 +42,16 @@ cfg : SchedulerConfig
 from __future__ import annotations
 
 from amaranth.hdl import Module, Mux, Signal
-from amaranth.lib import stream
 from amaranth.lib.wiring import In, Out
 
 from pimforge.hw.core.component import PimComponent
-from pimforge.hw.core.payload import flag, payload_layout, uint
 from pimforge.hw.core.pipeline import output_skid
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.papi.config import HOST_KINDS, PLACEMENTS, SCHEDULER_PRESETS, SchedulerConfig
+from pimforge.hw.papi.scheduler_timing import BEAT_LATENCY, START_LATENCY, scheduler_cycles
+from pimforge.hw.papi.streams import decision_signature, host_signature, token_signature
 
-__all__ = ["PapiScheduler", "host_signature", "token_signature", "decision_signature",
-           "START_LATENCY", "scheduler_schedule", "scheduler_cycles"]
-
-START_LATENCY = 4          # start transfer -> D1 -> D2 -> D3 -> o
-BEAT_LATENCY = 5           # last beat -> S1 -> (tree) -> D1 -> D2 -> D3 -> o
-
-
-def host_signature(cfg: SchedulerConfig) -> stream.Signature:
-    """``i_host``: ``kind`` (:data:`~pimforge.hw.papi.config.HOST_KINDS`), ``value``."""
-    return stream.Signature(payload_layout(kind=uint(2), value=uint(cfg.value_bits)))
-
-
-def token_signature(cfg: SchedulerConfig) -> stream.Signature:
-    """``i``: ``tokens`` (lane 0 least significant), ``keep`` (a bit per lane), ``last``."""
-    n = cfg.tokens_per_beat
-    return stream.Signature(payload_layout(tokens=uint(n * cfg.token_bits), keep=uint(n),
-                                           last=flag()))
-
-
-def decision_signature(cfg: SchedulerConfig) -> stream.Signature:
-    """``o``: one decision (:class:`~pimforge.sim.golden.papi.scheduler.Decision`'s fields)."""
-    return stream.Signature(payload_layout(
-        iteration=uint(cfg.iter_bits), rlp=uint(cfg.rlp_bits), intensity=uint(cfg.ai_bits),
-        placement=flag(), migrate=flag(), freed=uint(cfg.rlp_bits), done=flag()))
+__all__ = ["PapiScheduler"]
 
 
 class PapiScheduler(PimComponent):
@@ -278,42 +255,6 @@ def _or(values):
 
 
 # ---- cycle model ---------------------------------------------------------------------------------
-
-def scheduler_schedule(cfg: SchedulerConfig, events) -> dict:
-    """Cycles (from the first transfer, at 0) of a session with ``o`` always ready, each beat
-    offered the cycle after the one before it in ``events`` (the bench's order):
-    ``{"i_host": [...], "i": [...], "o": [...]}``.
-
-    ``events``: ``("host", kind, value)`` and ``("beat", tokens, keep, last)`` as for the golden
-    model.  A non-start host write and a token beat transfer when offered; a start waits for the
-    last decision of the batch before it to reach ``o``.  Decisions: a start's at
-    ``START_LATENCY``, an iteration's ``BEAT_LATENCY + tree_stages`` after its last beat.
-    """
-    out = {"i_host": [], "i": [], "o": []}
-    t, free = 0, 0                 # next offer cycle; when a start may transfer
-    for ev in events:
-        if ev[0] == "host":
-            if ev[1] == HOST_KINDS["start"]:
-                t = max(t, free)
-                out["o"].append(t + START_LATENCY)
-                free = t + START_LATENCY
-            out["i_host"].append(t)
-        else:
-            out["i"].append(t)
-            if ev[3]:
-                free = t + BEAT_LATENCY + cfg.tree_stages
-                out["o"].append(free)
-        t += 1
-    return out
-
-
-def scheduler_cycles(cfg: SchedulerConfig, n_ops: int) -> int:
-    """Cycles from a start to the last decision of a batch of ``n_ops`` requests, one beat per
-    iteration and one request finishing per iteration (:func:`scheduler_schedule`)."""
-    n = cfg.tokens_per_beat
-    events = [("host", HOST_KINDS["start"], n_ops)]
-    events += [("beat", [0] * n, 1, True) for _ in range(n_ops)]
-    return scheduler_schedule(cfg, events)["o"][-1] + 1
 
 
 UNITS = (HwUnit("papi_scheduler", "PAPI runtime FC scheduler: <eos> count per iteration -> RLP, "

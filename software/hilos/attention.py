@@ -28,7 +28,7 @@ from pimforge.base.errors import ConfigError, ToolError, UserError
 from pimforge.base.formats import FP16, FP32
 from pimforge.base.numerics import bits_float, float_bits
 from pimforge.hw.catalog import HW_UNITS
-from pimforge.hw.hilos.attention import kernel_bound
+from pimforge.hw.hilos.attention_timing import kernel_bound
 from pimforge.hw.hilos.config import (
     BEAT_ELEMS, BLOCKS, D_GROUPS, HEAD_DIMS, SCORE_FMTS, HilosAttentionConfig
 )

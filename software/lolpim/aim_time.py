@@ -2,14 +2,15 @@
 AiM channel to compute y = W x with W (rows x cols, bf16) resident in its 16 banks (x through the
 2 KB global buffer, y out through the output registers), serial or ping-pong buffered (§6).
 
-The cycles come from ``pimforge.hw.lolpim.aim.kernel_cycles``, the exact cycle model of the
+The cycles come from ``pimforge.hw.lolpim.perf.kernel_cycles``, the exact cycle model of the
 ``lolpim_pingpong`` unit run on AiM's GEMV program; results are cached per shape.
 """
 from __future__ import annotations
 
 from functools import lru_cache
 
-from pimforge.hw.lolpim.aim import AIM_CLOCK_HZ, kernel_cycles
+from pimforge.hw.lolpim.aim import AIM_CLOCK_HZ
+from pimforge.hw.lolpim.perf import kernel_cycles
 
 __all__ = ["channel_gemv_seconds", "channel_gemv_cycles", "AIM_CLOCK_HZ"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pimforge.hw.lolpim.aim import KERNELS
+from pimforge.hw.lolpim.perf import KERNELS
 from pimforge.software import workloads as wl
 from pimforge.software.lolpim.aim_time import channel_gemv_seconds
 from pimforge.software.lolpim.config import (

@@ -18,11 +18,12 @@ from pimforge import api
 from pimforge.base.errors import ConfigError
 from pimforge.base.formats import FP16, FP32
 from pimforge.base.numerics import bits_float, float_bits
-from pimforge.hw.hermes.act import act_cycles, act_schedule, act_timing
+from pimforge.hw.hermes.act_timing import act_cycles, act_schedule, act_timing
 from pimforge.hw.hermes.perf import act_estimate
 from pimforge.registry import get_unit
-from pimforge.sim.benches.hermes.act import (ActVector, act_beats, act_job, default_vectors,
-                                              random_values)
+from pimforge.sim.benches.hermes.act import (
+    ActVector, act_beats, act_job, default_vectors, random_values
+)
 from pimforge.sim.golden.fp.exp import fp_exp
 from pimforge.sim.golden.hermes.act import act_relu, act_softmax
 from pimforge.sim.golden.pam.common import OpCfg

@@ -7,7 +7,9 @@ from conftest import require_sim
 
 from pimforge import api
 from pimforge.base.errors import ConfigError
-from pimforge.hw.hilos.attention import attention_cycles, bound_parts, kernel_bound, kernel_schedule
+from pimforge.hw.hilos.attention_timing import (
+    attention_cycles, bound_parts, kernel_bound, kernel_schedule
+)
 from pimforge.sim.benches.hilos.attention import DEFAULT_JOBS, attention_phase, random_job
 from pimforge.sim.harness.job import Job
 

@@ -18,8 +18,7 @@ from pimforge.base.errors import ConfigError
 from pimforge.base.formats import FP16, FP32
 from pimforge.base.numerics import bits_float
 from pimforge.hw.hilos.config import HILOS_PRESETS
-from pimforge.hw.hilos.qk_gemv import qk_cycles
-from pimforge.hw.hilos.qk_timing import qk_schedule
+from pimforge.hw.hilos.qk_gemv_timing import qk_cycles, qk_schedule
 from pimforge.registry import get_unit
 from pimforge.sim.benches.hilos.qk_gemv import JobSpec, default_jobs, qk_inputs, qk_job, random_job
 from pimforge.sim.golden.hilos import qk_gemv as h_qk

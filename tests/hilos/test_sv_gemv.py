@@ -15,7 +15,7 @@ from pimforge.base.errors import ConfigError
 from pimforge.base.formats import FP16
 from pimforge.base.numerics import bits_float
 from pimforge.hw.hilos.config import SvGemvConfig
-from pimforge.hw.hilos.sv_gemv import sv_cycles, sv_schedule
+from pimforge.hw.hilos.sv_gemv_timing import sv_cycles, sv_schedule
 from pimforge.registry import get_unit
 from pimforge.sim.benches.hilos.beats import unpack_o
 from pimforge.sim.benches.hilos.sv_gemv import (

@@ -14,7 +14,9 @@ from pimforge import api
 from pimforge.base.errors import ConfigError
 from pimforge.base.formats import FP16, FP32
 from pimforge.base.numerics import bits_float
-from pimforge.hw.hilos.two_pass_softmax import softmax_cycles, softmax_job_beats, softmax_schedule
+from pimforge.hw.hilos.two_pass_softmax_timing import (
+    softmax_cycles, softmax_job_beats, softmax_schedule
+)
 from pimforge.registry import get_unit
 from pimforge.sim.benches.hilos.two_pass_softmax import (
     SoftmaxJob, default_jobs, random_scores, softmax_beats, softmax_job

@@ -9,8 +9,7 @@ from conftest import require_sim
 from pimforge import api
 from pimforge.base.errors import ConfigError
 from pimforge.hw.lolpim.config import DISPATCHER_PRESETS, DispatcherConfig
-from pimforge.hw.lolpim.dispatch_timing import dispatch_schedule
-from pimforge.hw.lolpim.dispatcher import dispatcher_cycles
+from pimforge.hw.lolpim.dispatcher_timing import dispatch_schedule, dispatcher_cycles
 from pimforge.hw.lolpim.dpa import STATUS, loop_bound, word
 from pimforge.sim.benches.lolpim.dispatcher import (
     cmd_beats, dispatcher_job, error_beats, map_beat, random_beats, run_beat, table4_beats

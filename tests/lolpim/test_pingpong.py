@@ -1,7 +1,7 @@
 """lolpim_pingpong (LoL-PIM §6, Fig. 7): the golden model against float64, RTL against golden
 (bit-exact, GDDR6 bank timing, with and without random stalls, ping-pong on and off), the exact
 cycle model against the RTL's cycle counts (every load, GB beat, MAC command, first bank column
-and output), ``aim.kernel_cycles`` against the RTL on a GEMV kernel, the overlap saving, and the
+and output), ``perf.kernel_cycles`` against the RTL on a GEMV kernel, the overlap saving, and the
 Fig. 7a kernel savings of the cycle model.
 
 The default run builds two small channels (2 banks x 2 lanes, ping-pong on and off, about 20 s
@@ -18,7 +18,7 @@ from pimforge import api
 from pimforge.base.errors import ConfigError
 from pimforge.base.formats import FP32
 from pimforge.base.numerics import bits_float
-from pimforge.hw.lolpim import aim
+from pimforge.hw.lolpim import aim, perf
 from pimforge.hw.lolpim.config import PingpongConfig, pingpong_preset
 from pimforge.hw.lolpim.pingpong_timing import pingpong_timing, schedule
 from pimforge.sim.benches.lolpim.pingpong import (
@@ -130,9 +130,9 @@ def test_cycle_model_is_exact(which, request):
 
 
 def test_kernel_cycles_is_the_rtl(on_run, off_run):
-    """aim.kernel_cycles on the small channel = the RTL's cycles for the same GEMV kernel."""
+    """perf.kernel_cycles on the small channel = the RTL's cycles for the same GEMV kernel."""
     for cfg, (res, _, _) in ((ON, on_run), (OFF, off_run)):
-        assert res.phases[2].cycles == aim.kernel_cycles(*KERNEL, pingpong=cfg.pingpong, cfg=cfg)
+        assert res.phases[2].cycles == perf.kernel_cycles(*KERNEL, pingpong=cfg.pingpong, cfg=cfg)
 
 
 def test_overlap_saving_in_rtl(on_run, off_run):
@@ -158,9 +158,9 @@ def test_kernel_cycles_skips_are_exact(rows, cols):
     """The steady-state skips of kernel_cycles change nothing: the plain event run agrees."""
     small = (ON, OFF) if rows * cols < 10 ** 6 else ()    # 131,072 tiles on them: 1.4 s
     for cfg in (pingpong_preset("aim"), pingpong_preset("aim_serial")) + small:
-        loads, tiles = aim.kernel_program(rows, cols, cfg)
+        loads, tiles = perf.kernel_program(rows, cols, cfg)
         full = schedule(cfg, loads, [tiles[i] for i in range(len(tiles))], aim.GDDR6)
-        assert aim.kernel_cycles(rows, cols, pingpong=cfg.pingpong, cfg=cfg) == full["cycles"]
+        assert perf.kernel_cycles(rows, cols, pingpong=cfg.pingpong, cfg=cfg) == full["cycles"]
 
 
 @pytest.mark.parametrize("rows,cols", [(1024, 128), (8, 16384), (1376, 4096), (4096, 688)])
@@ -172,8 +172,8 @@ def test_kernel_cycles_bounds(rows, cols):
     G, C = -(-rows // 16), -(-cols // 1024)
     steps = G * -(-cols // 16)
     io = -(-cols // 16) + G * C                   # GB beats + one RD-MAC beat per tile
-    on = aim.kernel_cycles(rows, cols, pingpong=True)
-    off = aim.kernel_cycles(rows, cols, pingpong=False)
+    on = perf.kernel_cycles(rows, cols, pingpong=True)
+    off = perf.kernel_cycles(rows, cols, pingpong=False)
     assert on >= max(steps, io, aim.GDDR6.tRCD)
     assert off >= steps + io + G * C * aim.GDDR6.RL
     assert on < off
@@ -185,7 +185,7 @@ def test_kernel_cycles_is_fast():
         t = []
         for _ in range(5):
             t0 = time.perf_counter()
-            aim.kernel_cycles(32768, 32768, pingpong=pp)
+            perf.kernel_cycles(32768, 32768, pingpong=pp)
             t.append(time.perf_counter() - t0)
         best.append(min(t))
     print(f"\nkernel_cycles 32768 x 32768: {1e3 * max(best):.2f} ms")
@@ -195,7 +195,7 @@ def test_kernel_cycles_is_fast():
 def test_kernel_savings_fig7a():
     """Fig. 7a's kernels on one channel: ping-pong never slows a kernel down, and each saving
     lands in a sane range beside the paper's 40 / 44 / 29 / 28 %."""
-    table = aim.kernel_savings("Qwen1.5-7B")
+    table = perf.kernel_savings("Qwen1.5-7B")
     print("\nkernel   rows x cols      serial  ping-pong  saving  paper")
     for name, r in table.items():
         print(f"{name:6} {r['rows']:5} x {r['cols']:5}  {r['off']:8} {r['on']:9}  "
@@ -238,7 +238,7 @@ def test_config_errors():
             bad()
         assert "\n" not in str(e.value)
     with pytest.raises(ValueError, match="rows and cols"):
-        aim.kernel_cycles(0, 5, pingpong=True)
+        perf.kernel_cycles(0, 5, pingpong=True)
 
 
 _SLOW = pytest.mark.slow

@@ -16,7 +16,8 @@ from pimforge.base.errors import ConfigError, UserError
 from pimforge.base.formats import FP16, FP32
 from pimforge.hw.catalog import HW_UNITS
 from pimforge.hw.pam.config import PamDeviceConfig
-from pimforge.hw.pam.device import PamDevice, device_cycles, device_schedule
+from pimforge.hw.pam.device import PamDevice
+from pimforge.hw.pam.device_timing import device_cycles, device_schedule
 from pimforge.registry import get_unit
 from pimforge.sim.benches.pam.device import DEVICE_REQUESTS, device_job
 from pimforge.sim.benches.pam.pu import random_set

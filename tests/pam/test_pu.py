@@ -12,8 +12,7 @@ from pimforge.base.errors import ConfigError, UserError
 from pimforge.base.formats import FP16, FP32
 from pimforge.hw.catalog import HW_UNITS
 from pimforge.hw.pam.config import PamPuConfig
-from pimforge.hw.pam.pu import pu_cycles
-from pimforge.hw.pam.pu_timing import pu_schedule
+from pimforge.hw.pam.pu_timing import pu_cycles, pu_schedule
 from pimforge.registry import get_unit
 from pimforge.sim.benches.pam.beats import pu_beats
 from pimforge.sim.benches.pam.pu import DEFAULT_SETS, pu_expected, pu_job, random_set

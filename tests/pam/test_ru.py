@@ -17,7 +17,7 @@ from pimforge.base import numerics as num
 from pimforge.base.errors import ConfigError, UserError
 from pimforge.base.formats import FP16, FP32
 from pimforge.hw.pam.config import PamRuConfig
-from pimforge.hw.pam.ru import ru_cycles, ru_latency, ru_schedule
+from pimforge.hw.pam.ru_timing import ru_cycles, ru_latency, ru_schedule
 from pimforge.registry import get_unit
 from pimforge.sim.benches.pam.ru import ru_requests, ru_stream
 from pimforge.sim.golden.pam import ru as g_ru

@@ -11,8 +11,9 @@ from pimforge import api
 from pimforge.base import numerics as num
 from pimforge.base.errors import ConfigError
 from pimforge.base.formats import FP16, FP32
+from pimforge.hw.fp.softmax import merge_interval
 from pimforge.hw.pam.config import OnlineSoftmaxConfig
-from pimforge.hw.pam.softmax import merge_interval, softmax_cycles
+from pimforge.hw.pam.softmax_timing import softmax_cycles
 from pimforge.registry import get_unit
 from pimforge.sim.golden.pam import softmax as g_sm
 from pimforge.sim.harness.job import Phase

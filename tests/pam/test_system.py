@@ -15,8 +15,9 @@ from pimforge.base import numerics as num
 from pimforge.base.errors import ConfigError, UserError
 from pimforge.base.formats import FP16, FP32
 from pimforge.hw.pam.config import TIERS, PamSystemConfig
-from pimforge.hw.pam.device import device_cycles
-from pimforge.hw.pam.system import PamSystem, system_cycles, system_schedule
+from pimforge.hw.pam.device_timing import device_cycles
+from pimforge.hw.pam.system import PamSystem
+from pimforge.hw.pam.system_timing import system_cycles, system_schedule
 from pimforge.registry import get_unit
 from pimforge.sim.benches.pam.pu import random_set
 from pimforge.sim.benches.pam.system import SYSTEM_REQUESTS, system_job

@@ -11,7 +11,7 @@ from conftest import require_sim
 
 from pimforge import api
 from pimforge.base.errors import ConfigError
-from pimforge.hw.pamif.buffer import buffer_cycles
+from pimforge.hw.pamif.buffer_timing import buffer_cycles
 from pimforge.hw.pamif.config import SIM_PRESETS, PamifConfig, pair_preset
 from pimforge.sim.benches.pamif.buffer import buffer_job
 

@@ -13,12 +13,11 @@ from conftest import require_sim
 
 from pimforge import api
 from pimforge.hw.pamif.config import PAPER_PAIRS, SIM_PRESETS, STATUS, PamifConfig, pair_preset
-from pimforge.hw.pamif.interface import interface_cycles
+from pimforge.hw.pamif.interface_timing import interface_cycles, interface_schedule
 from pimforge.hw.pamif.layout import IF_CLOCK_PS, side_bandwidth
 from pimforge.hw.pamif.migration import interleaved_list
 from pimforge.hw.pamif.perf import TOLERANCE, migration_estimate
 from pimforge.hw.pamif.streams import bits
-from pimforge.hw.pamif.timing import interface_schedule
 from pimforge.sim.benches.pamif.common import make_migration
 from pimforge.sim.benches.pamif.interface import interface_job
 from pimforge.sim.golden.pamif.relayout import image_words

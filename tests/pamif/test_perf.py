@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from pimforge.hw.pamif.config import PAPER_PAIRS, pair_preset
+from pimforge.hw.pamif.interface_timing import migration_cycles
 from pimforge.hw.pamif.layout import TIERS
 from pimforge.hw.pamif.migration import interleaved_list
 from pimforge.hw.pamif.perf import TOLERANCE, migration_estimate
-from pimforge.hw.pamif.timing import migration_cycles
 
 
 @pytest.mark.parametrize("pair", PAPER_PAIRS, ids=lambda p: f"{p[0]}_to_{p[1]}")

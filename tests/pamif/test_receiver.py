@@ -8,10 +8,10 @@ from conftest import require_sim
 from pimforge import api
 from pimforge.hw.pamif.config import SIM_PRESETS, PamifConfig, pair_preset
 from pimforge.hw.pamif.layout import slot_fields
-from pimforge.hw.pamif.receiver import receiver_cycles
+from pimforge.hw.pamif.receiver_timing import receiver_cycles
 from pimforge.hw.pamif.streams import bits
-from pimforge.sim.benches.pamif.receiver import receiver_job
 from pimforge.sim.benches.pamif.common import make_migration
+from pimforge.sim.benches.pamif.receiver import receiver_job
 
 
 def _run(cfg, seed=1):

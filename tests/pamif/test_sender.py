@@ -8,8 +8,7 @@ from conftest import require_sim
 
 from pimforge import api
 from pimforge.hw.pamif.config import SIM_PRESETS, STATUS, PamifConfig, pair_preset
-from pimforge.hw.pamif.sender import sender_cycles
-from pimforge.hw.pamif.timing import sender_schedule
+from pimforge.hw.pamif.sender_timing import sender_cycles, sender_schedule
 from pimforge.sim.benches.pamif.common import make_migration
 from pimforge.sim.benches.pamif.sender import sender_job
 

@@ -18,8 +18,7 @@ from pimforge.base.formats import FP16
 from pimforge.base.numerics import bits_float, float_bits
 from pimforge.hw.papi.config import PapiPuConfig, pu_preset
 from pimforge.hw.papi.perf import PU_CLOCK_HZ, pu_gemv_cycles
-from pimforge.hw.papi.pu import pu_cycles
-from pimforge.hw.papi.pu_timing import pu_run
+from pimforge.hw.papi.pu_timing import pu_cycles, pu_run
 from pimforge.sim.benches.papi.pu import make_data, pu_job, pu_jobs_back_to_back
 from pimforge.sim.golden.papi.pu import pu_gemv
 

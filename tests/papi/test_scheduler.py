@@ -10,7 +10,7 @@ from conftest import require_sim
 from pimforge import api
 from pimforge.base.errors import ConfigError
 from pimforge.hw.papi.config import SCHEDULER_PRESETS, SchedulerConfig
-from pimforge.hw.papi.scheduler import scheduler_cycles, scheduler_schedule
+from pimforge.hw.papi.scheduler_timing import scheduler_cycles, scheduler_schedule
 from pimforge.sim.benches.papi.scheduler import (
     batch_events, edge_events, fig5d_events, random_session, scheduler_job
 )

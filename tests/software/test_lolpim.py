@@ -9,7 +9,8 @@ import pytest
 from system_checks import check_bad_input_one_line, check_reproduce_rows, cli
 
 from pimforge.base.errors import ConfigError
-from pimforge.hw.lolpim.aim import AIM_CLOCK_HZ, kernel_cycles
+from pimforge.hw.lolpim.aim import AIM_CLOCK_HZ
+from pimforge.hw.lolpim.perf import kernel_cycles
 from pimforge.software import workloads as wl
 from pimforge.software.lolpim.aim_time import channel_gemv_seconds
 from pimforge.software.lolpim.config import NODE, TASKS, LolpimModelConfig, system_setup

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from pimforge.base.errors import ConfigError
-from pimforge.hw.hilos.attention import kernel_schedule
+from pimforge.hw.hilos.attention_timing import kernel_schedule
 from pimforge.hw.hilos.config import HilosAttentionConfig
 from pimforge.software import devices as dev
 from pimforge.software import workloads as wl

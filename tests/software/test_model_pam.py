@@ -14,11 +14,11 @@ import pytest
 
 from pimforge.base.config import ConfigError
 from pimforge.hw.catalog import HW_UNITS
-from pimforge.hw.hilos.attention import kernel_schedule
+from pimforge.hw.hilos.attention_timing import kernel_schedule
 from pimforge.hw.hilos.config import HilosAttentionConfig
 from pimforge.hw.pam.config import PamPuConfig, PamRuConfig
 from pimforge.hw.pam.pu_timing import pu_schedule
-from pimforge.hw.pam.ru import ru_cycles
+from pimforge.hw.pam.ru_timing import ru_cycles
 from pimforge.software import calibration as cal
 from pimforge.software import devices as dv
 from pimforge.software import workloads as wl

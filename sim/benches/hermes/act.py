@@ -17,7 +17,7 @@ import numpy as np
 
 from pimforge.base.formats import FP16
 from pimforge.base.numerics import float_bits
-from pimforge.hw.hermes.act import ACT_OPS
+from pimforge.hw.hermes.streams import ACT_OPS
 from pimforge.sim.benches.pam.beats import pack_rows
 from pimforge.sim.golden.hermes.act import act_golden
 from pimforge.sim.harness.job import Job, Phase, concat_fields

@@ -18,7 +18,7 @@ import numpy as np
 
 from pimforge.base.formats import BF16, FP32
 from pimforge.base.numerics import float_bits
-from pimforge.hw.lolpim import aim
+from pimforge.hw.lolpim import aim, perf
 from pimforge.hw.lolpim.pingpong_timing import Tile, act_time, next_act_ready
 from pimforge.sim.benches.pam.beats import pack_rows
 from pimforge.sim.golden.lolpim.pingpong import run_program
@@ -79,10 +79,10 @@ def random_program(cfg, rng, chunks: int = 4, kind: str = "normal") -> Program:
 
 
 def kernel_program(cfg, rng, rows: int, cols: int) -> tuple:
-    """y = W x on the channel in AiM's mapping (:func:`pimforge.hw.lolpim.aim.kernel_program`):
+    """y = W x on the channel in AiM's mapping (:func:`pimforge.hw.lolpim.perf.kernel_program`):
     returns ``(program, w16, x16)``, W (rows, cols) and x (cols,) random bf16."""
     w16, x16 = bf16(rng.standard_normal((rows, cols))), bf16(rng.standard_normal(cols))
-    steps, tiles = aim.kernel_program(rows, cols, cfg)
+    steps, tiles = perf.kernel_program(rows, cols, cfg)
     L, B, chunk = cfg.lanes, cfg.banks, tiles.chunk
     G = tiles.G
     wp = np.zeros((G * B, tiles.cols_pad), np.int64)
@@ -101,7 +101,7 @@ def kernel_program(cfg, rng, rows: int, cols: int) -> tuple:
 
 def kernel_y(cfg, outs16, rows: int, cols: int) -> np.ndarray:
     """The host's float64 sum over chunks of the drained partials: y (rows,)."""
-    steps, tiles = aim.kernel_program(rows, cols, cfg)
+    steps, tiles = perf.kernel_program(rows, cols, cfg)
     vals = (np.asarray(outs16, np.int64).astype(np.uint32) << 16).view(np.float32)
     vals = vals.astype(np.float64).reshape(tiles.C, tiles.G * cfg.banks)
     return vals.sum(axis=0)[:rows]

@@ -3,15 +3,13 @@ cycle after its request, with its tag) and the buffer's releases (region j relea
 ``FREE_DELAY`` cycles after the fill of entry j's last word).  Expected: the read requests in
 the sender's order (:func:`~pimforge.hw.pamif.migration.read_order`), the fill words (region,
 word, destination slot, data) and the status.  Phases: one random list (the cycle model's
-case, :func:`~pimforge.hw.pamif.timing.sender_schedule`), another with random stalls on every
+case, :func:`~pimforge.hw.pamif.sender_timing.sender_schedule`), another with random stalls on every
 stream, and the bad-list session (:func:`~pimforge.sim.benches.pamif.common.bad_lists`).
 """
 from __future__ import annotations
 
-from pimforge.hw.pamif.timing import FREE_DELAY, last_fill_index
-from pimforge.sim.benches.pamif.common import (
-    FreeOffer, ReadOffer, fill_beats, list_job
-)
+from pimforge.hw.pamif.sender_timing import FREE_DELAY, last_fill_index
+from pimforge.sim.benches.pamif.common import FreeOffer, ReadOffer, fill_beats, list_job
 from pimforge.sim.harness.job import Job, Phase, concat_fields
 from pimforge.sim.harness.stall import StallPattern
 

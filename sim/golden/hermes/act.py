@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from pimforge.base.formats import FP16
-from pimforge.hw.hermes.act import ACT_OPS, NEG_INF16, NEG_ZERO
+from pimforge.hw.hermes.act import NEG_INF16, NEG_ZERO
+from pimforge.hw.hermes.streams import ACT_OPS
 from pimforge.sim.golden.fp.add import fp_add
 from pimforge.sim.golden.fp.exp import fp_exp
 from pimforge.sim.golden.fp.mul import fp_mul

@@ -1,6 +1,6 @@
 """The fixed latencies and the cycle model of :mod:`pimforge.hw.hilos.qk_gemv`: the RTL takes
 its latencies from :func:`qk_timing`; the unit's cycle model
-(:func:`~pimforge.hw.hilos.qk_gemv.qk_cycles`) is :func:`qk_schedule` (no stalls)."""
+(:func:`~pimforge.hw.hilos.qk_gemv_timing.qk_cycles`) is :func:`qk_schedule` (no stalls)."""
 from __future__ import annotations
 
 from pimforge.base.numerics import log2_exact
@@ -8,7 +8,7 @@ from pimforge.hw.fp.accumulate import acc_latency
 from pimforge.hw.fp.ops import op_latency
 from pimforge.hw.hilos.config import QkGemvConfig
 
-__all__ = ["qk_timing", "qk_schedule", "qk_tail_cycles"]
+__all__ = ["qk_timing", "qk_schedule", "qk_tail_cycles", "qk_cycles"]
 
 
 def qk_timing(cfg: QkGemvConfig) -> dict:
@@ -97,3 +97,9 @@ def qk_tail_cycles(cfg: QkGemvConfig) -> int:
     ``drain`` to ``o``."""
     s = qk_schedule(cfg, [cfg.block])[0]
     return s["first_out"] - s["k_last"]
+
+
+def qk_cycles(cfg: QkGemvConfig, n_tokens: int) -> int:
+    """Cycles of one job of ``n_tokens`` tokens with no stalls (Q and K offered from cycle 0), up
+    to and including its last score beat."""
+    return qk_schedule(cfg, [n_tokens])[0]["last_out"] + 1

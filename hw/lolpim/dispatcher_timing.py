@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from pimforge.hw.lolpim.config import DispatcherConfig
 from pimforge.hw.lolpim.dpa import (
-    KINDS, OPS, loop_bound, run_fields, unpack, word_fields
+    KINDS, OPS, loop_bound, pack, run_fields, unpack, word, word_fields
 )
 
-__all__ = ["dispatch_schedule", "run_slots"]
+__all__ = ["dispatch_schedule", "run_slots", "FIRST_COMMAND_LATENCY", "dispatcher_cycles"]
 
 LOOP_SLOTS = 3       # the Dyn-Loop's fetch and the two fetches its redirect drops
 OUT_DELAY = 5        # fetch -> S1 -> S2 -> S3 -> S4 -> O
@@ -82,3 +82,14 @@ def dispatch_schedule(cfg: DispatcherConfig, beats: list) -> dict:
         t = status + 1
     return out
 
+
+FIRST_COMMAND_LATENCY = 6     # run transfer -> S0 -> S1 -> S2 -> S3 -> S4 -> O
+
+
+def dispatcher_cycles(cfg: DispatcherConfig, n_ops: int) -> int:
+    """Cycles from the first host write to the status of a straight program of ``n_ops``
+    DOT-PROD commands run once (one layer): the writes, one cycle per command, the layer end and
+    the pipeline (:func:`~pimforge.hw.lolpim.dispatcher_timing.dispatch_schedule`)."""
+    beats = [(KINDS["cmd"], k, word(cfg, "dot_prod", row=k, col=k)) for k in range(n_ops)]
+    beats.append((KINDS["run"], 0, pack(run_fields(cfg), layers=1, length=n_ops)))
+    return dispatch_schedule(cfg, beats)["o_status"][-1] + 1

@@ -23,14 +23,12 @@ Register semantics mirrored (one line each in the RTL):
 """
 from __future__ import annotations
 
+from pimforge.hw.pamif.config import PamifConfig
 from pimforge.hw.pamif.memory import ReadModel, WriteModel
-from pimforge.hw.pamif.migration import read_order, write_addresses, read_addresses
+from pimforge.hw.pamif.migration import read_addresses, read_order, write_addresses
+from pimforge.hw.pamif.sender_timing import LOAD_TO_ISSUE
 
-__all__ = ["interface_schedule", "migration_cycles", "sender_schedule", "last_fill_index",
-           "LOAD_TO_ISSUE", "FREE_DELAY"]
-
-LOAD_TO_ISSUE = 2       # the last entry's cycle to the first read: DECIDE, then ISSUE
-FREE_DELAY = 2          # the standalone sender bench: a region's release after its last fill
+__all__ = ["interface_schedule", "migration_cycles", "interface_cycles"]
 
 
 class _Twin:
@@ -145,36 +143,8 @@ def migration_cycles(cfg, entries) -> int:
     return interface_schedule(cfg, entries)["complete"]
 
 
-def last_fill_index(cfg, entries) -> list:
-    """Per entry, the index in the read order of its last word."""
-    last = [0] * len(entries)
-    for k, (j, w) in enumerate(read_order(cfg, entries)):
-        if w == cfg.src_words - 1:
-            last[j] = k
-    return last
-
-
-def sender_schedule(cfg, entries, free_delay: int = FREE_DELAY) -> dict:
-    """Cycle stamps of ``pamif_sender`` alone on one accepted list, with the standalone bench's
-    surroundings: the memory answers each read the cycle after its request, ``o_fill`` is always
-    ready, and region ``j`` is released (``i_free``) ``free_delay`` cycles after the fill of
-    entry j's last word, in list order.  Returns ``rd``, ``fill``, ``free``, ``status``,
-    ``cycles``."""
-    n = len(entries)
-    order = read_order(cfg, entries)
-    last = last_fill_index(cfg, entries)
-    req, fill, free = [], [], []
-    t = n - 1 + LOAD_TO_ISSUE
-    while True:
-        freed = sum(1 for f in free if f < t)
-        if freed == n:
-            break
-        if len(req) < len(order) and order[len(req)][0] < freed + cfg.regions:
-            req.append(t)
-        if len(fill) < len(req) and t >= req[len(fill)] + 1:
-            fill.append(t)
-        while len(free) < n and last[len(free)] < len(fill):
-            prev = free[-1] + 1 if free else 0
-            free.append(max(fill[last[len(free)]] + free_delay, prev))
-        t += 1
-    return {"rd": req, "fill": fill, "free": free, "status": t + 1, "cycles": t + 2}
+def interface_cycles(cfg: PamifConfig, n_entries: int) -> int:
+    """Cycles (the RTL's count, to the OK status) of a list of entries 0 .. n-1 (source and
+    destination slot = entry) with the bench's memory models: the exact cycle model
+    :func:`~pimforge.hw.pamif.interface_timing.interface_schedule`."""
+    return interface_schedule(cfg, [(j, j, j) for j in range(n_entries)])["cycles"]
