@@ -187,13 +187,12 @@ def test_rtl_row_max_orders_signed_zeros(hbm_run):
     _run(cfg, Job([Phase("signed zeros", {"i_q": qf, "i_kv": kvf}, {"o": exp})]))
 
 
-# Issue 19: operand logic priced as a stage of the float operation it feeds (float_op ``pre``)
-# gets a register of that operation's own at op_depth 12, at the same latency, and none at the
-# presets' depth 2:
-# - the O memories' read and the fma operand selects (and the tile-l add's): at 4 lanes, d 64,
-#   op_depth 12 they were the critical path on ECP5 (79.1 MHz; 100.4 MHz with the register);
-# - the score memory's read into the P path's subtraction: with the P sequencer's token count,
-#   pam_device's critical path at op_depth 12 (97.9 MHz; 100.8 with the register).
+# Operand logic priced as a stage of the float operation it feeds (float_op ``pre``) gets a
+# register of that operation's own at op_depth 12, at the same latency, and none at the presets'
+# depth 2.  Unregistered, each would be an ECP5 critical path at 4 lanes, d 64, op_depth 12:
+# - the O memories' read and the fma operand selects (and the tile-l add's);
+# - the score memory's read into the P path's subtraction, with the P sequencer's token count
+#   (in pam_device too).
 @pytest.mark.parametrize("op_depth, registered", [(12, True), (2, False)])
 def test_priced_operand_reads_get_a_register_when_deep(op_depth, registered):
     cfg = api.config("pam_pu", overrides={"lanes": 4, "head_dim": 64, "op_depth": op_depth})

@@ -83,15 +83,13 @@ def test_golden_merge_against_float64(acc):
 RU_CONFIGS = {
     # Bw = 8 with op_depth 7: the scratch write lands in the cycle the next partial reads it,
     # and the final statistics (recip, log, add) decide the latency.  8 wide: the same edge as
-    # the 16-wide Bw = 4, op_depth 3 config (the default run's until issue 19's time budget,
-    # now in RU_SLOW) at half the Verilog.
+    # the 16-wide Bw = 4, op_depth 3 config (in RU_SLOW) at half the Verilog.
     "fp16-w8-d64-final-od7": dict(vector_width=8, head_dim=64, final=True, op_depth=7),
 }
 # Long run: the RU's fp32 accumulation, and features the default configs above already exercise
-# (fp16 final and non-final; op_depth 1 and 7) in other combinations.  fp32-w8-d128-final was a
-# default config until the rtl backend's RUs joined the default set (they left it in issue 19), and
-# fp32-w8-d128-final-od1 until the suite's time budget (14 s; the operators' fp32 paths stay in
-# the default run in pam_pu's 4-lane fp32 config and the float-operator tests).
+# (fp16 final and non-final; op_depth 1 and 7) in other combinations, to keep the default run
+# within its time budget (fp32-w8-d128-final-od1 alone is 14 s; the operators' fp32 paths stay
+# in the default run in pam_pu's 4-lane fp32 config and the float-operator tests).
 RU_SLOW = {
     # a non-final RU (the devices' own), 8 wide at op_depth 1; non-final RUs are simulated in the
     # default run inside pam_device (tests/pam/test_device.py), so this one is the long run's
@@ -99,7 +97,7 @@ RU_SLOW = {
     # Bw = 4 with op_depth 3, 16 wide (see fp16-w8-d64-final-od7 above)
     "fp16-w16-d64-final-od3": dict(vector_width=16, head_dim=64, final=True, op_depth=3),
     # the rtl backend's HBM-tier RUs (builds shared with tests/software/test_pam_attention_cli.py,
-    # also long-run): non-final and final at op_depth 2; in the default run until issue 19
+    # also long-run): non-final and final at op_depth 2
     "fp16-w16-d128": dict(),
     "fp16-w16-d128-final": dict(final=True),
     # fp32 final with the shallowest operators (the fp32 -> fp16 normalization at op_depth 1)
