@@ -1,7 +1,7 @@
 # amaranth: UnusedElaboratable=no
 """Register placement of :mod:`pimforge.hw.core.pipeline` (pure Python, no simulation): the
 balanced cuts, a stage whose register changes its cost (a ROM read that a block RAM
-absorbs, issue 19), and the float operations inside units, whose last register is on their
+absorbs), and the float operations inside units, whose last register is on their
 output."""
 import json
 import re
@@ -73,9 +73,9 @@ def test_a_register_after_wiring_is_the_register_after_the_rom():
 def test_fp32_table_output_register_holds_no_logic(name, stages_of, depth):
     """At these depths the fp32 kernel's ROM read is followed by two registers: the block
     RAM's own and a plain one, so the RAM's slow clock-to-out does not meet the first
-    multiplier level (ECP5: 97.4 MHz exp, 104.3 MHz recip at depth 24 before).  exp at 17 is
-    two_pass_softmax's at op_depth 16: with the RAM's output priced at its clock-to-out alone
-    (14 levels) the RAM fed a 6-level multiplier segment, its ECP5 critical path (10.8 ns)."""
+    multiplier level.  exp at 17 is two_pass_softmax's at op_depth 16: with the RAM's output
+    priced at its clock-to-out alone (14 levels) the RAM would feed a multiplier segment, an
+    ECP5 critical path."""
     stages = stages_of(FP32, False)
     counts = register_positions(stages, depth)
     k = [s.__name__ for s in stages].index("lookup")
@@ -107,10 +107,10 @@ def test_unit_operation_result_is_its_last_register(kind, fmt, op_depth, operand
                                                         f"t_p{last}_flag")
 
 
-# Issue 19: with the rounding amount priced as its compare alone, the leading-zero count and
-# the amount shared a segment, and nextpnr found it the slowest (fp32 exp at depth 17: 41 ECP5
-# cells, 10.8 ns; fp16 exp at depth 15, which pam_ru runs at op_depth 15).  The amount now
-# counts its exp - lz subtraction and mux, and a register separates the two at these depths.
+# With the rounding amount priced as its compare alone, the leading-zero count and the amount
+# would share a segment, the slowest on ECP5 (fp32 exp at depth 17; fp16 exp at depth 15, which
+# pam_ru runs at op_depth 15).  The amount counts its exp - lz subtraction and mux, so a
+# register separates the two at these depths.
 @pytest.mark.parametrize("fmt, depth", [(FP16, 15), (FP16, 16), (FP32, 16), (FP32, 17)])
 def test_rounding_count_and_amount_get_a_register_between(fmt, depth):
     stages = exp_stages(fmt, False)
@@ -120,11 +120,11 @@ def test_rounding_count_and_amount_get_a_register_between(fmt, depth):
     assert register_positions(stages, depth)[count] >= 1, register_positions(stages, depth)
 
 
-# Issue 19: the block-RAM tables' address path (index, route to three RAMs, setup) was priced
-# at 2 levels, so at fp32 exp depth 17 the shifter's tail, the negate and the address shared a
-# segment (nextpnr: 11.2 ns, 2.97 ns of it the route to the RAMs).  At LV_ROM_ADDR = 8 a
-# register separates the shifter from the negate at the depths the HILOS softmax uses (16, 17),
-# and log and recip at 24 take their table address from a register.
+# The block-RAM tables' address path (index, route to three RAMs, setup) is long: priced at 2
+# levels, the shifter's tail, the negate and the address of fp32 exp at depth 17 would share one
+# slow segment.  At LV_ROM_ADDR = 8 a register separates the shifter from the negate at the
+# depths the HILOS softmax uses (16, 17), and log and recip at 24 take their table address from
+# a register.
 @pytest.mark.parametrize("stages_of, depth, before", [
     (exp_stages, 16, "split"), (exp_stages, 17, "split"), (recip_stages, 24, "fraction"),
     (log_stages, 24, "lookup")])
@@ -137,8 +137,8 @@ def test_block_ram_address_path_starts_at_a_register(stages_of, depth, before):
 
 
 # The adder's sign stage tests the sum for zero beside the leading-zero count; a register
-# right after it would leave that whole test behind the adder (fp_add fp16 at depth 1 fell from
-# 73.7 to 59.0 MHz on ECP5 when the new amount weight put the cut there unpriced).
+# right after it would leave that whole test behind the adder, which costs fp_add fp16 at
+# depth 1 a fifth of its ECP5 fmax if the cut there is left unpriced.
 def test_adder_sign_stage_prices_a_register_after_it():
     stages = add_stages(FP16, False, False)
     names = [s.__name__ for s in stages]
@@ -171,7 +171,7 @@ def _select(n):
     return select
 
 
-# Issue 19: pam_pu's critical path on ECP5 at op_depth 12 ran from its memories' read address
+# Unpriced, pam_pu's critical path on ECP5 at op_depth 12 runs from its memories' read address
 # through the fma operand selects into the fma's first stage.  float_op's ``pre`` stage lets
 # the register placement see that logic; the register it puts after ``pre`` is one of the
 # operator's, so the latency does not change.
@@ -210,9 +210,9 @@ def _acc_registers(fmt, op_depth):
     return set(re.findall(r"^\s*reg (?:\[\d+:0\] )?\\?(\w+)", text, re.M)), sums[0].name
 
 
-# Issue 19: qk_gemv at 4 partials and op_depth 12 was held (ECP5, 88.7 MHz) by the bank word
-# register through the add-cycle forward select into the fp32 adder's first stage.  The select
-# is the adder's ``pre`` stage (accumulate.forward_stage): where the placement puts a register
+# Unpriced, the bank word register through the add-cycle forward select into the fp32 adder's
+# first stage holds qk_gemv at 4 partials and op_depth 12 on ECP5.  The select is the adder's
+# ``pre`` stage (accumulate.forward_stage): where the placement puts a register
 # after it, that register is the adder's first, and the sums land in the same cycle.
 @pytest.mark.parametrize("fmt, deep, shallow", [(FP32, 16, 12), (FP16, 12, 11)])
 def test_accumulator_forward_select_gets_the_adders_first_register_when_deep(fmt, deep, shallow):
@@ -224,9 +224,9 @@ def test_accumulator_forward_select_gets_the_adders_first_register_when_deep(fmt
     assert result == f"acc0_p{op_latency('add', shallow) - 1}_r"
 
 
-# Issue 19: qk_gemv on ECP5 (seed 1, 90.5 MHz) was held by the read-cycle forward: one select,
-# land.en & (land.addr == addr), drove all 256 bits of the bank word register.  Each lane now
-# compares on its own register copies of the landing add's valid and address.
+# The read-cycle forward as one select, land.en & (land.addr == addr), would drive all 256 bits
+# of qk_gemv's bank word register, a long route on ECP5.  Each lane compares on its own
+# register copies of the landing add's valid and address.
 def test_accumulator_read_forward_compares_per_lane():
     regs, _ = _acc_registers(FP32, 4)
     assert {"acc_land_en_dup0", "acc_land_en_dup1", "acc_land_addr_dup0",
@@ -250,9 +250,9 @@ def _merge_registers(fmt, op_depth):
     return set(re.findall(r"^\s*reg (?:\[\d+:0\] )?\\?(\w+)", text, re.M))
 
 
-# Issue 19: two_pass_softmax at op_depth 16 (ECP5 81.2 MHz) was held by the merge's `first` flag
-# through the fma's operand selects (every bit of two operands) into its first stage.  The
-# selects are the fma's pre stage, priced with their fan-out: deep enough, the fma's first
+# The merge's `first` flag selects every bit of two of the fma's operands; in front of its first
+# stage, that limits two_pass_softmax at op_depth 16 on ECP5.  The selects are the fma's pre
+# stage, priced with their fan-out: deep enough, the fma's first
 # register follows them, and the merge keeps its latency.
 @pytest.mark.parametrize("fmt, deep, shallow", [
     (FP32, 15, 14),
@@ -265,7 +265,7 @@ def test_merge_operand_select_gets_the_fmas_first_register_when_deep(fmt, deep, 
         assert f"ms_fma_p{last}_first" in regs and f"ms_fma_p{last + 1}_first" not in regs
 
 
-# -- which registers reset (issue 19) ----------------------------------------------------------
+# -- which registers reset -------------------------------------------------------------------------
 
 def _flops(text: str, top: str, tmp_path) -> dict:
     """``{register name: (width, resets)}`` of a Verilog design, read by Yosys: after ``proc``
