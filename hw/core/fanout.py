@@ -61,8 +61,8 @@ class SplitFifo(Elaboratable):
         # copies loaded from their next values, so a slice's write enable is the writer's
         # valid and one register, and its write address a register of its own.  With the
         # full test (level != depth) in front of every slice's write enable, the level
-        # register's fan-out to the LUT-RAM cells was pam_pu's ECP5 critical path (6 cells,
-        # 8.7 ns of routing).  Cycle behaviour is SyncFIFO's.
+        # register's fan-out to the LUT-RAM cells would be pam_pu's ECP5 critical path.  Cycle
+        # behaviour is SyncFIFO's.
         level_next = Signal.like(level, name="level_next")
         not_full = copies(m, level_next != d, n, f"{self.name}_not_full", init=1)
         m.d.comb += [self.w_rdy.eq(not_full[0]), self.r_rdy.eq(level != 0)]

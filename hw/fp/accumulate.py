@@ -29,9 +29,8 @@ __all__ = ["accumulate", "read_stage", "forward_stage", "forward_lane", "finish_
 # tuning knob: accumulate()'s forwarding covers exactly one cycle between the read and the add.
 ACC_READ = 1
 # Cycles of the register after the drain reads (``read_addr``) of a bank, before the adders
-# that finish the sums (:func:`finish_partials`): on ECP5 the drain address's fan-out into the
-# LUT-RAM and the next adder's first stage set papi_pu's clock at op_depth 8 (96.1 MHz) without
-# it.
+# that finish the sums (:func:`finish_partials`): without it, on ECP5 the drain address's
+# fan-out into the LUT-RAM and the next adder's first stage set papi_pu's clock at op_depth 8.
 DRAIN_READ = 1
 
 

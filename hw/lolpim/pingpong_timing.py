@@ -34,9 +34,9 @@ from pimforge.hw.lolpim.config import PingpongConfig
 __all__ = ["Tile", "pingpong_timing", "act_time", "Engine", "schedule", "ACC_IN", "pingpong_cycles"]
 
 # A register between the adder trees and the accumulator bank: the tags (the bank's address)
-# travel with bank 0's tree, and on ECP5 the route from there into the bank's read was the
-# critical path (91.0 MHz at 8 partials, op_depth 8: acc_addr -> acc_word, 0.9 ns of logic and
-# 9.5 ns of routing); the register lets the placer put the address beside the bank.
+# travel with bank 0's tree, and on ECP5 the route from there into the bank's read
+# (acc_addr -> acc_word, almost all of it routing) limits the clock; the register lets the
+# placer put the address beside the bank.
 ACC_IN = 1
 
 

@@ -148,8 +148,8 @@ class PapiPuConfig(UnitConfig):
 
 # The presets' op_depth: the shallowest at which the unit's ASAP7 estimate meets PAPI's 666 MHz
 # FPU clock (``papi_pu``'s declared clocks; at most 39 gate levels a stage).  At 4 every preset's
-# deepest stage is an fp16 multiplier's (35 levels, 742.9 MHz); at 3 it is 52 (510.7 MHz), at
-# the default 2, 62 (431.4 MHz).
+# deepest stage is an fp16 multiplier's and fits; at 2 and 3 it does not
+# (``pimforge synth papi_pu --preset fc_pim --target generic`` prints the clock check).
 PRESET_OP_DEPTH = 4
 PAPER_PU = {"lanes": 16, "max_reuse": 64, "max_beats": 64, "wbuf": 32, "op_depth": PRESET_OP_DEPTH}
 PU_PRESETS = {

@@ -238,8 +238,8 @@ def _regs(prefix: str, **widths) -> dict:
 
 def _shift_add(a, b):
     """``a * b`` for a narrow ``b`` (TLP: 1-8 bits) as a balanced tree of ``len(b)`` partial
-    products: on ECP5 a DSP block for a 4 x 3 product costs more in routing to and from it
-    than the adders (127 MHz with ``*``, mapped to a MULT18X18D)."""
+    products: on ECP5 a DSP block (MULT18X18D) for a 4 x 3 product costs more in routing to
+    and from it than the adders."""
     terms = [Mux(b[j], a << j, 0) for j in range(len(b))]
     while len(terms) > 1:
         terms = [terms[k] + terms[k + 1] if k + 1 < len(terms) else terms[k]
