@@ -366,7 +366,7 @@ def _row_line(row: dict) -> str:
 def unit_synth_rows(work: Path, progress=print, names=None, workers: int = 1) -> dict:
     """Every unit's (or ``names'``) benchmark config through the generic flow (NAND2
     equivalents, logic depth, critical path), then ECP5 (fmax when it fits), each in its own
-    process with a time limit (:func:`_synth_subprocess`), so that a change to a unit's area or
+    process with a time limit (``_synth_subprocess``), so that a change to a unit's area or
     timing shows up between two benchmark files.  An ECP5 run that times out keeps the generic
     figures.  ``workers`` units run at once, those with the longest stated limit first (the
     slowest placements); each is reported as it starts and ends; the rows come back by name."""

@@ -1,7 +1,7 @@
 """PIM compute rates from the RTL cycle models.
 
 The system model never takes a unit's speed as a free constant.  A PAM tier's PU time comes from
-:func:`pimforge.hw.pam.pu.pu_schedule` (the cycle model the ``pam_pu`` bench checks
+:func:`pimforge.hw.pam.pu_timing.pu_schedule` (the cycle model the ``pam_pu`` bench checks
 against the Verilog, cycle for cycle), its reductions from
 :func:`pimforge.hw.pam.ru_timing.ru_cycles` (checked against ``pam_ru``), and a SmartSSD's attention
 kernel from :func:`pimforge.hw.hilos.attention_timing.kernel_schedule` (checked against

@@ -1,9 +1,10 @@
 """Closed-form cycle estimates of the Hermes NDP core at model sizes (Hermes §IV-A).
 
-The exact cycle models (:func:`pimforge.hw.hermes.gemv.gemv_schedule`, which includes the DIMM, and
-:func:`pimforge.hw.hermes.act_timing.act_cycles`) are checked against the RTL; their cost grows with
-the job (one step per DRAM burst), so the system model, which needs whole layers of 70B models, uses
-these O(1) forms instead.  ``tests/hermes/test_perf.py`` holds them to the exact models.
+The exact cycle models (:func:`pimforge.hw.hermes.gemv_timing.gemv_schedule`, which includes
+the DIMM, and :func:`pimforge.hw.hermes.act_timing.act_cycles`) are checked against the RTL;
+their cost grows with the job (one step per DRAM burst), so the system model, which needs whole
+layers of 70B models, uses these O(1) forms instead.  ``tests/hermes/test_perf.py`` holds them
+to the exact models.
 
 A GEMV job streams ``n`` active neurons of ``length`` fp16 values each.  Its time is the larger
 of the DIMM's (bytes over ``dimm_efficiency`` x the peak) and the engine's (one beat per ``G``

@@ -60,8 +60,7 @@ def softmax_schedule(cfg: TwoPassSoftmaxConfig, jobs) -> list:
     ready.  Returns, per job, a dict of the (first, last) cycles of its ``i``, ``i_s`` and ``o``
     transfers.
 
-    With ``nb`` beats a job and the latencies of :func:`~pimforge.hw.hilos.two_pass_softmax.
-    softmax_timing`:
+    With ``nb`` beats a job and the latencies of :func:`softmax_timing`:
 
     * pass 1 takes one beat per cycle, except that job h's last beat waits until job h-2 has left
       pass 2 (the stats FIFO holds two jobs): ``last_i[h] = max(first_i[h] + nb - 1,

@@ -12,8 +12,9 @@ the three-tier PAM system (PAM §5.2, Fig. 8; Alg. 1 ``Local_Attention`` + ``Red
 its Q mask is non-zero, and a second collector feeds the device partials of the active tiers, in
 the order HBM, DDR, SSD, into the final RU of the HBM tier (Alg. 1 lines 15-22).
 
-Every link is a valid/ready stream; the PUs and RUs are the units of :mod:`.pu` and :mod:`.ru`,
-unchanged.  Timing is given by the cycle model below
+Every link is a valid/ready stream; the PUs and RUs are the units of
+:mod:`~pimforge.hw.pam.pu` and :mod:`~pimforge.hw.pam.ru`, unchanged.  Timing is given by the
+cycle model below
 (:func:`~pimforge.hw.pam.device_timing.device_schedule`).
 
 Cycle model: it replays, request by request, what the RTL does with no stalls: the shared Q

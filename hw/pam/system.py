@@ -3,7 +3,7 @@
 
 A tier takes part in a request when its Q mask is non-zero, and a collector feeds the device
 partials of the active tiers, in the order HBM, DDR, SSD, into the final RU.  Every link is a
-valid/ready stream; the devices are :mod:`.device`'s, unchanged.  The cycle model
+valid/ready stream; the devices are :mod:`~pimforge.hw.pam.device`'s, unchanged.  The cycle model
 (:func:`~pimforge.hw.pam.system_timing.system_schedule`) runs the device model of each tier and the
 final RU's timing. """
 from __future__ import annotations
