@@ -124,13 +124,14 @@ PAPER_TIER_CLOCK_MHZ = {"hbm": 666.0, "ddr": 500.0, "ssd": 1000.0}
 # (``pimforge.software.devices.PAM_TIERS``) run at and ``pimforge synth`` checks each preset
 # against (``TIER_CLOCKS``): the ASAP7 estimate of the preset's generic netlist
 # (36 ps a gate level plus 86 ps of flip-flop, ``synth/timing.py``), the lower of the
-# hierarchical and the ``--flat`` figure, rounded down to 10 MHz.  At op_depth 2 the PU's
-# deepest stage is 97 levels hierarchical (279.5 MHz, in an fp16 fma), and 101 in the flat
-# netlist of both the 16-lane (hbm, ssd) and the 4-lane (ddr) PU (268.7 MHz), where the tile
-# merge's ``first`` flag selects an operand of the O update's fp16 fma.  With the fp32
-# accumulator (``hbm_fp32``) the fp32 exponential and fma bound it: 178 levels hierarchical
-# (154.0 MHz), 186 flat (147.4 MHz).  The paper's clocks are not reached: see README,
-# "Synthesis reports".  The clocks change neither the RTL nor the cycle models.
+# hierarchical and the ``--flat`` figure, rounded down to 10 MHz
+# (``pimforge synth pam_pu --preset hbm --target generic [--flat]`` prints the estimate, and
+# tests/test_synth_timing.py holds each clock within 10% below it).  At op_depth 2 the deepest
+# stage is inside an fp16 fma or exponential; in the flat netlist it is where the tile merge's
+# ``first`` flag selects an operand of the O update's fp16 fma.  With the fp32 accumulator
+# (``hbm_fp32``) the fp32 exponential and fma bound it.  The paper's clocks are not reached
+# (docs/guide/synthesis.md, "The clock check").  The clocks change neither the RTL nor the
+# cycle models.
 TIER_CLOCK_MHZ = {"hbm": 260.0, "ddr": 260.0, "ssd": 260.0}
 HBM_FP32_CLOCK_MHZ = 140.0
 TIER_CLOCKS = {t: PresetClock(TIER_CLOCK_MHZ[t], "the clock this preset's netlist supports (ASAP7 "

@@ -272,9 +272,9 @@ class PamPu(PimComponent):
         # The score memory's read (LUT-RAM, 2 T words, at the sequencer's count) joins the
         # subtraction's register placement, so that with enough op_depth (9 and up at 16 tokens
         # a tile) a register lands right after it at no cost in latency.  Without one, the
-        # count's fan-out into the RAM, the read and the subtraction's magnitude compare made one
+        # count's fan-out into the RAM, the read and the subtraction's magnitude compare make one
         # path: pam_device's critical path on ECP5 at op_depth 12 (pu1.pseq_j to
-        # pu1.pexp_sub_p0_e_big, 97.9 MHz).
+        # pu1.pexp_sub_p0_e_big).
         @levels(LV_MUX * lv_log(2 * T))
         def score_read(m, x):
             return dict(x)
