@@ -42,7 +42,7 @@ class PimComponent(wiring.Component):
         return self.UNIT
 
     def manifest(self) -> dict:
-        """The manifest dictionary (see README, "Manifest format")."""
+        """The manifest dictionary (see docs/guide/manifest.md)."""
         streams = {}
         for name, member in self.signature.members.items():
             if not (member.is_signature and isinstance(member.signature, stream.Signature)):

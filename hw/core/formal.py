@@ -1,6 +1,6 @@
 """Formal properties of valid/ready streams, FIFO no-loss checks and a formal top for any unit.
 
-The rules are those of ``amaranth.lib.stream`` (README, "Manifest format"): a transfer happens on
+The rules are those of ``amaranth.lib.stream`` (docs/guide/manifest.md): a transfer happens on
 a rising edge where ``valid`` and ``ready`` are both high, and once ``valid`` is raised, ``valid``
 and the payload hold until that transfer.  :func:`stream_rules` states them over one stream port:
 

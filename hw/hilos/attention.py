@@ -63,8 +63,8 @@ __all__ = ["HilosAttention"]
 
 
 class HilosAttention(PimComponent):
-    """The HILOS attention kernel (see the module docstring for the dataflow and README, "HILOS
-    attention kernel", for the beat formats).
+    """The HILOS attention kernel (see the module docstring for the dataflow and
+    :mod:`pimforge.hw.hilos.streams` for the beat formats).
 
     K and V are each consumed at one beat per cycle at steady state; a kernel of J back-to-back
     jobs of n tokens takes about ``(J + 1) * n * head_dim / beat_elems`` cycles.

@@ -1,6 +1,5 @@
-"""The stream formats the HILOS units share (README, "HILOS attention kernel"): one definition,
-so that the units, the top and the benches cannot drift apart.  Vectors pack element 0 into the
-least significant bits.
+"""The stream formats the HILOS units share: one definition, so that the units, the top and the
+benches cannot drift apart.  Vectors pack element 0 into the least significant bits.
 
 * ``vec_signature(E)``: ``data`` (E x fp16).  Q (a job's d_group queries, query-major, head_dim/E
   beats each) and the output O in the same order.

@@ -28,7 +28,7 @@ class DispatcherConfig(UnitConfig):
     """The on-module DPA dispatcher (LoL-PIM §5.3, Fig. 6c): buffer sizes and field widths.
 
     The paper fixes only the buffer sizes (Table 5: a 96 KB DPA command buffer and a 96 KB
-    address-map buffer); the widths are this generator's (README section of the unit).  The
+    address-map buffer); the widths are this generator's (the manifest's ``encoding``).  The
     defaults are Table 5's sizes: 32,768 program words of 24 bits (96 KB) and 48 requests x
     1,024 virtual rows of 16-bit Va2Pa entries (96 KB); ``paper`` names them.  The ``small``
     preset (64-word program, 4 requests x 16 virtual rows) is the simulation config of the

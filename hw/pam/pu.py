@@ -66,8 +66,8 @@ def _fifo_depth(cfg: PamPuConfig) -> int:
 
 
 class PamPu(PimComponent):
-    """The local-attention PU.  Streams ``i_q`` and ``i_kv`` in, ``o`` out (see README, "PAM
-    units", for the beat formats).
+    """The local-attention PU.  Streams ``i_q`` and ``i_kv`` in, ``o`` out (beat formats in
+    :mod:`pimforge.hw.pam.streams`).
 
     A token costs ``2 * ceil(d / lanes)`` input beats and the PU takes one beat per cycle, so a set
     of N tokens streams in ``2 N B`` cycles; the partial (O, m, l) leaves ``latency`` cycles after

@@ -1,5 +1,5 @@
-"""The stream formats the PAM units share (README, "PAM attention units"): one definition, so a
-PU's output, an RU's input and the compositions' ports cannot drift apart."""
+"""The stream formats the PAM units share: one definition, so a PU's output, an RU's input and
+the compositions' ports cannot drift apart."""
 from __future__ import annotations
 
 from amaranth.lib import stream
