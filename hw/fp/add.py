@@ -28,7 +28,7 @@ def add_stages(fmt, ftz, subtract):
     # The magnitude compare (a carry chain on an FPGA) and the swap it selects are two stages,
     # so a deep pipeline can put a register between them: as one stage, input to swapped
     # operands was fp_add fp32's deepest ECP5 segment at depth 16, and qk_gemv's at op_depth 16
-    # (32 cells).  At shallow depths the placer keeps them together as before.
+    # (32 cells).  At shallow depths the placer keeps them together.
     @levels(core.lv_cmp(fmt.width - 1))
     def order(m, v):
         a = core.unpack(m, fmt, v["a"], ftz, name="a")

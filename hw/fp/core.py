@@ -339,9 +339,9 @@ def round_stages(fmt: FloatFormat, ftz: bool, width: int, post, exp_min: int | N
                 new["rp_shr"], new["rp_rsel"] = shr, d < 0
         return pass_on(v, ("rp_lz", "rp_d", "exp"), rp_shl=shl, rp_eout=e_out, **new)
     # e_out is the subtraction exp - lz, then (when limited) the mux on ``normal``, whose
-    # compare runs beside the subtraction and is shallower.  The estimate was the compare
-    # alone, which left the leading-zero count and this stage in one segment where the placer
-    # thought they fit (ECP5: 41 logic cells, 10.8 ns, exp fp32).
+    # compare runs beside the subtraction and is shallower.  Priced as the compare alone, the
+    # leading-zero count and this stage would share one segment that the placer thinks fits,
+    # and that is too deep on ECP5 (fp32 exp).
     amount.levels = lv_add(fmt.exp_bits + 6) + (LV_MUX if limited else 0)
 
     stages = [count, amount]

@@ -59,8 +59,8 @@ def _fifo_depth(cfg: PamPuConfig) -> int:
     """V FIFO entries: a tile's V beats wait there for its row max and first exponential (the
     score path and the P path), plus two rows and a margin.  Not rounded up to a power of two:
     the FIFO is the PU's largest memory (16 x 257 bits an entry at 16 lanes).  At hbm (49
-    entries, 64 before) the bench's no-stall cycle count still matched the model with 16
-    entries fewer, and not with 24 fewer (the V stream stalled)."""
+    entries) the bench's no-stall cycle count still matches the model with 16 entries fewer,
+    and not with 24 fewer (the V stream stalls), so the margin is small but real."""
     t = pu_timing(cfg)
     return t["score"] + t["p_path"] + 2 * cfg.beats + 8
 
