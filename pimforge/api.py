@@ -21,7 +21,7 @@ import numpy as np
 
 from pimforge.base.config import config_layers, config_line
 from pimforge.base.files import check_out_dir, write_outputs
-from pimforge.hw.fp.hierarchy import elaborate as _elaborate
+from pimforge.hw.core.elaborate import elaborate as _elaborate
 from pimforge.registry import get_unit, units
 from pimforge.sim.harness.runner import BenchResult, run_unit
 from pimforge.software.hermes.gemv import HermesGemvResult, hermes_gemv  # Hermes GEMV engine
@@ -44,7 +44,7 @@ def elaborate(unit: str, cfg=None, flat: bool = False) -> tuple:
     """``(verilog_text, manifest_dict, component)`` of a unit's config (default config if none).
 
     The Verilog is hierarchical (each distinct float operator a module, instantiated by the
-    top) unless ``flat`` (see :mod:`pimforge.hw.fp.hierarchy`)."""
+    top) unless ``flat`` (see :mod:`pimforge.hw.core.elaborate`)."""
     u = get_unit(unit)
     return _elaborate(u, cfg if cfg is not None else u.default_config(), flat)
 

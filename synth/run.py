@@ -22,13 +22,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-
 from pimforge.base.config import config_to_dict
 from pimforge.base.errors import ToolError
 from pimforge.base.files import build_dir
+from pimforge.hw.core.elaborate import elaborate_top
 from pimforge.hw.core.inventory import OpKey
 from pimforge.hw.core.macros import module_name
-from pimforge.hw.fp.hierarchy import elaborate_top
 from pimforge.hw.fp.ops import operator_ports, operator_verilog
 from pimforge.synth import area, flows, timing
 from pimforge.synth.tools import tool_version

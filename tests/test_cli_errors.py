@@ -9,7 +9,7 @@ import pytest
 from pimforge.base import files
 from pimforge.base.errors import UserError
 from pimforge.cli import main
-from pimforge.hw.fp import hierarchy as elaborate
+from pimforge.hw.core import elaborate
 from pimforge.sim.harness import runner
 
 GOOD_YAML = "fmt: fp32\npipeline_depth: 3\n"

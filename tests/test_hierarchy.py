@@ -1,4 +1,4 @@
-"""The hierarchical Verilog `pimforge generate` writes (pimforge.hw.fp.hierarchy): every operator
+"""The hierarchical Verilog `pimforge generate` writes (pimforge.hw.core.elaborate): every operator
 module the top instantiates is defined exactly once, under the unit's prefix, and `--flat` gives
 the same unit with no operator modules.  The benches check the bits (every RTL test simulates the
 hierarchical form against its golden model); these check the file's structure, which a user's
@@ -10,9 +10,9 @@ from dataclasses import replace
 
 from pimforge import api
 from pimforge.base.formats import FP16
+from pimforge.hw.core.elaborate import operator_prefix
 from pimforge.hw.core.inventory import op_key
 from pimforge.hw.fp import ops as fp_ops
-from pimforge.hw.fp.hierarchy import operator_prefix
 
 _MODULE = re.compile(r"^module (\\?\S+?) ?\(", re.M)
 _INSTANCE = re.compile(r"^\s+(\w*pf_op_\w+) \S+\s+\(", re.M)

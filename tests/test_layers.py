@@ -243,7 +243,7 @@ def test_no_private_names_across_modules():
     ("from pimforge.hw.core import inventory\nx = inventory.RECORDINGS._x", None),
     ("import pimforge.api\nx = pimforge.api._private", "pimforge.api._private"),
     ("import pimforge.api as a\nx = a._private", "a._private"),
-    ("from pimforge.hw.fp.hierarchy import elaborate as _elaborate", None),
+    ("from pimforge.hw.core.elaborate import elaborate as _elaborate", None),
     ("class K:\n    _x = 1\n    def f(self):\n        return self._x", None),
 ])
 def test_a_private_import_is_reported(tmp_path, lines, expected):

@@ -3,7 +3,7 @@ warnings listed with a reason in ``synth/lint_waivers.yaml`` (see :mod:`pimforge
 
 What is linted is what ``pimforge generate`` writes: the hierarchical Verilog (the unit's top
 module with each float operator as an instance, plus every distinct operator module once; see
-:mod:`pimforge.hw.fp.hierarchy`).  The default run lints every unit's default config and its
+:mod:`pimforge.hw.core.elaborate`).  The default run lints every unit's default config and its
 ``small`` presets; ``PIMFORGE_LONG=1`` lints every preset, and the flat Verilog of every config as
 well, and checks that no waiver is stale.  Each design is linted once: the per-config test
 records which waivers it used, and the stale-waiver check at the end of this file reuses those

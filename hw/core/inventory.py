@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from amaranth.hdl import Const
 
-__all__ = ["OpKey", "RECORDINGS", "recording", "record", "op_key"]
+__all__ = ["OpKey", "Inventory", "RECORDINGS", "recording", "record", "op_key"]
 
 
 @dataclass(frozen=True, order=True)
@@ -64,11 +64,21 @@ class ThreadStack(threading.local):
 RECORDINGS = ThreadStack()
 
 
+class Inventory(Counter):
+    """A ``Counter`` of :class:`OpKey`, plus ``verilog``: key -> ``build(key, prefix) ->
+    (text, ports)``, the function that writes that operator's module, as the generator that
+    recorded it gave it.  Whole-unit elaboration (:mod:`pimforge.hw.core.elaborate`) appends
+    those modules without knowing the float library."""
+
+    def __init__(self):
+        super().__init__()
+        self.verilog = {}
+
+
 @contextmanager
 def recording():
-    """Count every :func:`record` call made inside the block; yields a ``Counter`` of
-    :class:`OpKey`."""
-    counts = Counter()
+    """Count every :func:`record` call made inside the block; yields an :class:`Inventory`."""
+    counts = Inventory()
     RECORDINGS.items.append(counts)
     try:
         yield counts
@@ -87,7 +97,11 @@ def op_key(kind: str, fmt, src=None, depth: int = -1, operands=None,
 
 
 def record(kind: str, fmt, src=None, depth: int = -1, count: int = 1, operands=None,
-           inline: bool = False) -> None:
-    """Note ``count`` operators of one kind (a no-op unless a :func:`recording` is open)."""
+           inline: bool = False, verilog=None) -> None:
+    """Note ``count`` operators of one kind (a no-op unless a :func:`recording` is open);
+    ``verilog`` is the function that writes the operator's module (:class:`Inventory`)."""
     if RECORDINGS.items:
-        RECORDINGS.items[-1][op_key(kind, fmt, src, depth, operands, inline)] += count
+        key = op_key(kind, fmt, src, depth, operands, inline)
+        RECORDINGS.items[-1][key] += count
+        if verilog is not None:
+            RECORDINGS.items[-1].verilog[key] = verilog

@@ -10,7 +10,7 @@ While a :func:`macro_mode` block is open, :func:`pimforge.hw.fp.ops.float_op` an
 Each distinct operator (:class:`~pimforge.hw.core.inventory.OpKey`) gets one module, whose
 Verilog :func:`pimforge.hw.fp.ops.operator_verilog` generates with the same ports.
 
-Generation uses the same blocks (:mod:`pimforge.hw.fp.hierarchy`): a unit's Verilog is its top
+Generation uses the same blocks (:mod:`pimforge.hw.core.elaborate`): a unit's Verilog is its top
 module with operator instances, followed by each distinct operator's module once.  Amaranth
 elaborates a flat netlist, so a unit with hundreds of identical operators would otherwise build
 (and Verilator compile) every copy again.

@@ -78,7 +78,7 @@ def comb_op(m, kind: str, fmt, operands: dict, src=None) -> dict:
     """A float operation with no registers (for decisions that must take effect in one cycle,
     such as the running-maximum compare)."""
     src = src if kind in _SRC_KINDS else None
-    record(kind, fmt, src, operands=operands)
+    record(kind, fmt, src, operands=operands, verilog=operator_verilog)
     if macros.active():  # hierarchical synthesis: a black-box instance of the operator
         return instantiate(m, op_key(kind, fmt, src, operands=operands), operands, "cop")
     return run_stages(m, _stages(kind, fmt, src), dict(operands))
@@ -118,7 +118,7 @@ def float_op(m, kind: str, fmt, op_depth: int, operands: dict, valid=None, side=
             operands = _register(m, operands, f"{name}_p0", reset_flags=False)
             side = _register(m, side, f"{name}_p0")
             op_depth, depth, idx = op_depth - 1, depth - 1, 1
-    record(kind, fmt, src, op_depth, operands=operands)
+    record(kind, fmt, src, op_depth, operands=operands, verilog=operator_verilog)
     if macros.active():  # hierarchical synthesis: a black-box instance of the operator
         key = op_key(kind, fmt, src, op_depth, operands=operands)
         values = instantiate(m, key, operands, name)

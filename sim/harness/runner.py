@@ -27,8 +27,8 @@ from cocotb_tools.runner import get_runner
 
 from pimforge.base.errors import ToolError, UserError
 from pimforge.base.files import build_dir
+from pimforge.hw.core.elaborate import elaborate
 from pimforge.hw.core.ports import top_ports
-from pimforge.hw.fp.hierarchy import elaborate
 
 __all__ = ["SIMULATORS", "simulator_available", "build", "run", "run_unit", "BenchResult", "build_root",
            "waves_requested"]

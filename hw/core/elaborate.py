@@ -3,7 +3,8 @@
 By default the Verilog is *hierarchical*: the unit's top module instantiates each float
 operator (:func:`pimforge.hw.fp.ops.float_op`, ``comb_op``) as a module, and every distinct
 operator module follows once, named ``<top>__pf_op_<kind>_<format>_d<depth>``
-(:mod:`pimforge.hw.core.macros`).  Amaranth builds a flat netlist, so a unit with hundreds of
+(:mod:`pimforge.hw.core.macros`) and written by the function the operator was recorded with
+(:class:`~pimforge.hw.core.inventory.Inventory`), so this module needs no float library.  Amaranth builds a flat netlist, so a unit with hundreds of
 identical operators (a 16-lane PU, a HILOS kernel, an activation unit) would otherwise elaborate
 and simulate every copy as separate logic: hermes_act's default config takes about 50 s to
 elaborate flat and 10 s hierarchically.  Both forms are the same gates; ``flat=True`` gives the
@@ -15,7 +16,6 @@ from amaranth.back import verilog
 
 from pimforge.hw.core.inventory import recording
 from pimforge.hw.core.macros import macro_mode
-from pimforge.hw.fp.ops import operator_verilog
 
 __all__ = ["elaborate", "elaborate_top", "operator_prefix"]
 
@@ -61,5 +61,5 @@ def _flat(unit, cfg) -> tuple:
 def _hierarchical(unit, cfg) -> tuple:
     text, comp, ops = elaborate_top(unit, cfg, flat=False, prefixed=True)
     for op in sorted({k for k in ops if not k.inline}):
-        text += "\n" + operator_verilog(op, operator_prefix(comp.top))[0]
+        text += "\n" + ops.verilog[op](op, operator_prefix(comp.top))[0]
     return text, comp.manifest(), comp
