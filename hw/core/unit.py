@@ -38,6 +38,9 @@ class PresetClock:
     paper_mhz: float | None = None
     paper_source: str = ""
 
+    def __post_init__(self):
+        object.__setattr__(self, "mhz", float(self.mhz))   # one type, whatever the constant's
+
     def as_dict(self) -> dict:
         """``{"mhz", "source", "target"}``, plus ``paper_mhz`` and ``paper_source`` if set."""
         d = {"mhz": float(self.mhz), "source": self.source, "target": self.target}

@@ -6,7 +6,7 @@ channel; 16 banks per channel, 2 KB page; one PU per bank with 16 bf16 multiplie
 MAC unit: a 16-element dot product per command, §2.2); 32 GFLOPS per PU at 1 GHz (= 16 MACs per
 PU clock, so one all-bank MAC column access per clock); a 2 KB global buffer (GB) per channel,
 and LoL-PIM adds a second one (§6, §7.2: 0.053 mm2).  The cycle models count PU clocks at
-``AIM_CLOCK_HZ`` = 1 GHz; at 32 GB/s the channel moves 32 bytes (16 bf16) per clock, one GB beat
+``AIM_CLOCK_MHZ`` = 1 GHz; at 32 GB/s the channel moves 32 bytes (16 bf16) per clock, one GB beat
 or one RD-MAC burst of 16 banks x 2 bytes.
 
 **GDDR6 timing** (:class:`Gddr6Timing`, in 1 GHz clocks): the paper gives none.  The values are
@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["AIM_CLOCK_HZ", "PIN_GBPS", "DQ_PINS", "CHANNEL_BYTES_PER_S", "BANKS_PER_CHANNEL",
+__all__ = ["AIM_CLOCK_MHZ", "PIN_GBPS", "DQ_PINS", "CHANNEL_BYTES_PER_S", "BANKS_PER_CHANNEL",
            "PAGE_BYTES", "MULTIPLIERS_PER_PU", "GB_BYTES", "ELEM_BYTES", "IO_BYTES_PER_CYCLE",
            "Gddr6Timing", "GDDR6"]
 
-AIM_CLOCK_HZ = 1_000_000_000       # Table 5: the PU (and the cycle models) at 1 GHz
+AIM_CLOCK_MHZ = 1000              # Table 5: the PU (and the cycle models) at 1 GHz
 PIN_GBPS = 16                      # Table 5: GDDR6 16 Gb/s per pin
 DQ_PINS = 16                       # Table 5: x16 organisation
 CHANNEL_BYTES_PER_S = PIN_GBPS * DQ_PINS * 1_000_000_000 // 8   # 32 GB/s per channel
@@ -35,7 +35,7 @@ PAGE_BYTES = 2048                  # Table 5: page size 2 KB
 MULTIPLIERS_PER_PU = 16            # §2.2: 16-element dot product per bank; Table 5: 32 GFLOPS/PU
 GB_BYTES = 2048                    # Table 5: 2 KB global buffer per channel (x2 with ping-pong)
 ELEM_BYTES = 2                     # bf16
-IO_BYTES_PER_CYCLE = CHANNEL_BYTES_PER_S // AIM_CLOCK_HZ       # 32 bytes per PU clock
+IO_BYTES_PER_CYCLE = CHANNEL_BYTES_PER_S // (AIM_CLOCK_MHZ * 1_000_000)  # 32 bytes a clock
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit, PresetClock
 from pimforge.hw.fp.accumulate import accumulate, finish_partials
 from pimforge.hw.fp.ops import add_tree, delay, delay_valid, float_op
-from pimforge.hw.lolpim.aim import AIM_CLOCK_HZ
+from pimforge.hw.lolpim.aim import AIM_CLOCK_MHZ
 from pimforge.hw.lolpim.config import PINGPONG_PRESETS, PingpongConfig
 from pimforge.hw.lolpim.pingpong_timing import ACC_IN, pingpong_cycles, pingpong_timing
 from pimforge.hw.lolpim.streams import pingpong_signatures
@@ -346,6 +346,6 @@ UNITS = (HwUnit("lolpim_pingpong", "LoL-PIM I/O-aware ping-pong buffering: one A
                 PingpongConfig, LolpimPingpong, PINGPONG_PRESETS, pingpong_cycles,
                 paper="LoL-PIM §6, Fig. 7b; AiM §2.2, Tables 3 and 5",
                 clocks=dict.fromkeys(PINGPONG_PRESETS, PresetClock(
-                    AIM_CLOCK_HZ / 1e6, "LoL-PIM Table 5: the AiM PU clock")),
+                    AIM_CLOCK_MHZ, "LoL-PIM Table 5: the AiM PU clock")),
                 # 8 partials at op_depth 8: the depth its small config needs for 100 MHz on ECP5
                 synth_bench={"set": {"partials": 8, "op_depth": 8}}),)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pimforge.base.config import UnitConfig, param
 from pimforge.base.errors import ConfigError
 from pimforge.hw.core.unit import PresetClock
-from pimforge.hw.pamif.layout import IF_CLOCK_PS, SMALL_TIERS, TIERS, tier, tier_names
+from pimforge.hw.pamif.layout import IF_CLOCK_MHZ, SMALL_TIERS, TIERS, tier, tier_names
 
 __all__ = ["PamifConfig", "PAIR_PRESETS", "SIM_PRESETS", "pair_preset", "PAPER_TOKEN_BYTES", "STATUS",
            "SMALL_PAIRS", "PAPER_PAIRS", "IF_CLOCK"]
@@ -131,8 +131,8 @@ def _paper_pair(a: str, b: str) -> dict:
 PAIR_PRESETS = {f"{a}_to_{b}": _paper_pair(a, b) for a, b in PAPER_PAIRS}
 SIM_PRESETS = {f"small_{a[:3]}_to_{b[:3]}": {"src": a, "dst": b} for a, b in SMALL_PAIRS}
 PAIR_PRESETS.update(SIM_PRESETS)
-IF_CLOCK = PresetClock(1e6 / IF_CLOCK_PS, "PAM interface (§6.1): 1 GHz, the memory controller's "
-                       "clock (hw/pamif/layout.py IF_CLOCK_PS)")
+IF_CLOCK = PresetClock(IF_CLOCK_MHZ, "PAM interface (§6.1): 1 GHz, the memory controller's "
+                       "clock (hw/pamif/layout.py IF_CLOCK_MHZ)")
 
 
 def pair_preset(name: str) -> PamifConfig:

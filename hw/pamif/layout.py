@@ -37,9 +37,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 __all__ = ["Tier", "TIERS", "SMALL_TIERS", "tier", "slot_fields", "slot_address",
-           "token_addresses", "interleaved_slot", "IF_CLOCK_PS", "side_bandwidth", "tier_names"]
+           "token_addresses", "interleaved_slot", "IF_CLOCK_MHZ", "IF_PERIOD_PS", "side_bandwidth", "tier_names"]
 
-IF_CLOCK_PS = 1000      # the interface runs at 1 GHz (the memory controller's clock)
+IF_CLOCK_MHZ = 1000     # the interface runs at 1 GHz (the memory controller's clock)
+IF_PERIOD_PS = 1_000_000 // IF_CLOCK_MHZ    # the memory models count whole picoseconds
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,7 @@ class Tier:
 
     def port_bw(self) -> float:
         """One word per interface cycle."""
-        return self.word_bytes * 1000.0 / IF_CLOCK_PS
+        return self.word_bytes * 1000.0 / IF_PERIOD_PS
 
 
 def side_bandwidth(t: Tier, direction: str) -> float:

@@ -4,7 +4,7 @@ offered and when each destination write may be accepted; the cycle model
 (:mod:`pimforge.hw.pamif.interface_timing`) asks the same objects, so bench and model agree by
 construction and the RTL is compared against both.
 
-Times: interface cycle ``c`` is ``c * IF_CLOCK_PS`` picoseconds; a memory time becomes the first
+Times: interface cycle ``c`` is ``c * IF_PERIOD_PS`` picoseconds; a memory time becomes the first
 interface cycle at or after it.  Addresses decode with the tier's layout
 (:mod:`pimforge.hw.pamif.layout`): ``(((group * banks + bank) * rows + row) * row_words + col)``.
 
@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import bisect
 
-from pimforge.hw.pamif.layout import IF_CLOCK_PS, Tier
+from pimforge.hw.pamif.layout import IF_PERIOD_PS, Tier
 
 __all__ = ["ReadModel", "WriteModel", "WRITE_QUEUE", "to_cycle", "decode"]
 
@@ -52,7 +52,7 @@ _LONG_AGO = -(1 << 50)
 
 def to_cycle(ps: int) -> int:
     """The first interface cycle at or after ``ps``."""
-    return -(-ps // IF_CLOCK_PS)
+    return -(-ps // IF_PERIOD_PS)
 
 
 def decode(t: Tier, addr: int) -> tuple:
@@ -139,7 +139,7 @@ class ReadModel:
 
     def ready(self, k: int, req: int) -> int:
         assert k == len(self.out), "reads are answered in order"
-        t, a, arrive = self.t, self.addrs[k], req * IF_CLOCK_PS
+        t, a, arrive = self.t, self.addrs[k], req * IF_PERIOD_PS
         if t.kind == "dram":
             done = self.dram.command(a, arrive, t.tBL) + (t.tCL + t.tBL) * t.tck_ps
         else:
@@ -195,7 +195,7 @@ class WriteModel:
 
     def commit(self, k: int, cycle: int) -> None:
         assert k == self.n
-        t, a, now = self.t, self.addrs[k], cycle * IF_CLOCK_PS
+        t, a, now = self.t, self.addrs[k], cycle * IF_PERIOD_PS
         self.n += 1
         if t.kind == "dram":
             if self._new_burst(k):

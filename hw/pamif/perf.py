@@ -3,7 +3,7 @@
 API (stable)::
 
     migration_estimate(src, dst, n_tokens=None, token_bytes=512, *, n_bytes=None,
-                       clock_ps=IF_CLOCK_PS) -> dict
+                       clock_mhz=IF_CLOCK_MHZ) -> dict
 
 ``src`` / ``dst`` are tier names (``hbm3``, ``ddr4``, ``ssd``, or a small ``*_s`` tier) or
 :class:`~pimforge.hw.pamif.layout.Tier` objects; give the size as ``n_tokens`` (of
@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from pimforge.hw.pamif.config import PAPER_TOKEN_BYTES
-from pimforge.hw.pamif.layout import IF_CLOCK_PS, Tier, side_bandwidth, tier
+from pimforge.hw.pamif.layout import IF_CLOCK_MHZ, IF_PERIOD_PS, Tier, side_bandwidth, tier
 
 __all__ = ["migration_estimate", "STREAM_EFFICIENCY", "TOLERANCE", "fixed_latency_ns"]
 
@@ -54,11 +54,11 @@ def fixed_latency_ns(src: Tier, dst: Tier, token_bytes: int) -> float:
         last = dst.row_bytes * dst.tck_ps / 1000.0 / dst.groups
     else:
         last = (dst.tRP + dst.tRCD + dst.tWR) * dst.tck_ps / 1000.0
-    return first + last + PIPELINE_CYCLES * IF_CLOCK_PS / 1000.0
+    return first + last + PIPELINE_CYCLES * IF_PERIOD_PS / 1000.0
 
 
 def migration_estimate(src, dst, n_tokens=None, token_bytes: int = PAPER_TOKEN_BYTES, *,
-                       n_bytes=None, clock_ps: int = IF_CLOCK_PS) -> dict:
+                       n_bytes=None, clock_mhz: float = IF_CLOCK_MHZ) -> dict:
     """Cycles, seconds and bandwidth fraction of migrating a token set (module docstring)."""
     s, d = _tier(src), _tier(dst)
     if (n_tokens is None) == (n_bytes is None):
@@ -71,7 +71,7 @@ def migration_estimate(src, dst, n_tokens=None, token_bytes: int = PAPER_TOKEN_B
     bw = min(bw_s, bw_d)
     eff = STREAM_EFFICIENCY[(s if bw_s <= bw_d else d).kind]
     ns = np.where(n > 0, nbytes / (bw * eff) + fixed_latency_ns(s, d, token_bytes), 0.0)
-    cycles = np.ceil(ns * 1000.0 / clock_ps)
+    cycles = np.ceil(ns * clock_mhz / 1000.0)
     seconds = ns * 1e-9
     with np.errstate(divide="ignore", invalid="ignore"):
         frac = np.where(ns > 0, nbytes / np.where(ns > 0, ns, 1.0) / bw, 0.0)

@@ -4,7 +4,7 @@
 pseudo-channel's 32 DQ, so a bank streams 5.2 x 32 / 8 = 20.8 GB/s, the per-bank bandwidth
 §6.2 quotes (its "20.8 MB/s" is read as GB/s: 20.8 MB/s could not feed a 666 MHz FPU).  A
 column read (BL8 x 32 bits) carries 32 bytes = 16 fp16 (``COLUMN_BYTES``), one FPU beat.  The
-FPUs run at ``PU_CLOCK_HZ`` = 666 MHz (§6.2), and every time below is in those clocks: a column
+FPUs run at ``PU_CLOCK_MHZ`` = 666 MHz (§6.2), and every time below is in those clocks: a column
 every 32 B / 20.8 GB/s = 1.538 ns = 333/325 FPU clocks (``TCCD``, exact as a fraction).
 
 **Timing the paper does not give** (JEDEC-typical HBM3 values, stated here as assumptions):
@@ -25,21 +25,21 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-__all__ = ["PU_CLOCK_HZ", "PIN_GBPS", "DQ_PER_BANK", "BANK_BYTES_PER_S", "COLUMN_BYTES",
+__all__ = ["PU_CLOCK_MHZ", "PIN_GBPS", "DQ_PER_BANK", "BANK_BYTES_PER_S", "COLUMN_BYTES",
            "PAGE_BYTES", "TCCD", "Hbm3Timing", "HBM3", "BankModel", "ns_to_clocks"]
 
-PU_CLOCK_HZ = 666_000_000               # PAPI §6.2: the FPU at 666 MHz
+PU_CLOCK_MHZ = 666                      # PAPI §6.2: the FPU at 666 MHz
 PIN_GBPS = Fraction(52, 10)             # PAPI §7.1: HBM3 at 5.2 Gb/s per pin
 DQ_PER_BANK = 32                        # a pseudo-channel's data pins feed one bank's column read
 BANK_BYTES_PER_S = PIN_GBPS * DQ_PER_BANK * 1_000_000_000 / 8     # 20.8 GB/s (§6.2)
 COLUMN_BYTES = 32                       # BL8 x 32 bits: 16 fp16
 PAGE_BYTES = 1024                       # HBM3 pseudo-channel page (assumption, JEDEC-typical)
-TCCD = Fraction(COLUMN_BYTES) / BANK_BYTES_PER_S * PU_CLOCK_HZ    # 333/325 FPU clocks
+TCCD = Fraction(COLUMN_BYTES) / BANK_BYTES_PER_S * PU_CLOCK_MHZ * 1_000_000   # 333/325 clocks
 
 
 def ns_to_clocks(ns) -> int:
     """FPU clocks covering ``ns`` nanoseconds (rounded up)."""
-    return math.ceil(Fraction(ns) * PU_CLOCK_HZ / 1_000_000_000)
+    return math.ceil(Fraction(ns) * PU_CLOCK_MHZ / 1000)
 
 
 @dataclass(frozen=True)

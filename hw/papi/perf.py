@@ -1,6 +1,6 @@
 """The system-model contract of ``papi_pu``: cycles of one bank-group slice for a GEMV.
 
-``from pimforge.hw.papi.perf import pu_gemv_cycles, PU_CLOCK_HZ``.  The numbers are the unit's
+``from pimforge.hw.papi.perf import pu_gemv_cycles, PU_CLOCK_MHZ``.  The numbers are the unit's
 exact cycle model (:mod:`pimforge.hw.papi.pu_timing`) with the HBM3 bank model
 (:mod:`pimforge.hw.papi.hbm`); whole periods of the steady state are skipped exactly, so a call
 takes well under a millisecond for rows, cols up to 16384 and reuse up to 1024.
@@ -8,10 +8,10 @@ takes well under a millisecond for rows, cols up to 16384 and reuse up to 1024.
 from __future__ import annotations
 
 from pimforge.hw.papi.config import PRESET_OP_DEPTH
-from pimforge.hw.papi.hbm import HBM3, PU_CLOCK_HZ
+from pimforge.hw.papi.hbm import HBM3, PU_CLOCK_MHZ
 from pimforge.hw.papi.pu_timing import pu_latency, pu_run
 
-__all__ = ["pu_gemv_cycles", "PU_CLOCK_HZ", "PAPER_LANES", "PAPER_WBUF"]
+__all__ = ["pu_gemv_cycles", "PU_CLOCK_MHZ", "PAPER_LANES", "PAPER_WBUF"]
 
 PAPER_LANES = 16     # AttAcc's FPU: 16 fp16 multipliers = one 32-byte HBM3 column read
 PAPER_WBUF = 32      # the paper presets' column buffer: one 1 KB page of column reads

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from pimforge.hw.lolpim.aim import AIM_CLOCK_HZ
+from pimforge.hw.lolpim.aim import AIM_CLOCK_MHZ
 from pimforge.hw.lolpim.perf import kernel_cycles
 
-__all__ = ["channel_gemv_seconds", "channel_gemv_cycles", "AIM_CLOCK_HZ"]
+__all__ = ["channel_gemv_seconds", "channel_gemv_cycles", "AIM_CLOCK_MHZ"]
 
 
 @lru_cache(maxsize=65536)
@@ -25,4 +25,4 @@ def channel_gemv_cycles(rows: int, cols: int, pingpong: bool) -> int:
 
 def channel_gemv_seconds(rows: int, cols: int, pingpong: bool) -> float:
     """Seconds of one channel's GEMV at the AiM command clock."""
-    return channel_gemv_cycles(rows, cols, pingpong) / AIM_CLOCK_HZ
+    return channel_gemv_cycles(rows, cols, pingpong) / (AIM_CLOCK_MHZ * 1e6)

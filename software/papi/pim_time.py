@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from pimforge.hw.papi.perf import PAPER_LANES, PU_CLOCK_HZ, pu_gemv_cycles
+from pimforge.hw.papi.perf import PAPER_LANES, PU_CLOCK_MHZ, pu_gemv_cycles
 
-__all__ = ["gemv_cycles", "gemv_seconds", "PU_CLOCK_HZ", "LANES"]
+__all__ = ["gemv_cycles", "gemv_seconds", "PU_CLOCK_MHZ", "LANES"]
 
 LANES = PAPER_LANES       # fp16 weights per 32-byte column read = multipliers of one FPU
 
@@ -24,4 +24,5 @@ def gemv_cycles(rows: int, cols: int, reuse: int, fpus: int, banks: int) -> int:
 
 def gemv_seconds(rows: int, cols: int, reuse: int, fpus: int, banks: int) -> float:
     """Seconds of one processing group's GEMV at the FPU clock (666 MHz)."""
-    return gemv_cycles(int(rows), int(cols), int(reuse), int(fpus), int(banks)) / PU_CLOCK_HZ
+    cycles = gemv_cycles(int(rows), int(cols), int(reuse), int(fpus), int(banks))
+    return cycles / (PU_CLOCK_MHZ * 1e6)

@@ -214,7 +214,7 @@ def test_channel_descriptors():
     assert aim.CHANNEL_BYTES_PER_S == 32 * 10 ** 9 and aim.IO_BYTES_PER_CYCLE == 32
     assert cfg.lanes * 2 == cfg.banks * 2 == aim.IO_BYTES_PER_CYCLE
     assert cfg.macs == 256 and cfg.gb_elems * 2 == aim.GB_BYTES
-    assert 2 * cfg.lanes * aim.AIM_CLOCK_HZ == 32 * 10 ** 9    # 32 GFLOPS per PU (Table 5)
+    assert 2 * cfg.lanes * aim.AIM_CLOCK_MHZ * 10 ** 6 == 32 * 10 ** 9    # 32 GFLOPS per PU (Table 5)
     assert pingpong_timing(cfg)["done"] > pingpong_timing(ON)["done"]
 
 

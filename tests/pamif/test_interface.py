@@ -14,7 +14,7 @@ from conftest import require_sim
 from pimforge import api
 from pimforge.hw.pamif.config import PAPER_PAIRS, SIM_PRESETS, STATUS, PamifConfig, pair_preset
 from pimforge.hw.pamif.interface_timing import interface_cycles, interface_schedule
-from pimforge.hw.pamif.layout import IF_CLOCK_PS, side_bandwidth
+from pimforge.hw.pamif.layout import IF_PERIOD_PS, side_bandwidth
 from pimforge.hw.pamif.migration import interleaved_list
 from pimforge.hw.pamif.perf import TOLERANCE, migration_estimate
 from pimforge.hw.pamif.streams import bits
@@ -119,7 +119,7 @@ def megabyte():
         n = MB // cfg.token_bytes
         sc = interface_schedule(cfg, interleaved_list(cfg, n))
         bw = min(side_bandwidth(cfg.src_tier, "read"), side_bandwidth(cfg.dst_tier, "write"))
-        ns = sc["complete"] * IF_CLOCK_PS / 1000
+        ns = sc["complete"] * IF_PERIOD_PS / 1000
         out[(a, b)] = {"cycles": sc["complete"], "fraction": MB / ns / bw, "n": n}
     return out
 

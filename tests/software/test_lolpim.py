@@ -9,7 +9,7 @@ import pytest
 from system_checks import check_bad_input_one_line, check_reproduce_rows, cli
 
 from pimforge.base.errors import ConfigError
-from pimforge.hw.lolpim.aim import AIM_CLOCK_HZ
+from pimforge.hw.lolpim.aim import AIM_CLOCK_MHZ
 from pimforge.hw.lolpim.perf import kernel_cycles
 from pimforge.software import workloads as wl
 from pimforge.software.lolpim.aim_time import channel_gemv_seconds
@@ -82,7 +82,7 @@ def test_channel_time_is_the_cycle_model():
     for r, c in ((1024, 128), (8, 16384), (256, 688)):
         for pp in (False, True):
             assert channel_gemv_seconds(r, c, pp) == kernel_cycles(r, c, pingpong=pp) / \
-                AIM_CLOCK_HZ
+                (AIM_CLOCK_MHZ * 1e6)
 
 
 def test_pingpong_never_slower():

@@ -9,7 +9,7 @@ import pytest
 from system_checks import check_bad_input_one_line, check_reproduce_rows, cli
 
 from pimforge.base.errors import ConfigError
-from pimforge.hw.papi.perf import PU_CLOCK_HZ, pu_gemv_cycles
+from pimforge.hw.papi.perf import PU_CLOCK_MHZ, pu_gemv_cycles
 from pimforge.software import workloads as wl
 from pimforge.software.papi.config import POWER_BUDGET_W, HBM, PapiModelConfig
 from pimforge.software.papi.hardware import (
@@ -86,7 +86,7 @@ def test_power_cap_respected(n):
 def test_pim_time_is_the_cycle_model():
     for r, c, u, f, b in ((16, 8192, 4, 4, 1), (3, 128, 8, 1, 2), (64, 1024, 1, 1, 1)):
         assert gemv_seconds(r, c, u, f, b) == pu_gemv_cycles(r, c, u, fpus=f, banks=b) / \
-            PU_CLOCK_HZ
+            (PU_CLOCK_MHZ * 1e6)
 
 
 def test_scheduler_fc_on_pim_below_alpha_gpu_above():
