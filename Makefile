@@ -42,8 +42,9 @@ bench: $(STAMP)
 	@$(VENV)/bin/pimforge bench
 
 # The documentation site: HTML in build/docs/.  The reference pages are generated from the code
-# as the build starts; tests/test_docs.py runs the same build with warnings as errors.
-DOCS_FLAGS ?= -j auto
+# as the build starts; tests/test_docs.py runs the same build with warnings as errors.  One
+# process: with the 2 cores shared, `-j auto` (DOCS_FLAGS="-j auto") spent more CPU for no gain.
+DOCS_FLAGS ?=
 docs: $(STAMP)
 	@$(VPY) -m sphinx -b html -n --keep-going -q $(DOCS_FLAGS) docs build/docs
 	@echo "== docs: build/docs/index.html"

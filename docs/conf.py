@@ -52,6 +52,10 @@ autodoc_member_order = "bysource"
 autodoc_typehints = "signature"
 autodoc_preserve_defaults = True
 add_module_names = False
+# Objects stay out of the table of contents: the page headings (one per module) are the
+# contents, and furo resolves the whole site's toctree on every page it writes, which with every
+# function and attribute in it took half the build.
+toc_object_entries = False
 python_display_short_literal_types = True
 
 # Every reference must resolve, except to objects of other projects (Python's standard

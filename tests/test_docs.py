@@ -30,7 +30,7 @@ def _sphinx(src: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("docs") / "html"
-    r = _sphinx(DOCS, out, "-j", "auto")
+    r = _sphinx(DOCS, out)  # one process, as make docs (make test already runs two workers)
     assert r.returncode == 0, f"the strict docs build failed:\n{r.stderr[-6000:]}"
     return out
 
