@@ -3,6 +3,7 @@ class's fields and the manifest of its default config and of each preset."""
 from __future__ import annotations
 
 import dataclasses
+import sys
 
 from pimforge.base.config import config_to_dict
 from pimforge.hw.catalog import UNIT_MODULES
@@ -109,10 +110,22 @@ def _described(app, obj, what: str, none: str) -> str:
     return head + (rst_block(app, obj, obj.__module__, what) or "(no docstring)\n")
 
 
+def _formal(app, formal) -> str:
+    """The formal environment and the docstring of its module, which states the assumptions
+    and properties (the function's own docstring is often one line that points there)."""
+    if formal is None:
+        return ("Stream rules only: `pimforge prove` checks the valid/ready transfer rules on "
+                "every port, with no unit-specific environment.\n")
+    module = sys.modules[formal.__module__]
+    return "\n".join([_described(app, formal, "function", ""),
+                      f"From {{mod}}`{module.__name__}`:\n",
+                      rst_block(app, module, module.__name__, "module")])
+
+
 def _commands(name: str, preset) -> str:
     rows = [(f"pimforge generate {name} --out build/{name}", "Verilog and the manifest")]
     if preset:
-        rows.append((f"pimforge generate {name} --preset {preset} --out build/{name}-{preset}",
+        rows.append((f"pimforge generate {name} --preset {preset} --out build/{preset}",
                      "the same for a preset"))
     rows += [(f"pimforge test {name}", "the cocotb bench against the golden model"),
              (f"pimforge synth {name}", "synthesis reports (area, logic depth)"),
@@ -133,7 +146,6 @@ def unit_page(app, unit) -> str:
              ("Config", f"{{class}}`{_ref(unit.config_cls)}`"),
              ("Verilog top", md.code(manifest["top"]))]
     preset = next(iter(unit.presets), None)
-    formal = unit.formal
     parts = [
         f"# {name}\n\n{md.text(unit.summary)}\n",
         "\n".join(f"- **{key}**: {val}" for key, val in facts) + "\n",
@@ -152,9 +164,7 @@ def unit_page(app, unit) -> str:
         "against the RTL's.\n",
         _described(app, unit.cycle_model, "function", "The unit declares no cycle model."),
         "## Formal environment\n",
-        _described(app, formal, "function",
-                   "Stream rules only: `pimforge prove` checks the valid/ready transfer rules on "
-                   "every port, with no unit-specific environment."),
+        _formal(app, unit.formal),
         "## Commands\n",
         _commands(name, preset),
     ]
