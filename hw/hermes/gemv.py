@@ -39,6 +39,7 @@ Microarchitecture (numerics: :mod:`pimforge.sim.golden.hermes.gemv`; rates:
 """
 from __future__ import annotations
 
+from dataclasses import make_dataclass
 from types import SimpleNamespace
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
@@ -59,6 +60,12 @@ from pimforge.hw.hermes.gemv_timing import gemv_cycles, gemv_schedule, gemv_timi
 from pimforge.hw.hermes.streams import N_BITS, addr_signal, beat_signature, cmd_signature, lane
 
 __all__ = ["HermesGemv"]
+
+JobRegs = make_dataclass("JobRegs", [(f, object, None) for f in (    # _control's job registers
+    "cols n_zero beats beats_m1 groups_m1 n_m1 merge bm1 vec_mask pending settle credits "
+    "credit_ok load_done run_done drain_done lg_v cols_x fsm take").split()])
+IssueState = make_dataclass("IssueState", [(f, object, None) for f in (    # _issue's counters
+    "lk k g dk lv dv i col_age col_n load_fire can k_last drain_fire").split()])
 
 class HermesGemv(PimComponent):
     """The NDP-DIMM GEMV engine.  Streams ``i_cmd``, ``i_x``, ``i_w``, ``i_p`` in, ``o`` out
@@ -125,36 +132,35 @@ class HermesGemv(PimComponent):
         tm = self.timing
         cmd = self.i_cmd
         lg_v = log2_exact(cfg.vec_lanes)
-        j = {"cols": Signal(name="job_cols"), "n_zero": Signal(name="job_n_zero"),
-             "beats": Signal(range(cfg.max_beats + 1), name="job_beats"),
-             "beats_m1": Signal(range(max(2, cfg.max_beats)), name="job_beats_m1"),
-             "groups_m1": Signal(range(max(2, cfg.max_groups)), name="job_groups_m1"),
-             "n_m1": Signal(N_BITS, name="job_n_m1"),
-             "merge": Signal(name="job_merge"),
-             "bm1": Signal(5, name="job_bm1"),
-             "vec_mask": Signal(cfg.max_groups * cfg.vec_lanes, name="job_vectors"),
-             "pending": Signal(range(tm["out_fifo"] + 1), name="outputs_pending"),
-             "settle": Signal(range(tm["settle"] + 1), name="settle_count"),
-             "credits": Signal(range(tm["out_fifo"] + 1), init=tm["out_fifo"],
-                               name="out_credits"),
-             "credit_ok": Signal(init=1, name="out_credit_ok"),
-             "load_done": Signal(name="load_done"), "run_done": Signal(name="run_done"),
-             "drain_done": Signal(name="drain_done"), "lg_v": lg_v}
+        j = JobRegs(cols=Signal(name="job_cols"), n_zero=Signal(name="job_n_zero"),
+                    beats=Signal(range(cfg.max_beats + 1), name="job_beats"),
+                    beats_m1=Signal(range(max(2, cfg.max_beats)), name="job_beats_m1"),
+                    groups_m1=Signal(range(max(2, cfg.max_groups)), name="job_groups_m1"),
+                    n_m1=Signal(N_BITS, name="job_n_m1"), merge=Signal(name="job_merge"),
+                    bm1=Signal(5, name="job_bm1"),
+                    vec_mask=Signal(cfg.max_groups * cfg.vec_lanes, name="job_vectors"),
+                    pending=Signal(range(tm["out_fifo"] + 1), name="outputs_pending"),
+                    settle=Signal(range(tm["settle"] + 1), name="settle_count"),
+                    credits=Signal(range(tm["out_fifo"] + 1), init=tm["out_fifo"],
+                                   name="out_credits"),
+                    credit_ok=Signal(init=1, name="out_credit_ok"),
+                    load_done=Signal(name="load_done"), run_done=Signal(name="run_done"),
+                    drain_done=Signal(name="drain_done"), lg_v=lg_v)
         with m.FSM(name="gemv_state") as fsm:
             with m.State("IDLE"):
                 m.d.comb += cmd.ready.eq(1)
                 with m.If(cmd.valid):
                     p = cmd.payload
                     groups = (p.batch + cfg.vec_lanes - 1) >> lg_v
-                    m.d.sync += j["cols"].eq(p.mode)
+                    m.d.sync += j.cols.eq(p.mode)
                     # the mode again per multiplier, for its operand select (loaded here only)
-                    j["cols_x"] = copies(m, p.mode, cfg.vec_lanes * cfg.beat_elems, "job_cols")
-                    m.d.sync += [j["n_zero"].eq(p.n == 0),
-                                 j["beats"].eq(p.beats), j["merge"].eq(p.merge),
-                                 j["bm1"].eq(p.batch - 1),
-                                 j["vec_mask"].eq((Const(1, 17) << p.batch) - 1),
-                                 j["beats_m1"].eq(p.beats - 1),
-                                 j["groups_m1"].eq(groups - 1), j["n_m1"].eq(p.n - 1)]
+                    j.cols_x = copies(m, p.mode, cfg.vec_lanes * cfg.beat_elems, "job_cols")
+                    m.d.sync += [j.n_zero.eq(p.n == 0),
+                                 j.beats.eq(p.beats), j.merge.eq(p.merge),
+                                 j.bm1.eq(p.batch - 1),
+                                 j.vec_mask.eq((Const(1, 17) << p.batch) - 1),
+                                 j.beats_m1.eq(p.beats - 1),
+                                 j.groups_m1.eq(groups - 1), j.n_m1.eq(p.n - 1)]
                     with m.If(~p.mode):
                         m.next = "LOAD"
                     with m.Elif(p.n == 0):
@@ -162,31 +168,30 @@ class HermesGemv(PimComponent):
                     with m.Else():
                         m.next = "RUN"
             with m.State("LOAD"):
-                with m.If(j["load_done"]):
-                    with m.If(j["n_zero"]):
+                with m.If(j.load_done):
+                    with m.If(j.n_zero):
                         m.next = "WAIT"
                     with m.Else():
                         m.next = "RUN"
             with m.State("RUN"):
-                with m.If(j["run_done"]):
-                    m.d.sync += j["settle"].eq(tm["settle"] - 1)
-                    with m.If(j["cols"]):
+                with m.If(j.run_done):
+                    m.d.sync += j.settle.eq(tm["settle"] - 1)
+                    with m.If(j.cols):
                         m.next = "SETTLE"
                     with m.Else():
                         m.next = "WAIT"
             with m.State("SETTLE"):
-                m.d.sync += j["settle"].eq(j["settle"] - 1)
-                with m.If(j["settle"] == 0):
+                m.d.sync += j.settle.eq(j.settle - 1)
+                with m.If(j.settle == 0):
                     m.next = "DRAIN"
             with m.State("DRAIN"):
-                with m.If(j["drain_done"]):
+                with m.If(j.drain_done):
                     m.next = "WAIT"
             with m.State("WAIT"):
-                # every output taken (a credit each) written: no job-size product (b x beats or
-                # n x groups, a MULT18 that was an ECP5 critical path)
-                with m.If(j["pending"] == 0):
+                # every output taken (a credit each) written: a count, not a job-size product
+                with m.If(j.pending == 0):
                     m.next = "IDLE"
-        j["fsm"] = fsm
+        j.fsm = fsm
         return j
 
     def _issue(self, m, j):
@@ -194,78 +199,78 @@ class HermesGemv(PimComponent):
         stream ready signals and the output credits."""
         cfg = self.cfg
         MB = cfg.max_beats
-        fsm = j["fsm"]
+        fsm = j.fsm
         ix, iw, ip = self.i_x, self.i_w, self.i_p
-        s = {name: Signal(range(max(2, hi)), name=sig) for name, hi, sig in (
+        s = IssueState(**{name: Signal(range(max(2, hi)), name=sig) for name, hi, sig in (
             ("lk", MB, "load_beat"), ("k", MB, "issue_beat"),
-            ("g", cfg.max_groups, "issue_group"), ("dk", MB, "drain_beat"))}
-        s["lv"] = Signal(5, name="load_vector")
-        s["dv"] = Signal(5, name="drain_vector")
-        s["i"] = Signal(N_BITS, name="issue_neuron")
+            ("g", cfg.max_groups, "issue_group"), ("dk", MB, "drain_beat"))})
+        s.lv = Signal(5, name="load_vector")
+        s.dv = Signal(5, name="drain_vector")
+        s.i = Signal(N_BITS, name="issue_neuron")
         od = cfg.op_depth
-        s["col_age"] = Signal(range(od + 1), init=od, name="col_age")
-        s["col_n"] = Signal(range(od + 1), name="col_issued")
+        s.col_age = Signal(range(od + 1), init=od, name="col_age")
+        s.col_n = Signal(range(od + 1), name="col_issued")
         # ---- x load (row mode)
         load_fire = Signal(name="load_fire")
         m.d.comb += load_fire.eq(fsm.ongoing("LOAD") & ix.valid)
-        lk_last = s["lk"] == j["beats_m1"]
+        lk_last = s.lk == j.beats_m1
         with m.If(load_fire):
-            m.d.sync += s["lk"].eq(Mux(lk_last, 0, s["lk"] + 1))
+            m.d.sync += s.lk.eq(Mux(lk_last, 0, s.lk + 1))
             with m.If(lk_last):
-                m.d.sync += s["lv"].eq(Mux(s["lv"] == j["bm1"], 0, s["lv"] + 1))
-        m.d.comb += j["load_done"].eq(load_fire & lk_last & (s["lv"] == j["bm1"]))
+                m.d.sync += s.lv.eq(Mux(s.lv == j.bm1, 0, s.lv + 1))
+        m.d.comb += j.load_done.eq(load_fire & lk_last & (s.lv == j.bm1))
         # ---- weight issue
-        k_last = s["k"] == j["beats_m1"]
-        g_last = s["g"] == j["groups_m1"]
-        n_last = s["i"] == j["n_m1"]
-        col_start = (s["k"] == 0) & (s["g"] == 0)
-        need_p = ~j["cols"] & j["merge"] & k_last
-        need_credit = ~j["cols"] & k_last
+        k_last = s.k == j.beats_m1
+        g_last = s.g == j.groups_m1
+        n_last = s.i == j.n_m1
+        col_start = (s.k == 0) & (s.g == 0)
+        need_p = ~j.cols & j.merge & k_last
+        need_credit = ~j.cols & k_last
         can = Signal(name="issue_ok")
-        m.d.comb += can.eq(fsm.ongoing("RUN") & iw.valid & (~j["cols"] | ix.valid)
-                           & (~need_p | ip.valid) & (~need_credit | j["credit_ok"])
-                           & (~j["cols"] | ~col_start | (s["col_age"] == od)))
+        m.d.comb += can.eq(fsm.ongoing("RUN") & iw.valid & (~j.cols | ix.valid)
+                           & (~need_p | ip.valid) & (~need_credit | j.credit_ok)
+                           & (~j.cols | ~col_start | (s.col_age == od)))
         with m.If(can):
-            m.d.sync += s["g"].eq(Mux(g_last, 0, s["g"] + 1))
+            m.d.sync += s.g.eq(Mux(g_last, 0, s.g + 1))
             with m.If(g_last):
-                m.d.sync += s["k"].eq(Mux(k_last, 0, s["k"] + 1))
+                m.d.sync += s.k.eq(Mux(k_last, 0, s.k + 1))
                 with m.If(k_last):
-                    m.d.sync += s["i"].eq(Mux(n_last, 0, s["i"] + 1))
-        m.d.comb += j["run_done"].eq(can & g_last & k_last & n_last)
+                    m.d.sync += s.i.eq(Mux(n_last, 0, s.i + 1))
+        m.d.comb += j.run_done.eq(can & g_last & k_last & n_last)
         # col_age: cycles since the previous column's virtual start, its last issue cycle less
         # its issue count P (at most od, counted in col_n): a column may start when it is od.
         # Stalls inside that column then shorten no address's revisit below od (from its start
         # alone they would: the late beats of a stalled column and the prompt ones of the next)
-        issued = Mux(col_start, 1, Mux(s["col_n"] == od, od, s["col_n"] + 1))
-        with m.If(can & j["cols"]):
-            m.d.sync += s["col_n"].eq(issued)
-        with m.If(can & j["cols"] & g_last & k_last):
-            m.d.sync += s["col_age"].eq(issued)
-        with m.Elif(s["col_age"] != od):
-            m.d.sync += s["col_age"].eq(s["col_age"] + 1)
+        issued = Mux(col_start, 1, Mux(s.col_n == od, od, s.col_n + 1))
+        with m.If(can & j.cols):
+            m.d.sync += s.col_n.eq(issued)
+        with m.If(can & j.cols & g_last & k_last):
+            m.d.sync += s.col_age.eq(issued)
+        with m.Elif(s.col_age != od):
+            m.d.sync += s.col_age.eq(s.col_age + 1)
         # ---- column drain: for each beat k, vectors 0..b-1
         drain_fire = Signal(name="drain_fire")
-        m.d.comb += drain_fire.eq(fsm.ongoing("DRAIN") & (~j["merge"] | ip.valid)
-                                  & j["credit_ok"])
-        dv_last = s["dv"] == j["bm1"]
-        dk_last = s["dk"] == j["beats_m1"]
+        m.d.comb += drain_fire.eq(fsm.ongoing("DRAIN") & (~j.merge | ip.valid)
+                                  & j.credit_ok)
+        dv_last = s.dv == j.bm1
+        dk_last = s.dk == j.beats_m1
         with m.If(drain_fire):
-            m.d.sync += s["dv"].eq(Mux(dv_last, 0, s["dv"] + 1))
+            m.d.sync += s.dv.eq(Mux(dv_last, 0, s.dv + 1))
             with m.If(dv_last):
-                m.d.sync += s["dk"].eq(Mux(dk_last, 0, s["dk"] + 1))
+                m.d.sync += s.dk.eq(Mux(dk_last, 0, s.dk + 1))
         m.d.comb += [
-            j["drain_done"].eq(drain_fire & dv_last & dk_last),
-            ix.ready.eq(load_fire | (can & j["cols"] & g_last & k_last)),
+            j.drain_done.eq(drain_fire & dv_last & dk_last),
+            ix.ready.eq(load_fire | (can & j.cols & g_last & k_last)),
             iw.ready.eq(can & g_last),
-            ip.ready.eq((can & need_p) | (drain_fire & j["merge"])),
+            ip.ready.eq((can & need_p) | (drain_fire & j.merge)),
         ]
         # output credits: reserved by a row's last-beat issue or a drain read, returned a cycle
-        # after a transfer ("one left" a register too): `o` ran through the count (ECP5, 11 cells)
-        ret, take, c = Signal(name="credit_ret"), (can & need_credit) | drain_fire, j["credits"]
-        j["take"] = take
+        # after a transfer ("one left" a register too, so `o` does not run through the count)
+        ret, take, c = Signal(name="credit_ret"), (can & need_credit) | drain_fire, j.credits
+        j.take = take
         m.d.sync += [ret.eq(self.o.valid & self.o.ready), c.eq(c + ret - take),
-                     j["credit_ok"].eq(ret | (c > 1) | ((c == 1) & ~take))]
-        s.update(load_fire=load_fire, can=can, k_last=k_last, drain_fire=drain_fire)
+                     j.credit_ok.eq(ret | (c > 1) | ((c == 1) & ~take))]
+        s.load_fire, s.can, s.k_last, s.drain_fire = load_fire, can, k_last, drain_fire
         return s
 
     def _buffer(self, m, j, s):
@@ -276,13 +281,13 @@ class HermesGemv(PimComponent):
         drain's read port."""
         cfg = self.cfg
         V, MB, E, A = cfg.vec_lanes, cfg.max_beats, cfg.beat_elems, cfg.acc.width
-        lg_v = j["lg_v"]
+        lg_v = j.lg_v
         banks = []
         x_word = Cat(*[Cat(lane(self.i_x.payload.data, e, 16), Const(0, A - 16))
                        for e in range(E)])
         depth = cfg.max_groups * MB
-        load_addr = addr_signal(m, (s["lv"] >> lg_v) * MB + s["lk"], depth, "load_addr")
-        drain_addr = addr_signal(m, (s["dv"] >> lg_v) * MB + s["dk"], depth, "drain_addr")
+        load_addr = addr_signal(m, (s.lv >> lg_v) * MB + s.lk, depth, "load_addr")
+        drain_addr = addr_signal(m, (s.dv >> lg_v) * MB + s.dk, depth, "drain_addr")
         # the drain reads the buffer when the merge partial it read from i_p is converted
         drain_addr = delay(m, {"a": drain_addr}, self.timing["conv_p"], "drain_addr_d")["a"]
         for u in range(V):
@@ -290,11 +295,11 @@ class HermesGemv(PimComponent):
             m.submodules[f"buffer{u}"] = mem
             wr, rd, dr = mem.write_port(), mem.read_port(domain="comb"), \
                 mem.read_port(domain="comb")
-            lv_u = s["lv"][:lg_v] == u if lg_v else Const(1, 1)
+            lv_u = s.lv[:lg_v] == u if lg_v else Const(1, 1)
             # the load's address and data are the write port's defaults, only its enable waits
             # for the load handshake (under m.If(load_fire) it selected every bank's data bits)
             m.d.comb += [wr.addr.eq(load_addr), wr.data.eq(x_word),
-                         wr.en.eq(s["load_fire"] & lv_u)]
+                         wr.en.eq(s.load_fire & lv_u)]
             m.d.comb += dr.addr.eq(drain_addr)
             banks.append({"wr": wr, "rd": rd, "dr": dr})
         return banks
@@ -308,7 +313,7 @@ class HermesGemv(PimComponent):
         xs = []
         for u in range(V):
             x_u = Signal(16, name=f"x_col{u}")
-            with m.Switch(s["g"]):
+            with m.Switch(s.g):
                 for g in range(cfg.max_groups):
                     if g * V + u < E:
                         with m.Case(g):
@@ -316,14 +321,14 @@ class HermesGemv(PimComponent):
                 with m.Default():
                     m.d.comb += x_u.eq(0)
             xs.append(x_u)
-        issue = {"w": self.i_w.payload.data, "cols": j["cols"], "g": s["g"], "k": s["k"],
-                 "first_r": s["k"] < cfg.partials, "first_c": s["i"] == 0, "last": s["k_last"],
-                 "_valid": s["can"]}
+        issue = {"w": self.i_w.payload.data, "cols": j.cols, "g": s.g, "k": s.k,
+                 "first_r": s.k < cfg.partials, "first_c": s.i == 0, "last": s.k_last,
+                 "_valid": s.can}
         # x_c or the x row's lane, selected before the issue register by the multiplier's copy
-        # of the mode (after it, the mux began the multipliers' first stage: ECP5 96.2 MHz)
+        # of the mode, so the mux stays out of the multipliers' first stage
         for u in range(V):
             for e in range(E):
-                issue[f"b{u}_{e}"] = Mux(j["cols_x"][u * E + e], xs[u],
+                issue[f"b{u}_{e}"] = Mux(j.cols_x[u * E + e], xs[u],
                                          lane(banks[u]["rd"].data, e, A)[:16])
         r1 = delay(m, issue, 1, name="issue_reg")
         kind, src = ("mul_wide", FP16) if A == 32 else ("mul", None)
@@ -374,14 +379,14 @@ class HermesGemv(PimComponent):
         pf = fifo.SyncFIFO(width=16 * V, depth=self.timing["out_fifo"])
         m.submodules.p_fifo = pf
         m.d.comb += [pf.w_data.eq(self.i_p.payload.data[:16 * V]),
-                     pf.w_en.eq(s["can"] & ~j["cols"] & j["merge"] & s["k_last"])]
+                     pf.w_en.eq(s.can & ~j.cols & j.merge & s.k_last)]
         # row finish, the cycle after the last partial landed: the pairwise tree of the Q partials
         fin_v = Signal(name="finish_valid")
         m.d.sync += [fin_v.eq(nv & nt["last"]), fin_g.eq(nt["g"])]
-        final, fv, ft = finish_partials(m, cfg.acc, od, words, j["beats"], V, valid=fin_v,
+        final, fv, ft = finish_partials(m, cfg.acc, od, words, j.beats, V, valid=fin_v,
                                         side={"g": fin_g})
         # lanes of vectors beyond the batch (the last group's) leave as +0
-        keep = [j["vec_mask"].bit_select(ft["g"] * V + u, 1) for u in range(V)]
+        keep = [j.vec_mask.bit_select(ft["g"] * V + u, 1) for u in range(V)]
         final = [Mux(keep[u], x, 0) for u, x in enumerate(final)]
         return {"valid": fv, "vals": final, "fin_v": fin_v, "pf": pf}
 
@@ -391,12 +396,12 @@ class HermesGemv(PimComponent):
         cfg = self.cfg
         V, E, A, od, MB = cfg.vec_lanes, cfg.beat_elems, cfg.acc.width, cfg.op_depth, cfg.max_beats
         depth = cfg.max_groups * MB
-        issue_addr = addr_signal(m, s["g"] * MB + s["k"], depth, "issue_addr")
+        issue_addr = addr_signal(m, s.g * MB + s.k, depth, "issue_addr")
         upd_addr = addr_signal(m, tags["g"] * MB + tags["k"], depth, "update_addr")
         cv = tags["valid"] & tags["cols"]
         for u in range(V):
             wr, rd = banks[u]["wr"], banks[u]["rd"]
-            m.d.comb += rd.addr.eq(Mux(j["cols"], upd_addr, issue_addr))
+            m.d.comb += rd.addr.eq(Mux(j.cols, upd_addr, issue_addr))
             # the float library's registered read stage, both landing sums forwarded from the
             # adders (the write port's data also carries the row-mode x load)
             land = SimpleNamespace(en=Signal(name=f"colland{u}_en"),
@@ -420,14 +425,14 @@ class HermesGemv(PimComponent):
             with m.If(ov):
                 m.d.comb += [wr.addr.eq(land.addr), wr.data.eq(land.data), wr.en.eq(1)]
         word = Signal(E * A, name="drain_word")
-        lg_v = j["lg_v"]
+        lg_v = j.lg_v
         cp = self.timing["conv_p"]
-        sel = delay(m, {"s": s["dv"][:lg_v]}, cp, "drain_sel")["s"] if lg_v else Const(0, 1)
+        sel = delay(m, {"s": s.dv[:lg_v]}, cp, "drain_sel")["s"] if lg_v else Const(0, 1)
         with m.Switch(sel):
             for u in range(V):
                 with m.Case(u):
-                    m.d.comb += word.eq(Mux(j["n_zero"], 0, banks[u]["dr"].data))
-        return {"valid": delay_valid(m, s["drain_fire"], cp, "drain_rd_v"), "word": word}
+                    m.d.comb += word.eq(Mux(j.n_zero, 0, banks[u]["dr"].data))
+        return {"valid": delay_valid(m, s.drain_fire, cp, "drain_rd_v"), "word": word}
 
     def _merge_out(self, m, j, rows, cols):
         """The merge partial (fp16) converted to acc while the value it meets is summed (row
@@ -440,8 +445,8 @@ class HermesGemv(PimComponent):
         # row mode: the FIFO's partial is read when its conversion ends with the finish tree
         row_rd = delay_valid(m, rows["fin_v"], tm["finish"] - tm["conv_p"], "p_row_rd")
         pf = rows["pf"]
-        m.d.comb += pf.r_en.eq(row_rd & j["merge"])
-        p_in = [Mux(j["merge"], Mux(row_rd, lane(pf.r_data, e, 16) if e < V else 0,
+        m.d.comb += pf.r_en.eq(row_rd & j.merge)
+        p_in = [Mux(j.merge, Mux(row_rd, lane(pf.r_data, e, 16) if e < V else 0,
                                     lane(self.i_p.payload.data, e, 16)), 0x8000)
                 for e in range(E)]
         if tm["conv_p"]:
@@ -467,14 +472,12 @@ class HermesGemv(PimComponent):
                 res = float_op(m, "convert", FP16, od, {"a": res}, src=cfg.acc,
                                name=f"o_conv{e}")[0]["r"]
             outs.append(res)
-        # SyncFIFO's ports and cycles, kept in LUT-RAM: as a block RAM (at 8 partials, op_depth
-        # 8) its 5.6 ns clock-to-out into ``o`` was the critical path on ECP5
+        # SyncFIFO's ports and cycles, kept in LUT-RAM: a block RAM's clock-to-out into ``o``
+        # would be the unit's longest path
         out_fifo = SplitFifo([16 * E], self.timing["out_fifo"], "out_fifo", lut_ram=True)
         m.submodules.out_fifo = out_fifo
-        # the valid bit in two chains of its own (not through lane 0's operators, not one chain
-        # forking): the FIFO's write enable and the written count each end by their readers
-        # (ECP5: one register fed both, then lane 0's valid fed two copies that nextpnr packed
-        # together, each time 6-7 ns of route into the FIFO's "not full" flag)
+        # the valid bit in two chains of its own (not through lane 0's operators, not one forking
+        # chain): the FIFO's write enable and the written count, each next to its readers
         w_data = Signal(16 * E, name="out_w_data", reset_less=True)
         m.d.sync += w_data.eq(Cat(*outs))
         lat = op_latency("add", od) + (op_latency("convert", od) if A == 32 else 0) + 1
@@ -483,13 +486,14 @@ class HermesGemv(PimComponent):
         m.d.comb += [out_fifo.w_data.eq(w_data), out_fifo.w_en.eq(w_en),
                      self.o.valid.eq(out_fifo.r_rdy), self.o.payload.data.eq(out_fifo.r_data),
                      out_fifo.r_en.eq(self.o.ready)]
-        m.d.sync += j["pending"].eq(j["pending"] + j["take"] - count)
+        m.d.sync += j.pending.eq(j.pending + j.take - count)
 
 
 UNITS = (HwUnit("hermes_gemv", "Hermes NDP-DIMM GEMV engine: dense, batched, row- and "
                 "column-sparse y = W x with the GPU merge (i_cmd, i_x, i_w, i_p -> o)",
                 HermesGemvConfig, HermesGemv, GEMV_PRESETS, gemv_cycles,
-                paper="Hermes §IV-A, Table II, Fig. 6", clocks=dict.fromkeys(GEMV_PRESETS, NDP_CLOCK),
+                paper="Hermes §IV-A, Table II, Fig. 6",
+                clocks=dict.fromkeys(GEMV_PRESETS, NDP_CLOCK),
                 # 8 partials, op_depth 8: 100 MHz on ECP5; its placement takes up to 20 minutes
                 synth_bench={"set": {"multipliers": 8, "serial_cycles": 8, "beat_words": 1,
                                      "max_batch": 2, "buffer_bytes": 512, "partials": 8,
