@@ -162,8 +162,8 @@ def _metrics(where, kind, metrics) -> list:
 def _clock(where, data, unit_name, preset, metrics):
     clock = data.get("clock_mhz")
     if clock is None and preset:
-        stated = HW_UNITS[unit_name].clocks.get(preset)
-        clock = stated.mhz if stated else None
+        stated = HW_UNITS[unit_name].clocks.get(preset) if unit_name in HW_UNITS else None
+        clock = stated.mhz if stated else None      # a system sweep's preset states no clock
     if clock is None:
         if "tokens_per_s" in metrics:
             raise _err(where, "clock_mhz: tokens_per_s needs a clock; allowed: a number of MHz "
