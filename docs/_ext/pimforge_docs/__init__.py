@@ -95,5 +95,6 @@ def setup(app):
     # before napoleon's handler (priority 500), which turns the sections into field lists
     app.connect("autodoc-process-docstring", docstrings.process_docstring, priority=400)
     app.connect("autodoc-process-bases", docstrings.process_bases)
+    app.connect("autodoc-process-signature", docstrings.process_signature)
     app.add_post_transform(BuiltinTypes)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}

@@ -12,6 +12,7 @@ import inspect
 import re
 
 from sphinx.ext.napoleon.docstring import NumpyDocstring
+from sphinx.util import inspect as sphinx_inspect
 
 SECTIONS = {"Parameters", "Other Parameters", "Members", "Attributes", "Returns", "Yields",
             "Raises", "Keyword Arguments"}
@@ -56,6 +57,22 @@ def process_docstring(app, what, name, obj, options, lines) -> None:
         # line is a sentence ("Beats per cycle: ..."), so the docstring starts with an empty
         # comment for napoleon to take as the (type-less) first line.
         lines[:0] = ["..", ""]
+
+
+def process_signature(app, what, name, obj, options, signature, return_annotation):
+    """``autodoc-process-signature`` handler: Amaranth's ``Elaboratable.__new__`` (which
+    records where a component was made) takes ``*args, **kwargs``; a component's signature is
+    its ``__init__``'s."""
+    if what != "class" or "src_loc_at=0, **kwargs" not in (signature or ""):
+        return None
+    init = obj.__dict__.get("__init__") or next(
+        (c.__dict__["__init__"] for c in obj.__mro__ if "__init__" in c.__dict__), None)
+    if init is None:
+        return None
+    sig = sphinx_inspect.signature(init, bound_method=True)  # without self, annotations evaluated
+    text = sphinx_inspect.stringify_signature(sig, show_return_annotation=False,
+                                              unqualified_typehints=True)
+    return text, return_annotation
 
 
 def process_bases(app, name, obj, options, bases) -> None:
