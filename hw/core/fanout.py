@@ -2,10 +2,11 @@
 whose read pointer is such copies.
 
 A register that selects a whole vector (an accumulator bank's forwarding select drives every bit
-of every lane) spends its cycle in routing on an FPGA: 2.5 ns of ``sv_gemv``'s 10.4 ns path on
-ECP5 went from one such register to 256 multiplexers.  ``copies`` builds one register per group
-of sinks, all loaded from the same value.  Yosys would merge them back (``opt_merge`` shares
-flip-flops with equal inputs), so every synthesis flow marks flip-flops whose output wire ends in
+of every lane) spends its cycle in routing on an FPGA: on ECP5 a quarter of ``sv_gemv``'s
+critical path is the route from one such register to 256 multiplexers.  ``copies`` builds one
+register per group of sinks, all loaded from the same value.  Yosys would merge them back
+(``opt_merge`` shares flip-flops with equal inputs), so every synthesis flow marks flip-flops
+whose output wire ends in
 :data:`COPY_MARK` and a number ``keep`` (:mod:`pimforge.synth.flows`).
 """
 from __future__ import annotations
