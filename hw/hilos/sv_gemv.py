@@ -246,7 +246,7 @@ class SvGemv(PimComponent):
 
     def _o_bank(self, m, products, mv, mtag):
         """O bank: accumulate() with two job slots.  Returns the drain's read address (driven by
-        :meth:`_drain`), the job-done strobe and the drain's read word."""
+        ``_drain``), the job-done strobe and the drain's read word."""
         cfg = self.cfg
         RB, od = cfg.row_beats, cfg.op_depth
         drain_addr = Signal(range(2 * RB), name="drain_addr")

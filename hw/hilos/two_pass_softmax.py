@@ -191,7 +191,7 @@ class TwoPassSoftmax(PimComponent):
 
     def _block_buffer(self, m, xs, v, tg):
         """Block buffer: row blocks in slots of BB beats, x and keep of each beat.  Returns its
-        read port (registered, so that the buffer can be block RAM: :meth:`_block_exps` gives
+        read port (registered, so that the buffer can be block RAM: ``_block_exps`` gives
         it each address a cycle ahead)."""
         U, BB = self.cfg.lanes, self.cfg.block_beats
         slots = self.timing["buffer_blocks"]

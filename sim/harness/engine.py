@@ -197,7 +197,8 @@ def _offer_ok(s, cyc, stamps) -> bool:
 
 
 def _arrived(arrive, idx, cyc) -> bool:
-    """Beat ``idx`` has arrived by cycle ``cyc`` (see :attr:`Phase.arrivals`)."""
+    """Beat ``idx`` has arrived by cycle ``cyc``
+    (see :attr:`~pimforge.sim.harness.job.Phase.arrivals`)."""
     stamps, refs, offsets = arrive
     ref = refs[idx]
     return len(stamps) > ref and cyc >= stamps[ref] + offsets[idx]
