@@ -127,7 +127,7 @@ def megabyte():
 @pytest.mark.parametrize("pair", PAPER_PAIRS, ids=lambda p: f"{p[0]}_to_{p[1]}")
 def test_1mb_migration_sustains_0_9_of_the_slower_side(megabyte, pair):
     """Until the destination holds the last byte (an SSD's last page programmed); `pimforge run
-    pam-migrate --preset <pair> --report R.json` reports the same fraction for a list."""
+    pam-migrate --preset <pair> --report R.json` reports its O(1) estimate for a list."""
     r = megabyte[pair]
     assert r["fraction"] >= 0.9, r
     assert r["fraction"] <= 1.0, r          # no faster than the slower side's peak
