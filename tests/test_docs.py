@@ -18,10 +18,6 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 STRICT = ["-W", "--keep-going", "-n", "-q"]
 
-pytest.importorskip("sphinx")
-pytest.importorskip("myst_parser")
-
-
 def _sphinx(src: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
     cmd = [sys.executable, "-m", "sphinx", "-b", "html", *STRICT, *extra, str(src), str(out)]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
