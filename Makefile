@@ -1,4 +1,4 @@
-# pimforge: `make demo` and `make test` each set up .venv from PyPI, then do their job.
+# pimforge: `make demo`, `make test` and `make docs` each set up .venv from PyPI, then do their job.
 PYTHON ?= python3
 VENV   := .venv
 VPY    := $(VENV)/bin/python
