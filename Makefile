@@ -43,7 +43,8 @@ bench: $(STAMP)
 
 # The documentation site: HTML in build/docs/.  The reference pages are generated from the code
 # as the build starts; tests/test_docs.py runs the same build with warnings as errors.  One
-# process: with the 2 cores shared, `-j auto` (DOCS_FLAGS="-j auto") spent more CPU for no gain.
+# process by default: DOCS_FLAGS="-j auto" saves a few seconds on two idle cores, but costs a
+# fifth more CPU and is slower when the cores are busy.
 DOCS_FLAGS ?=
 docs: $(STAMP)
 	@$(VPY) -m sphinx -b html -n --keep-going -q $(DOCS_FLAGS) docs build/docs
