@@ -117,11 +117,11 @@ def build_parser() -> argparse.ArgumentParser:
                        "FIFOs lose nothing; prints the counterexample VCD on failure")
     _prove_args(q)
 
-    q = sub.add_parser("model", help="the system model: LLM decoding end to end on a PAM or "
-                       "HILOS system (cycle models calibrated by the RTL); JSON, Markdown, PNG")
+    q = sub.add_parser("model", help="the system model: LLM decoding end to end on one of the five "
+                       "systems (cycle models calibrated by the RTL); JSON, Markdown, PNG")
     add_model_arguments(q)
     q = sub.add_parser("reproduce", help="the papers' headline results next to ours (paper, "
-                       "ours, ratio), with plots: pam or hilos")
+                       "ours, ratio), with plots: pam, hilos, hermes, lolpim or papi")
     add_reproduce_arguments(q)
 
     q = sub.add_parser("demo", help="generate every unit into build/demo, run one bench, summarize")
