@@ -32,6 +32,8 @@ cfg : PamifConfig
 """
 from __future__ import annotations
 
+from dataclasses import make_dataclass
+
 from amaranth.hdl import Array, Cat, Const, Module, Signal
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -48,6 +50,10 @@ from pimforge.hw.pamif.streams import (
 )
 
 __all__ = ["PamifSender", "slot_word_address"]
+
+# The list's registers, shared by the load, the checks, the store, the issue and the fill
+ListRegs = make_dataclass("ListRegs", [(f, object, None) for f in (
+    "n code index occ marks seen freed qlen qpos word head last").split()])
 
 
 def slot_word_address(t, token_bytes: int, slot, word):
@@ -98,44 +104,44 @@ class PamifSender(PimComponent):
             q = Memory(shape=ab, depth=C, init=[])
             m.submodules[f"queue{g}"] = q
             queues.append(q)
-        s = {"n": Signal(range(C + 1), name="entries"),
-             "code": Signal(3, name="err_code"),
-             "index": Signal(len(self.o_status.payload.index), name="err_index"),
-             "occ": Signal(cfg.dst_slots, name="occupied"),
-             "marks": Signal(cfg.dst_slots, name="marks"),
-             "seen": Signal(cfg.tokens, name="seen"),
-             "freed": Signal(range(C + 1), name="freed"),
-             "qlen": [Signal(range(C + 1), name=f"qlen{g}") for g in range(G)],
-             "qpos": [Signal(range(C + 1), name=f"qpos{g}") for g in range(G)],
-             "word": [Signal(range(cfg.src_words), name=f"word{g}") for g in range(G)],
-             "head": [Signal(ab, name=f"head{g}") for g in range(G)],
-             "last": Signal(range(G), init=G - 1, name="last_group")}
+        s = ListRegs(n=Signal(range(C + 1), name="entries"),
+                     code=Signal(3, name="err_code"),
+                     index=Signal(len(self.o_status.payload.index), name="err_index"),
+                     occ=Signal(cfg.dst_slots, name="occupied"),
+                     marks=Signal(cfg.dst_slots, name="marks"),
+                     seen=Signal(cfg.tokens, name="seen"),
+                     freed=Signal(range(C + 1), name="freed"),
+                     qlen=[Signal(range(C + 1), name=f"qlen{g}") for g in range(G)],
+                     qpos=[Signal(range(C + 1), name=f"qpos{g}") for g in range(G)],
+                     word=[Signal(range(cfg.src_words), name=f"word{g}") for g in range(G)],
+                     head=[Signal(ab, name=f"head{g}") for g in range(G)],
+                     last=Signal(range(G), init=G - 1, name="last_group"))
         bad = self._checks(m, s)
         store = Signal(name="store")
         with m.FSM(name="sender_state") as fsm:
             self._load(m, s, bad, store)
             with m.State("DECIDE"):
-                m.d.sync += [s["marks"].eq(0), s["seen"].eq(0)]
-                with m.If(s["code"] != 0):
+                m.d.sync += [s.marks.eq(0), s.seen.eq(0)]
+                with m.If(s.code != 0):
                     m.next = "STATUS"
                 with m.Else():
-                    m.d.sync += [s["occ"].eq(s["occ"] | s["marks"]), s["index"].eq(s["n"])]
-                    with m.If(s["n"] == 0):
+                    m.d.sync += [s.occ.eq(s.occ | s.marks), s.index.eq(s.n)]
+                    with m.If(s.n == 0):
                         m.next = "STATUS"
                     with m.Else():
                         m.next = "ISSUE"
             with m.State("ISSUE"):
-                with m.If((s["freed"] == s["n"]) & ~self.downstream_busy):
+                with m.If((s.freed == s.n) & ~self.downstream_busy):
                     m.next = "STATUS"
             with m.State("STATUS"):
                 m.d.comb += self.o_status.valid.eq(1)
                 with m.If(self.o_status.ready):
-                    m.d.sync += [s["n"].eq(0), s["code"].eq(0), s["freed"].eq(0),
-                                 s["last"].eq(G - 1)]
-                    m.d.sync += [x.eq(0) for x in s["qlen"] + s["qpos"]]
+                    m.d.sync += [s.n.eq(0), s.code.eq(0), s.freed.eq(0),
+                                 s.last.eq(G - 1)]
+                    m.d.sync += [x.eq(0) for x in s.qlen + s.qpos]
                     m.next = "LOAD"
-        m.d.comb += [self.o_status.payload.code.eq(s["code"]),
-                     self.o_status.payload.index.eq(s["index"])]
+        m.d.comb += [self.o_status.payload.code.eq(s.code),
+                     self.o_status.payload.index.eq(s.index)]
         self._store(m, s, lmem, queues, store)
         self._issue(m, fsm, s, lmem, queues)
         self._fill(m, s, lmem)
@@ -151,9 +157,9 @@ class PamifSender(PimComponent):
             m.d.comb += bad.eq(STATUS["src_range"])
         with m.Elif(p.dst_slot >= cfg.dst_slots):
             m.d.comb += bad.eq(STATUS["dst_range"])
-        with m.Elif((s["occ"] | s["marks"]).bit_select(p.dst_slot, 1)):
+        with m.Elif((s.occ | s.marks).bit_select(p.dst_slot, 1)):
             m.d.comb += bad.eq(STATUS["dst_occupied"])
-        with m.Elif(s["seen"].bit_select(p.token, 1)):
+        with m.Elif(s.seen.bit_select(p.token, 1)):
             m.d.comb += bad.eq(STATUS["duplicate_token"])
         return bad
 
@@ -164,18 +170,18 @@ class PamifSender(PimComponent):
         with m.State("LOAD"):
             m.d.comb += self.i_cmd.ready.eq(1)
             with m.If(self.i_cmd.valid):
-                m.d.comb += store.eq(s["n"] != C)
-                with m.If(s["n"] != C):
-                    m.d.sync += s["n"].eq(s["n"] + 1)
-                with m.If(s["code"] == 0):
-                    with m.If(s["n"] == C):
-                        m.d.sync += [s["code"].eq(STATUS["too_long"]), s["index"].eq(C)]
+                m.d.comb += store.eq(s.n != C)
+                with m.If(s.n != C):
+                    m.d.sync += s.n.eq(s.n + 1)
+                with m.If(s.code == 0):
+                    with m.If(s.n == C):
+                        m.d.sync += [s.code.eq(STATUS["too_long"]), s.index.eq(C)]
                     with m.Elif(bad != 0):
-                        m.d.sync += [s["code"].eq(bad), s["index"].eq(s["n"])]
+                        m.d.sync += [s.code.eq(bad), s.index.eq(s.n)]
                 # Marked whatever the checks say: a bad entry rejects the list, which drops the
                 # marks, so its own marks never count (and the checks stay off this path).
-                m.d.sync += [s["marks"].eq(s["marks"] | _onehot(p.dst_slot, cfg.dst_slots)),
-                             s["seen"].eq(s["seen"] | _onehot(p.token, cfg.tokens))]
+                m.d.sync += [s.marks.eq(s.marks | _onehot(p.dst_slot, cfg.dst_slots)),
+                             s.seen.eq(s.seen | _onehot(p.token, cfg.tokens))]
                 with m.If(p.last):
                     m.next = "DECIDE"
 
@@ -186,23 +192,23 @@ class PamifSender(PimComponent):
         ws, wd = lmem[0].write_port(), lmem[1].write_port()
         lspg = log2_exact(cfg.src_tier.slots_per_group(cfg.token_bytes))
         group = p.src_slot[lspg:lspg + log2_exact(G)] if G > 1 else Const(0, 1)
-        m.d.comb += [ws.addr.eq(s["n"]), ws.data.eq(p.src_slot[:bits(cfg.src_slots)]),
-                     wd.addr.eq(s["n"]), wd.data.eq(p.dst_slot[:bits(cfg.dst_slots)]),
+        m.d.comb += [ws.addr.eq(s.n), ws.data.eq(p.src_slot[:bits(cfg.src_slots)]),
+                     wd.addr.eq(s.n), wd.data.eq(p.dst_slot[:bits(cfg.dst_slots)]),
                      ws.en.eq(store), wd.en.eq(store)]
         for g, q in enumerate(queues):
             with m.If(store & (group == g)):
-                m.d.sync += s["qlen"][g].eq(s["qlen"][g] + 1)
-                with m.If(s["qlen"][g] == s["qpos"][g]):
-                    m.d.sync += s["head"][g].eq(s["n"])
+                m.d.sync += s.qlen[g].eq(s.qlen[g] + 1)
+                with m.If(s.qlen[g] == s.qpos[g]):
+                    m.d.sync += s.head[g].eq(s.n)
             qw = q.write_port()
-            m.d.comb += [qw.addr.eq(s["qlen"][g]), qw.data.eq(s["n"]),
+            m.d.comb += [qw.addr.eq(s.qlen[g]), qw.data.eq(s.n),
                          qw.en.eq(store & (group == g))]
 
     def _pick(self, m, s, has, elig):
         """The next eligible group after the last one served: (any, group)."""
         G = self.cfg.src_tier.groups
         pick = Signal(range(G), name="pick")
-        with m.Switch(s["last"]):
+        with m.Switch(s.last):
             for last in range(G):
                 with m.Case(last):
                     order = [(last + k) % G for k in range(1, G + 1)]
@@ -224,24 +230,24 @@ class PamifSender(PimComponent):
         # Each queue's head is a register (``head``): loaded with the queue's first entry, and
         # with the next one (read at qpos + 1) as its token's last word issues, so the queues'
         # reads stay off the path from the heads through the pick to the issue state.
-        has, heads, nexts = [], s["head"], []
+        has, heads, nexts = [], s.head, []
         for g, q in enumerate(queues):
             rp = q.read_port(domain="comb")
-            m.d.comb += rp.addr.eq((s["qpos"][g] + 1)[:ab])
-            has.append(s["qpos"][g] != s["qlen"][g])
+            m.d.comb += rp.addr.eq((s.qpos[g] + 1)[:ab])
+            has.append(s.qpos[g] != s.qlen[g])
             nexts.append(rp.data)
         # A group is eligible when its head is within R of the oldest head, that is of every
         # other group's head (pairwise compares side by side, not a chain through the minimum),
         # and each head's window test against the frees is made before the pick selects it.
         elig = [has[g] & Cat(*[~has[h] | (heads[g] < heads[h] + R) for h in range(G) if h != g]
                              ).all() if R < (1 << ab) else has[g] for g in range(G)]
-        in_win = [((h - s["freed"])[:ab] < Const(R, ab + 1)[:ab]) if R < (1 << ab) else Const(1)
+        in_win = [((h - s.freed)[:ab] < Const(R, ab + 1)[:ab]) if R < (1 << ab) else Const(1)
                   for h in heads]
         any_, pick = self._pick(m, s, has, elig)
         entry = Signal(ab, name="issue_entry")
-        word = Signal(len(s["word"][0]), name="issue_word")
+        word = Signal(len(s.word[0]), name="issue_word")
         in_window = Signal(name="in_window")
-        m.d.comb += [entry.eq(Array(heads)[pick]), word.eq(Array(s["word"])[pick]),
+        m.d.comb += [entry.eq(Array(heads)[pick]), word.eq(Array(s.word)[pick]),
                      in_window.eq(Array(in_win)[pick])]
         rp = lmem[0].read_port(domain="comb")
         m.d.comb += rp.addr.eq(entry)
@@ -252,14 +258,14 @@ class PamifSender(PimComponent):
                                                          src_slot, word)),
                      o.payload.entry.eq(entry), o.payload.word.eq(word)]
         with m.If(o.valid & o.ready):
-            m.d.sync += s["last"].eq(pick)
+            m.d.sync += s.last.eq(pick)
             for g in range(G):
                 with m.If(pick == g):
-                    with m.If(s["word"][g] == cfg.src_words - 1):
-                        m.d.sync += [s["word"][g].eq(0), s["qpos"][g].eq(s["qpos"][g] + 1),
-                                     s["head"][g].eq(nexts[g])]
+                    with m.If(s.word[g] == cfg.src_words - 1):
+                        m.d.sync += [s.word[g].eq(0), s.qpos[g].eq(s.qpos[g] + 1),
+                                     s.head[g].eq(nexts[g])]
                     with m.Else():
-                        m.d.sync += s["word"][g].eq(s["word"][g] + 1)
+                        m.d.sync += s.word[g].eq(s.word[g] + 1)
 
     def _fill(self, m, s, lmem):
         """i_rd -> o_fill with the region and the entry's destination slot; i_free counts."""
@@ -273,7 +279,7 @@ class PamifSender(PimComponent):
                      o.payload.data.eq(i.payload.data),
                      self.i_free.ready.eq(1)]
         with m.If(self.i_free.valid):
-            m.d.sync += s["freed"].eq(s["freed"] + 1)
+            m.d.sync += s.freed.eq(s.freed + 1)
 
 
 def _onehot(index, width: int):

@@ -37,6 +37,8 @@ Microarchitecture (numerics: :mod:`pimforge.sim.golden.papi.pu`; timing:
 """
 from __future__ import annotations
 
+from dataclasses import make_dataclass
+
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import fifo
 from amaranth.lib.memory import Memory
@@ -53,6 +55,11 @@ from pimforge.hw.papi.pu_timing import pu_cycles, pu_latency
 from pimforge.hw.papi.streams import ROW_BITS, pu_signatures
 
 __all__ = ["PapiPu"]
+
+# The job registers and the state machine (``fsm``, set once it exists), read by every stage
+JobRegs = make_dataclass("JobRegs", [(f, object, None) for f in (
+    "reuse beats rows g_m1 beats_m1 reuse_m1 rows_m1 vec_mask in_row rows_out credits "
+    "load_done run_done fsm").split()])
 
 
 def _lane(x, i, w):
@@ -121,41 +128,43 @@ class PapiPu(PimComponent):
         cfg = self.cfg
         cmd = self.i_cmd
         mr, mb = cfg.max_reuse.bit_length(), cfg.max_beats.bit_length()
-        j = {"reuse": Signal(mr, name="job_reuse"), "beats": Signal(mb, name="job_beats"),
-             "rows": Signal(ROW_BITS, name="job_rows"),
-             "g_m1": Signal(range(max(2, cfg.max_groups)), name="job_groups_m1"),
-             "beats_m1": Signal(range(max(2, cfg.max_beats)), name="job_beats_m1"),
-             "reuse_m1": Signal(range(max(2, cfg.max_reuse)), name="job_reuse_m1"),
-             "rows_m1": Signal(ROW_BITS, name="job_rows_m1"),
-             "vec_mask": Signal(cfg.max_groups * cfg.fpus, name="job_vectors"),
-             "in_row": Signal(range(max(2, cfg.max_groups * cfg.banks)), name="outputs_in_row"),
-             "rows_out": Signal(ROW_BITS, name="rows_written"),
-             "credits": Signal(range(self.out_fifo + 1), init=self.out_fifo, name="out_credits"),
-             "load_done": Signal(name="load_done"), "run_done": Signal(name="run_done")}
+        j = JobRegs(reuse=Signal(mr, name="job_reuse"), beats=Signal(mb, name="job_beats"),
+                    rows=Signal(ROW_BITS, name="job_rows"),
+                    g_m1=Signal(range(max(2, cfg.max_groups)), name="job_groups_m1"),
+                    beats_m1=Signal(range(max(2, cfg.max_beats)), name="job_beats_m1"),
+                    reuse_m1=Signal(range(max(2, cfg.max_reuse)), name="job_reuse_m1"),
+                    rows_m1=Signal(ROW_BITS, name="job_rows_m1"),
+                    vec_mask=Signal(cfg.max_groups * cfg.fpus, name="job_vectors"),
+                    in_row=Signal(range(max(2, cfg.max_groups * cfg.banks)),
+                                  name="outputs_in_row"),
+                    rows_out=Signal(ROW_BITS, name="rows_written"),
+                    credits=Signal(range(self.out_fifo + 1), init=self.out_fifo,
+                                   name="out_credits"),
+                    load_done=Signal(name="load_done"), run_done=Signal(name="run_done"))
         groups = (cmd.payload.reuse + cfg.fpus - 1) >> (cfg.fpus.bit_length() - 1)
         with m.FSM(name="pu_state") as fsm:
             with m.State("IDLE"):
                 m.d.comb += cmd.ready.eq(1)
                 with m.If(cmd.valid):
                     p = cmd.payload
-                    m.d.sync += [j["reuse"].eq(p.reuse), j["beats"].eq(p.beats),
-                                 j["rows"].eq(p.rows), j["g_m1"].eq(groups - 1),
-                                 j["in_row"].eq(0), j["rows_out"].eq(0),
-                                 j["beats_m1"].eq(p.beats - 1),
-                                 j["reuse_m1"].eq(p.reuse - 1), j["rows_m1"].eq(p.rows - 1),
-                                 j["vec_mask"].eq(Cat(*[p.reuse > v
-                                                        for v in range(len(j["vec_mask"]))]))]
+                    m.d.sync += [j.reuse.eq(p.reuse), j.beats.eq(p.beats),
+                                 j.rows.eq(p.rows), j.g_m1.eq(groups - 1),
+                                 j.in_row.eq(0), j.rows_out.eq(0),
+                                 j.beats_m1.eq(p.beats - 1),
+                                 j.reuse_m1.eq(p.reuse - 1), j.rows_m1.eq(p.rows - 1),
+                                 j.vec_mask.eq(Cat(*[p.reuse > v
+                                                        for v in range(len(j.vec_mask))]))]
                     m.next = "LOAD"
             with m.State("LOAD"):
-                with m.If(j["load_done"]):
+                with m.If(j.load_done):
                     m.next = "RUN"
             with m.State("RUN"):
-                with m.If(j["run_done"] | (j["rows"] == 0)):
+                with m.If(j.run_done | (j.rows == 0)):
                     m.next = "WAIT"
             with m.State("WAIT"):
-                with m.If(j["rows_out"] == j["rows"]):
+                with m.If(j.rows_out == j.rows):
                     m.next = "IDLE"
-        j["fsm"] = fsm
+        j.fsm = fsm
         return j
 
     def _load(self, m, j):
@@ -165,15 +174,15 @@ class PapiPu(PimComponent):
         ix = self.i_x
         lv = Signal(range(max(2, cfg.max_reuse)), name="load_vector")
         lk = Signal(range(max(2, MB)), name="load_beat")
-        fire = _sig(m, j["fsm"].ongoing("LOAD") & ix.valid, 1, "load_fire")
-        m.d.comb += ix.ready.eq(j["fsm"].ongoing("LOAD"))
-        lk_last = lk == j["beats_m1"]
-        lv_last = lv == j["reuse_m1"]
+        fire = _sig(m, j.fsm.ongoing("LOAD") & ix.valid, 1, "load_fire")
+        m.d.comb += ix.ready.eq(j.fsm.ongoing("LOAD"))
+        lk_last = lk == j.beats_m1
+        lv_last = lv == j.reuse_m1
         with m.If(fire):
             m.d.sync += lk.eq(Mux(lk_last, 0, lk + 1))
             with m.If(lk_last):
                 m.d.sync += lv.eq(Mux(lv_last, 0, lv + 1))
-        m.d.comb += j["load_done"].eq(fire & lk_last & lv_last)
+        m.d.comb += j.load_done.eq(fire & lk_last & lv_last)
         lg_p = P.bit_length() - 1
         addr = _sig(m, (lv >> lg_p) * MB + lk, range(GM * MB), "load_addr")
         bufs = []
@@ -200,10 +209,10 @@ class PapiPu(PimComponent):
         b = Signal(range(max(2, B)), name="issue_bank")
         k = Signal(range(max(2, MB)), name="issue_beat")
         q = Signal(ROW_BITS, name="issue_row")
-        g_last, b_last = g == j["g_m1"], b == B - 1
-        k_last, q_last = k == j["beats_m1"], q == j["rows_m1"]
-        can = _sig(m, j["fsm"].ongoing("RUN") & wf.r_rdy & (j["rows"] != 0)
-                   & (~k_last | (j["credits"] != 0)), 1, "issue_ok")
+        g_last, b_last = g == j.g_m1, b == B - 1
+        k_last, q_last = k == j.beats_m1, q == j.rows_m1
+        can = _sig(m, j.fsm.ongoing("RUN") & wf.r_rdy & (j.rows != 0)
+                   & (~k_last | (j.credits != 0)), 1, "issue_ok")
         with m.If(can):
             m.d.sync += g.eq(Mux(g_last, 0, g + 1))
             with m.If(g_last):
@@ -213,9 +222,9 @@ class PapiPu(PimComponent):
                     with m.If(k_last):
                         m.d.sync += q.eq(Mux(q_last, 0, q + 1))
         m.d.comb += [wf.r_en.eq(can & g_last & b_last),
-                     j["run_done"].eq(can & g_last & b_last & k_last & q_last)]
+                     j.run_done.eq(can & g_last & b_last & k_last & q_last)]
         o_fire = self.o.valid & self.o.ready
-        m.d.sync += j["credits"].eq(j["credits"] + o_fire - (can & k_last))
+        m.d.sync += j.credits.eq(j.credits + o_fire - (can & k_last))
         x_addr = _sig(m, g * MB + k, range(cfg.max_groups * MB), "x_addr")
         w_b = Signal(16 * cfg.lanes, name="issue_w")
         m.d.comb += w_b.eq(wf.r_data.word_select(b, 16 * cfg.lanes) if B > 1 else wf.r_data)
@@ -271,7 +280,7 @@ class PapiPu(PimComponent):
         fin_v = Signal(name="finish_valid")
         fin_g = Signal.like(nt["g"], name="finish_group")
         m.d.sync += [fin_v.eq(nv & nt["last"]), fin_slot.eq(nt["slot"]), fin_g.eq(nt["g"])]
-        final, fv, ft = finish_partials(m, A, od, words, j["beats"], cfg.fpus, valid=fin_v,
+        final, fv, ft = finish_partials(m, A, od, words, j.beats, cfg.fpus, valid=fin_v,
                                         side={"g": fin_g})
         return {"vals": final, "valid": fv, "g": ft["g"]}
 
@@ -290,7 +299,7 @@ class PapiPu(PimComponent):
                 if p == 0:
                     valid, g = v, t["g"]
             vals = outs
-        keep = [j["vec_mask"].bit_select(g * cfg.fpus + p, 1) for p in range(cfg.fpus)]
+        keep = [j.vec_mask.bit_select(g * cfg.fpus + p, 1) for p in range(cfg.fpus)]
         out = fifo.SyncFIFO(width=16 * cfg.fpus, depth=self.out_fifo)
         m.submodules.out_fifo = out
         m.d.comb += [out.w_data.eq(Cat(*[Mux(keep[p], x, 0) for p, x in enumerate(vals)])),
@@ -302,11 +311,11 @@ class PapiPu(PimComponent):
         # rows x banks x groups multiplied the command's fields in the accept cycle: 40 gate
         # levels, the unit's deepest stage at 8 partials / op_depth 8.  banks x groups - 1 is
         # groups - 1 with banks - 1 (0 or 1) shifted in: wiring.
-        row_m1 = Cat(Const(cfg.banks - 1, cfg.banks.bit_length() - 1), j["g_m1"])
-        row_done = j["in_row"] == row_m1
+        row_m1 = Cat(Const(cfg.banks - 1, cfg.banks.bit_length() - 1), j.g_m1)
+        row_done = j.in_row == row_m1
         with m.If(valid):
-            m.d.sync += [j["in_row"].eq(Mux(row_done, 0, j["in_row"] + 1)),
-                         j["rows_out"].eq(Mux(row_done, j["rows_out"] + 1, j["rows_out"]))]
+            m.d.sync += [j.in_row.eq(Mux(row_done, 0, j.in_row + 1)),
+                         j.rows_out.eq(Mux(row_done, j.rows_out + 1, j.rows_out))]
 
 
 UNITS = (HwUnit("papi_pu", "PAPI FC-PIM / Attn-PIM bank processing unit: xPyB FPUs (fp16 "
