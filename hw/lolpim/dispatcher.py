@@ -50,6 +50,8 @@ cfg : DispatcherConfig
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -63,6 +65,29 @@ from pimforge.hw.lolpim.dpa import KINDS, STATUS, encoding_manifest, run_fields
 from pimforge.hw.lolpim.streams import command_signature, host_signature, status_signature
 
 __all__ = ["LolpimDispatcher"]
+
+
+@dataclass
+class RunRegs:
+    """The run's registers: its state, status and configuration buffer (``_host``)."""
+    running: Signal
+    reporting: Signal
+    code: Signal
+    index: Signal
+    length_w: Signal
+    layers_m1: Signal
+    t_m1: Signal
+    t_zero: Signal
+    # the configuration buffer, one field per :func:`~pimforge.hw.lolpim.dpa.run_fields` entry
+    t_cur: Signal
+    request: Signal
+    layer: Signal
+    layers: Signal
+    length: Signal
+    # set once the host write's decode exists
+    run_layer: object = None
+    start: Signal | None = None
+    go: Signal | None = None
 
 
 class LolpimDispatcher(PimComponent):
@@ -107,38 +132,38 @@ class LolpimDispatcher(PimComponent):
         # kills (the oldest error wins; a redirect drops the two younger fetches)
         m.d.comb += [s1["kill"].eq(stop | redirect), s2["kill"].eq(stop),
                      s3["kill"].eq(e3["hit"] | e4["hit"]), e2["older"].eq(e3["hit"] | e4["hit"])]
-        with m.If(adv & r["running"]):
+        with m.If(adv & r.running):
             with m.If(e4["hit"]):
-                m.d.sync += [r["code"].eq(STATUS["va2pa_miss"]), r["index"].eq(e4["index"])]
+                m.d.sync += [r.code.eq(STATUS["va2pa_miss"]), r.index.eq(e4["index"])]
             with m.Elif(e3["hit"]):
-                m.d.sync += [r["code"].eq(STATUS["operand_range"]), r["index"].eq(e3["index"])]
+                m.d.sync += [r.code.eq(STATUS["operand_range"]), r.index.eq(e3["index"])]
             with m.Elif(e2["hit"]):
-                m.d.sync += [r["code"].eq(e2["code"]), r["index"].eq(e2["index"])]
+                m.d.sync += [r.code.eq(e2["code"]), r.index.eq(e2["index"])]
         self._sequencer(m, r, s0, s2, adv, stop, redirect)
         empty = ~(s0["active"] | s1["v"] | s2["v"] | s3["v"] | s4["v"] | self.o.valid)
-        with m.If(r["running"] & empty):
-            m.d.sync += [r["running"].eq(0), r["reporting"].eq(1)]
-        m.d.comb += [self.o_status.valid.eq(r["reporting"]),
-                     self.o_status.payload.code.eq(r["code"]),
-                     self.o_status.payload.index.eq(r["index"])]
+        with m.If(r.running & empty):
+            m.d.sync += [r.running.eq(0), r.reporting.eq(1)]
+        m.d.comb += [self.o_status.valid.eq(r.reporting),
+                     self.o_status.payload.code.eq(r.code),
+                     self.o_status.payload.index.eq(r.index)]
         with m.If(self.o_status.valid & self.o_status.ready):
-            m.d.sync += r["reporting"].eq(0)
+            m.d.sync += r.reporting.eq(0)
         return m
 
     # -- host writes and the configuration buffer ------------------------------------------------
 
-    def _host(self, m, cmem, vmem) -> dict:
+    def _host(self, m, cmem, vmem) -> RunRegs:
         cfg, i = self.cfg, self.i
-        r = {"running": Signal(name="running"), "reporting": Signal(name="reporting"),
-             "code": Signal(4, name="err_code"), "index": Signal(cfg.len_bits, name="err_index"),
-             # the length one bit wider (compared with pc + LE) and layers - 1 (the last layer)
-             "length_w": Signal(cfg.len_bits + 1, name="cfg_length_w"),
-             "layers_m1": Signal(cfg.max_layers.bit_length(), name="cfg_layers_m1"),
-             # T_cur - 1 and T_cur = 0, for LB - 1 = (T_cur - 1) >> shift (S1)
-             "t_m1": Signal(cfg.t_bits, name="cfg_t_cur_m1"), "t_zero": Signal(name="cfg_t_zero")}
-        for name, width in run_fields(cfg):
-            r[name] = Signal(width, name=f"cfg_{name}")
-        idle = ~(r["running"] | r["reporting"])
+        r = RunRegs(running=Signal(name="running"), reporting=Signal(name="reporting"),
+                    code=Signal(4, name="err_code"), index=Signal(cfg.len_bits, name="err_index"),
+                    # the length one bit wider (compared with pc + LE) and layers - 1 (the last
+                    # layer)
+                    length_w=Signal(cfg.len_bits + 1, name="cfg_length_w"),
+                    layers_m1=Signal(cfg.max_layers.bit_length(), name="cfg_layers_m1"),
+                    # T_cur - 1 and T_cur = 0, for LB - 1 = (T_cur - 1) >> shift (S1)
+                    t_m1=Signal(cfg.t_bits, name="cfg_t_cur_m1"), t_zero=Signal(name="cfg_t_zero"),
+                    **{name: Signal(width, name=f"cfg_{name}") for name, width in run_fields(cfg)})
+        idle = ~(r.running | r.reporting)
         m.d.comb += i.ready.eq(idle)
         take = Signal(name="host_take")
         m.d.comb += take.eq(i.valid & idle)
@@ -152,23 +177,23 @@ class LolpimDispatcher(PimComponent):
         for name, width in run_fields(cfg):
             run[name] = data[off:off + width]
             off += width
-        r["run_layer"] = run["layer"]
-        r["start"] = Signal(name="run_start")
-        m.d.comb += r["start"].eq(take & (kind == KINDS["run"]))
+        r.run_layer = run["layer"]
+        r.start = Signal(name="run_start")
+        m.d.comb += r.start.eq(take & (kind == KINDS["run"]))
         bad = (run["layer"] >= run["layers"]) | \
             ~_below(run["request"], cfg.requests) | ~_below(run["length"], cfg.cmd_depth + 1)
-        r["go"] = Signal(name="run_go")
-        m.d.comb += r["go"].eq(r["start"] & ~bad)
-        with m.If(r["start"]):
-            m.d.sync += [r[name].eq(run[name]) for name, _ in run_fields(cfg)]
-            m.d.sync += [r["length_w"].eq(run["length"]), r["layers_m1"].eq(run["layers"] - 1),
-                         r["t_m1"].eq(run["t_cur"] - 1), r["t_zero"].eq(run["t_cur"] == 0)]
+        r.go = Signal(name="run_go")
+        m.d.comb += r.go.eq(r.start & ~bad)
+        with m.If(r.start):
+            m.d.sync += [getattr(r, name).eq(run[name]) for name, _ in run_fields(cfg)]
+            m.d.sync += [r.length_w.eq(run["length"]), r.layers_m1.eq(run["layers"] - 1),
+                         r.t_m1.eq(run["t_cur"] - 1), r.t_zero.eq(run["t_cur"] == 0)]
             with m.If(bad):
-                m.d.sync += [r["reporting"].eq(1), r["code"].eq(STATUS["bad_config"]),
-                             r["index"].eq(0)]
+                m.d.sync += [r.reporting.eq(1), r.code.eq(STATUS["bad_config"]),
+                             r.index.eq(0)]
             with m.Else():
-                m.d.sync += [r["running"].eq(1), r["code"].eq(STATUS["ok"]),
-                             r["index"].eq(run["length"])]
+                m.d.sync += [r.running.eq(1), r.code.eq(STATUS["ok"]),
+                             r.index.eq(run["length"])]
         return r
 
     # -- S0: the sequencer -----------------------------------------------------------------------
@@ -184,20 +209,20 @@ class LolpimDispatcher(PimComponent):
         pc, it, layer, active = s0["pc"], s0["iter"], s0["layer"], s0["active"]
         at_end = s0["at_end"]
         m.d.comb += [at_end.eq(s0["loop_on"] & (pc == s0["loop_end"])),
-                     s0["fetch"].eq(active & (pc != r["length"]))]
-        with m.If(r["go"]):
+                     s0["fetch"].eq(active & (pc != r.length))]
+        with m.If(r.go):
             m.d.sync += [pc.eq(0), it.eq(0), s0["loop_on"].eq(0), active.eq(1),
-                         layer.eq(r["run_layer"])]
+                         layer.eq(r.run_layer)]
         with m.Elif(adv & redirect):
-            m.d.sync += [pc.eq(Mux(r["t_zero"], s2["skip"], s2["start"])), it.eq(0),
-                         layer.eq(s2["layer"]), active.eq(1), s0["loop_on"].eq(~r["t_zero"]),
+            m.d.sync += [pc.eq(Mux(r.t_zero, s2["skip"], s2["start"])), it.eq(0),
+                         layer.eq(s2["layer"]), active.eq(1), s0["loop_on"].eq(~r.t_zero),
                          s0["loop_start"].eq(s2["start"]), s0["loop_end"].eq(s2["end"]),
                          s0["lb_m1"].eq(s2["lb_m1"])]
         with m.Elif(adv & stop):
             m.d.sync += active.eq(0)
         with m.Elif(adv & active):
-            with m.If(pc == r["length"]):          # the end of a layer
-                with m.If(layer != r["layers_m1"]):
+            with m.If(pc == r.length):          # the end of a layer
+                with m.If(layer != r.layers_m1):
                     m.d.sync += [pc.eq(0), layer.eq(layer + 1)]
                 with m.Else():
                     m.d.sync += active.eq(0)
@@ -216,13 +241,13 @@ class LolpimDispatcher(PimComponent):
         rb, cb, pb = cfg.row_bits, cfg.col_bits, cfg.pc_bits
         rp = cmem.read_port(domain="sync")
         m.d.comb += [rp.addr.eq(s0["pc"][:pb]), rp.en.eq(adv)]
-        length = r["length_w"]
+        length = r.length_w
         # last: the program's last word; after: the words after pc (a body fits if LE <= after;
         # it fits pc_bits while pc < length, the only case that is decoded)
         s1 = _regs("s1_", v=1, kill=1, pc=cfg.len_bits, iter=cfg.iter_bits, layer=cfg.layer_bits,
                    inl=1, bend=1, last=1, after=cfg.pc_bits)
         with m.If(adv):
-            m.d.sync += [s1["v"].eq(s0["fetch"] & ~s1["kill"] & ~r["go"]), s1["pc"].eq(s0["pc"]),
+            m.d.sync += [s1["v"].eq(s0["fetch"] & ~s1["kill"] & ~r.go), s1["pc"].eq(s0["pc"]),
                          s1["iter"].eq(s0["iter"]), s1["layer"].eq(s0["layer"]),
                          s1["inl"].eq(s0["loop_on"]), s1["bend"].eq(s0["at_end"]),
                          s1["last"].eq(s0["pc"] + 1 == length),
@@ -247,13 +272,13 @@ class LolpimDispatcher(PimComponent):
         # LB - 1 = floor((T_cur - 1) / 2**shift): one shifter, no adder.  "LB > max_lb" for
         # every shift depends on the run's T_cur only: registered the cycle after the run's
         # write (ready when its first word reaches S1), the word's shift selects one bit.
-        t_m1 = r["t_m1"]
+        t_m1 = r.t_m1
         over = Signal(1 << cfg.shift_bits, name="cfg_lb_over")
-        m.d.sync += over.eq(Cat(*[~r["t_zero"] & ((t_m1 >> k) >= cfg.max_lb)
+        m.d.sync += over.eq(Cat(*[~r.t_zero & ((t_m1 >> k) >= cfg.max_lb)
                                   for k in range(1 << cfg.shift_bits)]))
         # (a failing word may still set the Dyn-Modi state: every younger word is dropped)
         go_on = adv & s1["v"] & ~s1["kill"]
-        with m.If(r["go"]):
+        with m.If(r.go):
             m.d.sync += modi["on"].eq(0)
         with m.Elif(go_on & is_modi):
             m.d.sync += [modi["on"].eq(1), modi["col"].eq(target), modi["coef"].eq(coef),
@@ -272,7 +297,7 @@ class LolpimDispatcher(PimComponent):
                          s2["mod_row"].eq(modi["on"] & ~modi["col"]),
                          s2["mod_col"].eq(modi["on"] & modi["col"]),
                          s2["prod"].eq(modi["coef"] * s1["iter"]),
-                         s2["lb_m1"].eq(r["t_m1"] >> shift),
+                         s2["lb_m1"].eq(r.t_m1 >> shift),
                          s2["start"].eq(s1["pc"] + 1), s2["end"].eq(s1["pc"] + le),
                          s2["skip"].eq(s1["pc"] + le + 1)]
         return s1, s2
@@ -322,7 +347,7 @@ class LolpimDispatcher(PimComponent):
         e3 = {"hit": Signal(name="s3_error"), "index": s3["pc"]}
         m.d.comb += e3["hit"].eq(s3["v"] & s3["bad"])
         rp = vmem.read_port(domain="sync")
-        m.d.comb += [rp.addr.eq(Cat(s3["vrow"], r["request"])), rp.en.eq(adv)]
+        m.d.comb += [rp.addr.eq(Cat(s3["vrow"], r.request)), rp.en.eq(adv)]
         s4 = _regs("s4_", v=1, op=2, row=cfg.row_bits, col=cfg.col_bits, pc=cfg.len_bits,
                    iter=cfg.iter_bits, layer=cfg.layer_bits, tr=1)
         s4["entry"] = rp.data

@@ -44,6 +44,8 @@ Microarchitecture (numerics: :mod:`pimforge.sim.golden.lolpim.pingpong`; timing:
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -60,6 +62,32 @@ from pimforge.hw.lolpim.pingpong_timing import ACC_IN, pingpong_cycles, pingpong
 from pimforge.hw.lolpim.streams import pingpong_signatures
 
 __all__ = ["LolpimPingpong"]
+
+
+@dataclass
+class ChannelState:
+    """The ping-pong bits, the per-set flags and the GB (``_flags``), then what the engines
+    share: the MAC FSM's issue strobe, step and GB word (``_mac``), the bus FSM (``_bus``)."""
+    full: Signal
+    free: Signal
+    done: Signal
+    open: Signal
+    par: Signal
+    cnt: Signal
+    visited: Signal
+    flight: Signal
+    mac_idle: Signal | None     # only without ping-pong (the serial load waits for it)
+    lptr: Signal
+    mptr: Signal
+    aptr: Signal
+    dptr: Signal
+    cur: Signal
+    gb: Memory
+    issue: Signal | None = None
+    step: Signal | None = None
+    gb_word: object = None
+    tag_last: object = None
+    bus_fsm: object = None
 
 
 def _lane(x, i, w):
@@ -126,24 +154,22 @@ class LolpimPingpong(PimComponent):
         return m
 
     # ------------------------------------------------------------------ control
-    def _flags(self, m) -> dict:
+    def _flags(self, m) -> ChannelState:
         """The ping-pong bits and the per-set flags (§6, Fig. 7b)."""
         cfg, S = self.cfg, self.cfg.sets
         pb = max(1, (S - 1).bit_length())
-        c = {"full": Signal(S, name="gb_full"), "free": Signal(S, init=(1 << S) - 1,
-                                                              name="oreg_free"),
-             "done": Signal(S, name="oreg_done"),
-             "open": Signal(name="acc_open"),
-             "par": Signal(log2_exact(cfg.partials), name="acc_parity"),
-             "cnt": Signal(range(cfg.partials + 1), name="acc_steps"),   # saturates at Q
-             "visited": Signal(range(cfg.partials + 1), name="acc_visited"),
-             "flight": Signal(range(pingpong_timing(cfg)["flight"] + 1), name="flight")}
-        if not cfg.pingpong:    # the baseline's quiet condition needs it
-            c["mac_idle"] = Signal(name="mac_idle")
-        for name in ("lptr", "mptr", "aptr", "dptr", "cur"):
-            c[name] = Signal(pb, name=name)
-        c["gb"] = Memory(shape=16 * cfg.lanes, depth=S * cfg.gb_beats, init=[])
-        m.submodules.gb = c["gb"]
+        c = ChannelState(
+            full=Signal(S, name="gb_full"), free=Signal(S, init=(1 << S) - 1, name="oreg_free"),
+            done=Signal(S, name="oreg_done"), open=Signal(name="acc_open"),
+            par=Signal(log2_exact(cfg.partials), name="acc_parity"),
+            cnt=Signal(range(cfg.partials + 1), name="acc_steps"),   # saturates at Q
+            visited=Signal(range(cfg.partials + 1), name="acc_visited"),
+            flight=Signal(range(pingpong_timing(cfg)["flight"] + 1), name="flight"),
+            # the baseline's quiet condition needs it
+            mac_idle=None if cfg.pingpong else Signal(name="mac_idle"),
+            **{name: Signal(pb, name=name) for name in ("lptr", "mptr", "aptr", "dptr", "cur")},
+            gb=Memory(shape=16 * cfg.lanes, depth=S * cfg.gb_beats, init=[]))
+        m.submodules.gb = c.gb
         return c
 
     def _flip(self, ptr):
@@ -156,16 +182,16 @@ class LolpimPingpong(PimComponent):
         cnt = Signal(range(max(cfg.rd_latency, cfg.wr_latency) + 1), name="bus_wait")
         k = Signal(range(gb_beats), name="load_beat")
         last = Signal(range(gb_beats), name="load_last")
-        flight = c["flight"]
-        wr = c["gb"].write_port()
-        quiet = Const(1) if cfg.pingpong else ((flight == 0) & (c["done"] == 0) & c["mac_idle"])
+        flight = c.flight
+        wr = c.gb.write_port()
+        quiet = Const(1) if cfg.pingpong else ((flight == 0) & (c.done == 0) & c.mac_idle)
         ld, gb, o = self.i_ld, self.i_gb, self.o
         with m.FSM(name="bus") as fsm:
             with m.State("IDLE"):
-                with m.If(_bit(c["done"], c["dptr"])):
+                with m.If(_bit(c.done, c.dptr)):
                     m.d.sync += cnt.eq(max(cfg.rd_latency - 1, 0))
                     m.next = "DWAIT" if cfg.rd_latency else "DOUT"
-                with m.Elif(~_bit(c["full"], c["lptr"]) & quiet):
+                with m.Elif(~_bit(c.full, c.lptr) & quiet):
                     m.d.comb += ld.ready.eq(1)
                     with m.If(ld.valid):
                         m.d.sync += [last.eq(ld.payload.last_beat), k.eq(0),
@@ -178,12 +204,12 @@ class LolpimPingpong(PimComponent):
             with m.State("LOAD"):
                 m.d.comb += gb.ready.eq(1)
                 with m.If(gb.valid):
-                    m.d.comb += [wr.addr.eq(c["lptr"] * gb_beats + k), wr.data.eq(gb.payload.data),
+                    m.d.comb += [wr.addr.eq(c.lptr * gb_beats + k), wr.data.eq(gb.payload.data),
                                  wr.en.eq(1)]
                     m.d.sync += k.eq(k + 1)
                     with m.If(k == last):
-                        m.d.sync += [_bit(c["full"], c["lptr"]).eq(1),
-                                     c["lptr"].eq(self._flip(c["lptr"]))]
+                        m.d.sync += [_bit(c.full, c.lptr).eq(1),
+                                     c.lptr.eq(self._flip(c.lptr))]
                         m.next = "IDLE"
             with m.State("DWAIT"):
                 m.d.sync += cnt.eq(cnt - 1)
@@ -192,11 +218,11 @@ class LolpimPingpong(PimComponent):
             with m.State("DOUT"):
                 m.d.comb += o.valid.eq(1)
                 with m.If(o.ready):
-                    m.d.sync += [_bit(c["free"], c["dptr"]).eq(1),
-                                 _bit(c["done"], c["dptr"]).eq(0),
-                                 c["dptr"].eq(self._flip(c["dptr"]))]
+                    m.d.sync += [_bit(c.free, c.dptr).eq(1),
+                                 _bit(c.done, c.dptr).eq(0),
+                                 c.dptr.eq(self._flip(c.dptr))]
                     m.next = "IDLE"
-        c["bus_fsm"] = fsm
+        c.bus_fsm = fsm
 
     def _mac(self, m, c):
         """The MAC engine: accepts a tile when its GB set is full (and, opening an
@@ -207,40 +233,40 @@ class LolpimPingpong(PimComponent):
         last = Signal(range(cfg.gb_beats), name="mac_last")
         rel, drn = Signal(name="mac_release"), Signal(name="mac_drain")
         issue = Signal(name="issue")
-        c["issue"], c["step"] = issue, k
-        rd = c["gb"].read_port(domain="comb")
-        c["gb_word"] = rd.data
-        m.d.comb += rd.addr.eq(c["mptr"] * cfg.gb_beats + k)
+        c.issue, c.step = issue, k
+        rd = c.gb.read_port(domain="comb")
+        c.gb_word = rd.data
+        m.d.comb += rd.addr.eq(c.mptr * cfg.gb_beats + k)
         with m.FSM(name="mac"):
             with m.State("IDLE"):
-                if "mac_idle" in c:
-                    m.d.comb += c["mac_idle"].eq(1)
-                ok = _bit(c["full"], c["mptr"]) & (c["open"] | _bit(c["free"], c["aptr"]))
+                if c.mac_idle is not None:
+                    m.d.comb += c.mac_idle.eq(1)
+                ok = _bit(c.full, c.mptr) & (c.open | _bit(c.free, c.aptr))
                 m.d.comb += mac.ready.eq(ok)
                 with m.If(mac.valid & ok):
                     p = mac.payload
                     m.d.sync += [k.eq(0), last.eq(p.last_step), rel.eq(p.release),
                                  drn.eq(p.drain)]
-                    with m.If(~c["open"]):
-                        m.d.sync += [c["open"].eq(1), c["par"].eq(0), c["cnt"].eq(0),
-                                     c["cur"].eq(c["aptr"]),
-                                     c["aptr"].eq(self._flip(c["aptr"])),
-                                     _bit(c["free"], c["aptr"]).eq(0)]
+                    with m.If(~c.open):
+                        m.d.sync += [c.open.eq(1), c.par.eq(0), c.cnt.eq(0),
+                                     c.cur.eq(c.aptr),
+                                     c.aptr.eq(self._flip(c.aptr)),
+                                     _bit(c.free, c.aptr).eq(0)]
                     m.next = "RUN"
             with m.State("RUN"):
                 m.d.comb += [bank.ready.eq(1), issue.eq(bank.valid)]
                 with m.If(bank.valid):
-                    m.d.sync += [k.eq(k + 1), c["par"].eq(c["par"] + 1),
-                                 c["cnt"].eq(c["visited"])]
+                    m.d.sync += [k.eq(k + 1), c.par.eq(c.par + 1),
+                                 c.cnt.eq(c.visited)]
                     with m.If(k == last):
                         with m.If(rel):
-                            m.d.sync += [_bit(c["full"], c["mptr"]).eq(0),
-                                         c["mptr"].eq(self._flip(c["mptr"]))]
+                            m.d.sync += [_bit(c.full, c.mptr).eq(0),
+                                         c.mptr.eq(self._flip(c.mptr))]
                         with m.If(drn):
-                            m.d.sync += c["open"].eq(0)
+                            m.d.sync += c.open.eq(0)
                         m.next = "IDLE"
-        c["tag_last"] = (k == last) & drn
-        flight = c["flight"]
+        c.tag_last = (k == last) & drn
+        flight = c.flight
         with m.If(issue):
             m.d.sync += flight.eq(tm["flight"])
         with m.Elif(flight != 0):
@@ -256,18 +282,18 @@ class LolpimPingpong(PimComponent):
         B, L, Q, od = cfg.banks, cfg.lanes, cfg.partials, cfg.op_depth
         iss = {"bank": Signal(16 * B * L, name="issue_bank"),
                "gbw": Signal(16 * L, name="issue_gb"),
-               "set": Signal(len(c["cur"]), name="issue_set"),
-               "par": Signal(len(c["par"]), name="issue_par"),
+               "set": Signal(len(c.cur), name="issue_set"),
+               "par": Signal(len(c.par), name="issue_par"),
                "first": Signal(name="issue_first"),
-               "nvis": Signal.like(c["cnt"], name="issue_nvis"),
+               "nvis": Signal.like(c.cnt, name="issue_nvis"),
                "last": Signal(name="issue_last"), "valid": Signal(name="issue_valid")}
-        m.d.comb += c["visited"].eq(Mux(c["cnt"] == Q, Q, c["cnt"] + 1))
-        m.d.sync += iss["valid"].eq(c["issue"])
-        with m.If(c["issue"]):
-            m.d.sync += [iss["bank"].eq(self.i_bank.payload.data), iss["gbw"].eq(c["gb_word"]),
-                         iss["set"].eq(c["cur"]), iss["par"].eq(c["par"]),
-                         iss["first"].eq(c["cnt"] != Q), iss["nvis"].eq(c["visited"]),
-                         iss["last"].eq(c["tag_last"])]
+        m.d.comb += c.visited.eq(Mux(c.cnt == Q, Q, c.cnt + 1))
+        m.d.sync += iss["valid"].eq(c.issue)
+        with m.If(c.issue):
+            m.d.sync += [iss["bank"].eq(self.i_bank.payload.data), iss["gbw"].eq(c.gb_word),
+                         iss["set"].eq(c.cur), iss["par"].eq(c.par),
+                         iss["first"].eq(c.cnt != Q), iss["nvis"].eq(c.visited),
+                         iss["last"].eq(c.tag_last)]
         tags = {k: iss[k] for k in ("set", "par", "last", "first", "nvis")}
         sums, tv, tt = [], None, None
         for b in range(B):
@@ -337,8 +363,8 @@ class LolpimPingpong(PimComponent):
         oregs = [Signal(16 * B, name=f"oreg{s}") for s in range(S)]
         for s in range(S):
             with m.If(res["valid"] & (res["set"] == s)):
-                m.d.sync += [oregs[s].eq(Cat(*res["vals"])), c["done"][s].eq(1)]
-        m.d.comb += self.o.payload.data.eq(_pick(c["dptr"], oregs))
+                m.d.sync += [oregs[s].eq(Cat(*res["vals"])), c.done[s].eq(1)]
+        m.d.comb += self.o.payload.data.eq(_pick(c.dptr, oregs))
 
 
 UNITS = (HwUnit("lolpim_pingpong", "LoL-PIM I/O-aware ping-pong buffering: one AiM channel's "

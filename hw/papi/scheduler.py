@@ -41,6 +41,8 @@ cfg : SchedulerConfig
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib.wiring import In, Out
 
@@ -52,6 +54,19 @@ from pimforge.hw.papi.scheduler_timing import BEAT_LATENCY, START_LATENCY, sched
 from pimforge.hw.papi.streams import decision_signature, host_signature, token_signature
 
 __all__ = ["PapiScheduler"]
+
+
+@dataclass
+class SchedulerRegs:
+    """The host-written registers (TLP, alpha, <eos> id) and the batch state."""
+    tlp: Signal
+    alpha: Signal
+    eos: Signal
+    active: Signal
+    rlp: Signal
+    iter: Signal
+    cur: Signal         # the placement in force
+    acc: Signal         # the iteration's <eos> count so far
 
 
 class PapiScheduler(PimComponent):
@@ -97,7 +112,7 @@ class PapiScheduler(PimComponent):
         self._decide(m, r, d3, adv)
         # start waits for an empty pipeline (the last batch's decisions past D3)
         busy = Signal(name="busy")
-        m.d.comb += busy.eq(r["active"] | s1["v"] | cnt["any_v"] | d1["v"] | d2["v"] | d3["v"])
+        m.d.comb += busy.eq(r.active | s1["v"] | cnt["any_v"] | d1["v"] | d2["v"] | d3["v"])
         is_start = self.i_host.payload.kind == HOST_KINDS["start"]
         m.d.comb += self.i_host.ready.eq(~is_start | (adv & ~busy))
         take = self.i_host.valid & self.i_host.ready
@@ -105,41 +120,42 @@ class PapiScheduler(PimComponent):
         kind = self.i_host.payload.kind
         # one enable per register (no case statement: every kind of the 2-bit field is named)
         with m.If(take & (kind == HOST_KINDS["tlp"])):
-            m.d.sync += r["tlp"].eq(value[:cfg.tlp_bits])
+            m.d.sync += r.tlp.eq(value[:cfg.tlp_bits])
         with m.If(take & (kind == HOST_KINDS["alpha"])):
-            m.d.sync += r["alpha"].eq(value[:cfg.ai_bits])
+            m.d.sync += r.alpha.eq(value[:cfg.ai_bits])
         with m.If(take & (kind == HOST_KINDS["eos"])):
-            m.d.sync += r["eos"].eq(value[:cfg.token_bits])
+            m.d.sync += r.eos.eq(value[:cfg.token_bits])
         with m.If(take & is_start):
-            m.d.sync += [r["rlp"].eq(value[:cfg.rlp_bits]), r["acc"].eq(0),
-                         r["active"].eq(value[:cfg.rlp_bits] != 0)]
+            m.d.sync += [r.rlp.eq(value[:cfg.rlp_bits]), r.acc.eq(0),
+                         r.active.eq(value[:cfg.rlp_bits] != 0)]
         m.d.comb += d1["start"].eq(take & is_start)
         return m
 
     # -- registers and S1 ------------------------------------------------------------------------
 
-    def _registers(self) -> dict:
+    def _registers(self) -> SchedulerRegs:
         cfg = self.cfg
-        return {"tlp": Signal(cfg.tlp_bits, init=1, name="tlp_reg"),
-                "alpha": Signal(cfg.ai_bits, name="alpha_reg"),
-                "eos": Signal(cfg.token_bits, name="eos_reg"),
-                "active": Signal(name="batch_active"), "rlp": Signal(cfg.rlp_bits, name="rlp"),
-                "iter": Signal(cfg.iter_bits, name="iteration"),
-                "cur": Signal(name="placement_in_force"),
-                "acc": Signal(cfg.rlp_bits, name="eos_acc")}
+        return SchedulerRegs(tlp=Signal(cfg.tlp_bits, init=1, name="tlp_reg"),
+                             alpha=Signal(cfg.ai_bits, name="alpha_reg"),
+                             eos=Signal(cfg.token_bits, name="eos_reg"),
+                             active=Signal(name="batch_active"),
+                             rlp=Signal(cfg.rlp_bits, name="rlp"),
+                             iter=Signal(cfg.iter_bits, name="iteration"),
+                             cur=Signal(name="placement_in_force"),
+                             acc=Signal(cfg.rlp_bits, name="eos_acc"))
 
     def _flags(self, m, r, adv) -> dict:
         """S1: one registered flag per lane, ``keep & (id == <eos>)`` (§5.2.2 step 2), with the
         TLP and alpha of a last beat sampled at its transfer."""
         cfg, i = self.cfg, self.i
         n, w = cfg.tokens_per_beat, cfg.token_bits
-        m.d.comb += i.ready.eq(adv & r["active"])
+        m.d.comb += i.ready.eq(adv & r.active)
         s1 = _regs("s1_", v=1, flags=n, last=1, tlp=cfg.tlp_bits, alpha=cfg.ai_bits)
         tok = i.payload.tokens
-        eq = [i.payload.keep[j] & (tok[j * w:(j + 1) * w] == r["eos"]) for j in range(n)]
+        eq = [i.payload.keep[j] & (tok[j * w:(j + 1) * w] == r.eos) for j in range(n)]
         with m.If(adv):
             m.d.sync += [s1["v"].eq(i.valid & i.ready), s1["last"].eq(i.payload.last),
-                         s1["tlp"].eq(r["tlp"]), s1["alpha"].eq(r["alpha"])]
+                         s1["tlp"].eq(r.tlp), s1["alpha"].eq(r.alpha)]
             m.d.sync += [s1["flags"][j].eq(eq[j]) for j in range(n)]
         return s1
 
@@ -178,18 +194,18 @@ class PapiScheduler(PimComponent):
         d1["start"] = Signal(name="start_take")
         top = (1 << cfg.rlp_bits) - 1
         s = Signal(cfg.rlp_bits + 1, name="d1_sum")
-        m.d.comb += s.eq(r["acc"] + cnt["count"])
+        m.d.comb += s.eq(r.acc + cnt["count"])
         sat = Mux(s[cfg.rlp_bits], top, s[:cfg.rlp_bits])
         with m.If(adv):
             m.d.sync += [d1["v"].eq(d1["start"] | (cnt["v"] & cnt["last"])),
                          d1["init"].eq(d1["start"])]
             with m.If(d1["start"]):
-                m.d.sync += [d1["total"].eq(0), d1["tlp"].eq(r["tlp"]),
-                             d1["alpha"].eq(r["alpha"])]
+                m.d.sync += [d1["total"].eq(0), d1["tlp"].eq(r.tlp),
+                             d1["alpha"].eq(r.alpha)]
             with m.Elif(cnt["v"]):
                 m.d.sync += [d1["total"].eq(sat), d1["tlp"].eq(cnt["tlp"]),
                              d1["alpha"].eq(cnt["alpha"]),
-                             r["acc"].eq(Mux(cnt["last"], 0, sat))]
+                             r.acc.eq(Mux(cnt["last"], 0, sat))]
         return d1
 
     def _rlp_update(self, m, r, d1, adv) -> dict:
@@ -197,25 +213,25 @@ class PapiScheduler(PimComponent):
         cfg = self.cfg
         d2 = _regs("d2_", v=1, rlp=cfg.rlp_bits, freed=cfg.rlp_bits, iter=cfg.iter_bits,
                    tlp=cfg.tlp_bits, alpha=cfg.ai_bits, done=1)
-        rlp = r["rlp"]
+        rlp = r.rlp
         all_done = d1["total"] >= rlp
         left = Mux(all_done, 0, rlp - d1["total"])
-        it = Mux(d1["init"], 0, r["iter"] + 1)
+        it = Mux(d1["init"], 0, r.iter + 1)
         with m.If(adv):
             m.d.sync += [d2["v"].eq(d1["v"]), d2["rlp"].eq(left),
                          d2["freed"].eq(Mux(all_done, rlp, d1["total"])), d2["iter"].eq(it),
                          d2["tlp"].eq(d1["tlp"]), d2["alpha"].eq(d1["alpha"]),
                          d2["done"].eq(all_done & ~d1["init"] | (rlp == 0))]
             with m.If(d1["v"]):
-                m.d.sync += [rlp.eq(left), r["iter"].eq(it)]
+                m.d.sync += [rlp.eq(left), r.iter.eq(it)]
                 with m.If(all_done & ~d1["init"]):
-                    m.d.sync += r["active"].eq(0)
+                    m.d.sync += r.active.eq(0)
         return d2
 
     def _decide(self, m, r, d3, adv):
         """D4 (§5.2.1, §5.2.2 step 4): RLP x TLP > alpha -> GPU; migrate on a flip.  D4 drives
         ``o`` through the output skid buffer, which drives ``adv``."""
-        o, cur = self.o, r["cur"]
+        o, cur = self.o, r.cur
         gpu = d3["prod"] > d3["alpha"]
         place = Mux(d3["done"], cur, gpu)
         d4_v = Signal(name="d4_v")
