@@ -13,7 +13,7 @@ from conftest import require_sim
 from pimforge import api
 from pimforge.base.errors import ConfigError
 from pimforge.base.formats import FP16, FP32
-from pimforge.base.numerics import bits_float
+from pimforge.base.numerics import bits_float, float_bits
 from pimforge.hw.hilos.two_pass_softmax_timing import (
     softmax_cycles, softmax_job_beats, softmax_schedule
 )
@@ -26,14 +26,20 @@ from pimforge.sim.harness import runner
 from pimforge.sim.harness.job import Job
 
 UNIT = get_unit("two_pass_softmax")
+def bits_of(x):
+    return float_bits(FP32, np.asarray(x, dtype=np.float64))
+
+
 SMALL = {"beat_elems": 32, "head_dim": 64, "block": 32, "d_group": 5, "op_depth": 2}
 
 
 # ---------------------------------------------------------------------------- golden (no sim)
-@pytest.mark.parametrize("kind", ["normal", "large", "equal"])
+@pytest.mark.parametrize("kind", ["normal", "large", "equal", "negative", "positive"])
 def test_bench_expectations_against_float64_softmax(kind):
     """The bench's expected y (the golden model) is softmax in float64 over the unmasked
-    positions to fp16 accuracy (relative 1e-3, plus fp16's smallest subnormal), 0 where masked."""
+    positions to fp16 accuracy (relative 1e-3, plus fp16's smallest subnormal), 0 where masked.
+    The segments end in short blocks, so all-negative and all-large scores fail a max tree
+    padded with anything but -inf."""
     cfg = UNIT.config(None, SMALL)
     rng = np.random.default_rng(5)
     n, segments = 116, [100, 16]
@@ -47,6 +53,15 @@ def test_bench_expectations_against_float64_softmax(kind):
         ref /= ref.sum()
         assert np.all(y[mask] == 0)
         assert np.all(np.abs(y[~mask] - ref) <= 1e-3 * ref + 6e-8)
+
+
+def test_golden_partly_filled_beat_of_negative_scores_is_one_hot():
+    """Five scores in [-700, -500], far apart: y is one-hot at the maximum (a padding of 0 in
+    the max tree would give exp(600) = inf in Z and NaN in y)."""
+    cfg = UNIT.config(None, SMALL)
+    x = np.array([-600.0, -512.5, -700.0, -555.0, -650.0])
+    y = bits_float(FP16, h_sm.two_pass_softmax(bits_of(x), cfg.block)["y"])
+    assert y.tolist() == [0.0, 1.0, 0.0, 0.0, 0.0]
 
 
 def test_bench_beats_follow_the_row_block_order():

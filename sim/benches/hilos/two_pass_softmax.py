@@ -43,8 +43,11 @@ class SoftmaxJob:
 def default_jobs(cfg) -> list:
     """One position; K-derived then precomputed scores (100 + 16); exact blocks; a short last
     block; an all-masked job; equal scores; signed zeros; large scores whose exponentials
-    underflow; infinities, NaN and subnormals."""
-    b = cfg.block
+    underflow; infinities, NaN and subnormals; and partly filled last beats whose real scores
+    are all large and negative, or all large and positive, so that a padding value other than
+    -inf in the max tree (the padding lanes' data is 0) or other than +0 in the sum tree
+    changes the result (a maximum of 0 over scores near -600 makes exp overflow: NaN)."""
+    b, U = cfg.block, cfg.lanes
     return [SoftmaxJob((1,)),
             SoftmaxJob((100, 16), "normal", "random"),
             SoftmaxJob((2 * b,), "large", "random"),
@@ -54,14 +57,19 @@ def default_jobs(cfg) -> list:
             SoftmaxJob((b // 2 + 3,), "zeros", "random"),
             SoftmaxJob((3 * b + 5,), "large"),
             SoftmaxJob((b - 1, 7), "large", "random"),
-            SoftmaxJob((b + 8,), "special", "random")]
+            SoftmaxJob((b + 8,), "special", "random"),
+            SoftmaxJob((U + 1,), "negative"),
+            SoftmaxJob((b + U + 1, b // 2 + 1), "negative", "random"),
+            SoftmaxJob((U + 1,), "positive")]
 
 
 def random_scores(cfg, rng, n: int, kind: str = "normal") -> np.ndarray:
     """Scores (G, n) in ``cfg.score_fmt`` bits.  ``normal``: N(0, 3); ``large``: uniform in
     +-1e3 (most exponentials underflow to 0); ``equal``: one value per query; ``zeros``: +0 and
     -0 mixed (the maximum must take +0, as the golden order says); ``special``: N(0, 3) with a
-    quarter of the scores drawn from +-inf, NaN, +-3e38, +-1e-45 (subnormal), +-0, 88, -1e4."""
+    quarter of the scores drawn from +-inf, NaN, +-3e38, +-1e-45 (subnormal), +-0, 88, -1e4;
+    ``negative``: uniform in [-700, -500] (all below a padding lane's 0, and exp(-x) overflows);
+    ``positive``: uniform in [500, 700] (exp(0 - x) of a padding lane underflows)."""
     G = cfg.d_group
     if kind == "normal":
         x = rng.standard_normal((G, n)) * 3.0
@@ -74,9 +82,13 @@ def random_scores(cfg, rng, n: int, kind: str = "normal") -> np.ndarray:
     elif kind == "special":
         odd = rng.choice(_SPECIAL, (G, n))
         x = np.where(rng.random((G, n)) < 0.25, odd, rng.standard_normal((G, n)) * 3.0)
+    elif kind == "negative":
+        x = rng.uniform(-700, -500, (G, n))
+    elif kind == "positive":
+        x = rng.uniform(500, 700, (G, n))
     else:
         raise ValueError(f"unknown score kind {kind!r}; allowed: normal, large, equal, zeros, "
-                         "special")
+                         "special, negative, positive")
     with np.errstate(over="ignore"):        # +-3e38 becomes +-inf in fp16 scores, on purpose
         return float_bits(cfg.score_fmt, x)
 
