@@ -1,6 +1,7 @@
 """fp_add / fp_sub: golden model vs Berkeley SoftFloat, RTL vs golden, cycle contract."""
 import pytest
 from fp_checks import golden_vs_reference, rtl_bench_and_cycles
+from fp_stall_checks import rtl_stall_phase_alone
 
 from pimforge.base.formats import FORMATS
 from pimforge.hw.fp.config import FpConfig
@@ -53,3 +54,11 @@ def test_rtl_pipeline_depths(depth):
 
 def test_rtl_ftz():
     rtl_bench_and_cycles("fp_add", FpConfig(ftz=True), n_random=4000)
+
+
+# The stall phase on its own, so that a bug it misses is not hidden by the no-stall phase's
+# catch (`-k stall`).  Its operands come from every stratum: a dropped alignment sticky needs
+# shifts of more than three places, which nearby-exponent pairs never make.
+@pytest.mark.parametrize("fmt_name", ["fp16", "fp32"])
+def test_rtl_stall_phase_alone(fmt_name):
+    rtl_stall_phase_alone("fp_add", FpConfig(fmt=FORMATS[fmt_name]))

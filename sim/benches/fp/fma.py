@@ -8,7 +8,7 @@ from pimforge.sim.benches.fp.common import corner_tuples, operand_job, random_op
 from pimforge.sim.golden.fp.fma import fp_fma
 from pimforge.sim.golden.fp.mul import fp_mul
 
-__all__ = ["BENCHES", "fma_operands", "window_corners"]
+__all__ = ["BENCHES", "fma_operands", "fma_classes", "window_corners"]
 
 
 def fma_operands(fmt, rng, n: int) -> list:
@@ -52,6 +52,17 @@ def fma_operands(fmt, rng, n: int) -> list:
     return [a, b, c]
 
 
+def fma_classes(n: int) -> np.ndarray:
+    """The part of :func:`fma_operands` each of its ``n`` triples comes from: 0 random triples,
+    1 near-cancellations, 2 ``c`` near the product's exponent."""
+    third = n // 3
+    half = (n - third) // 2
+    out = np.zeros(n, dtype=np.int64)
+    out[third:third + half] = 1
+    out[third + half:] = 2
+    return out
+
+
 def window_corners(fmt) -> list:
     """Triples where a subnormal times a large normal gives a product with ``p - 1`` leading
     zeros, and ``c`` (just above the smallest normal, either sign) has bits below the product's
@@ -69,7 +80,8 @@ def window_corners(fmt) -> list:
 def fma_bench(cfg, rng, n_random=20000, seed=1):
     corners = [np.concatenate(z) for z in zip(corner_tuples(cfg.fmt, 3), window_corners(cfg.fmt))]
     return operand_job(cfg.fmt, lambda a, b, c: fp_fma(cfg, a, b, c), ["a", "b", "c"], "r", rng,
-                       n_random, seed, corners=corners, randoms=fma_operands(cfg.fmt, rng, n_random))
+                       n_random, seed, corners=corners, randoms=fma_operands(cfg.fmt, rng, n_random),
+                       classes=fma_classes(n_random))
 
 
 BENCHES = {"fp_fma": fma_bench}
