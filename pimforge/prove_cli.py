@@ -1,6 +1,9 @@
 """``pimforge prove UNIT``: the stream-protocol proof of a unit (:mod:`pimforge.synth.formal`),
 plus the unit's own properties where its declaration has a ``formal`` environment
-(``pamif_buffer``: no-loss of a tracked word, counters in range, the release bound)."""
+(``pamif_buffer``: no-loss of a tracked word, counters in range, the release bound), plus, on
+by default, the input-side response where the unit states one
+(:func:`~pimforge.hw.core.formal.unit_response`: every accepted input answered by its outputs
+within its cycle model's latency, under fair output ready)."""
 from __future__ import annotations
 
 import os
@@ -11,6 +14,7 @@ from pimforge import api
 from pimforge.base.cliargs import add_config_arguments, config_args
 from pimforge.base.errors import UserError
 from pimforge.base.files import build_dir
+from pimforge.hw.core.formal import unit_response
 from pimforge.registry import get_unit
 from pimforge.synth.formal import MAX_DEPTH, MODES, default_depth, prove
 
@@ -35,7 +39,12 @@ def add_arguments(q) -> None:
                    help="check the stream ports only, not the no-loss of internal FIFOs")
     q.add_argument("--protocol-only", action="store_true",
                    help="leave out the unit's own formal harness (pamif_buffer: no-loss, "
-                        "counters, release bound), check the stream rules only")
+                        "counters, release bound) and the response check, check the stream "
+                        "rules only")
+    q.add_argument("--no-response", action="store_true",
+                   help="leave out the input-side response check (on by default where the unit "
+                        "states one: a transfer the solver picks is answered by its outputs "
+                        "within the cycle model's latency, every output ready after it)")
 
 
 def _progress(msg: str) -> None:
@@ -54,10 +63,16 @@ def run_cli(args) -> int:
     _progress(f"{args.unit}: {args.mode} to depth {depth} (latency {dut.latency}) in {out} "
               "(the first yowasp-sby run compiles for a minute)")
     extra = None if args.protocol_only else unit.formal
-    res = prove(dut, out, mode=args.mode, depth=depth, fifos=not args.no_fifos, extra=extra)
+    response = None if args.protocol_only or args.no_response else \
+        unit_response(unit, cfg, dut)
+    res = prove(dut, out, mode=args.mode, depth=depth, fifos=not args.no_fifos, extra=extra,
+                response=response)
     verdict = {"pass": "PASS", "fail": "FAIL", "unknown": "UNKNOWN (induction did not close; "
                "try a larger --depth)", "timeout": "TIMEOUT"}[res.status]
-    print(f"{args.unit}: {verdict}  mode {res.mode}, depth {res.depth}, {res.seconds:.1f} s")
+    checks = "stream rules" + ("" if args.no_fifos else ", FIFO no-loss") + \
+        (", unit harness" if extra is not None else "") + (", response" if response else "")
+    print(f"{args.unit}: {verdict}  mode {res.mode}, depth {res.depth}, {res.seconds:.1f} s"
+          f"  ({checks})")
     for prop in res.failed:
         print(f"  {prop}")
     if res.vcd is not None:

@@ -180,17 +180,18 @@ def run_sby(il_text: str, out_dir, *, mode: str = "bmc", depth: int = 20,
 
 def prove(dut, out_dir, *, mode: str = "bmc", depth: int | None = None, fifos: bool = True,
           shell=None, extra=None, timeout: int | None = None,
-          memory_map: bool = False) -> ProofResult:
+          memory_map: bool = False, response=None) -> ProofResult:
     """Check the stream rules (and FIFO no-loss) of the component ``dut`` with sby.
 
-    ``depth`` defaults to :func:`default_depth` of ``dut.latency``; ``shell`` and ``extra`` are
-    :class:`~pimforge.hw.core.formal.FormalTop`'s (a test's mutation between unit and checker;
-    the unit's own properties, its declaration's ``formal``); ``memory_map``
-    as in :func:`run_sby`.
+    ``depth`` defaults to :func:`default_depth` of ``dut.latency``; ``shell``, ``extra`` and
+    ``response`` are :class:`~pimforge.hw.core.formal.FormalTop`'s (a test's mutation between
+    unit and checker; the unit's own properties, its declaration's ``formal``; the input-side
+    response, :func:`~pimforge.hw.core.formal.unit_response`); ``memory_map`` as in
+    :func:`run_sby`.
     """
     if depth is None:
         depth = default_depth(getattr(dut, "latency", 0))
     _check_args(mode, depth)
-    top = FormalTop(dut, fifos=fifos, shell=shell, extra=extra)
+    top = FormalTop(dut, fifos=fifos, shell=shell, extra=extra, response=response)
     text = rtlil.convert(top, name=TOP, ports=top.ports())
     return run_sby(text, out_dir, mode=mode, depth=depth, timeout=timeout, memory_map=memory_map)

@@ -21,18 +21,37 @@ The check asserts that a write never meets a full FIFO and that the transfers co
 those counted out always equal the FIFO's ``level`` (nothing lost, nothing duplicated).
 :func:`find_fifos` finds them among the unit's submodules and, for a composite, inside its
 sub-components (two levels further by default).
+
+Response (:func:`response_check`, input side): the rules above hold for a unit that takes an
+input and never answers it.  A :class:`Response` states what the unit owes for its inputs (how
+many transfers on one output each input transfer is answered by, and the latency its cycle
+model gives); the check tracks one transfer the solver picks (a free ``formal_pick`` input: the
+first transfer that owes an output in a cycle with ``pick`` high), and from the cycle after it
+assumes every output ready (fair output ready: before the pick the environment stalls as it
+likes, so the tracked transfer may meet a unit full of stalled work).  Asserted: within the
+transfer's latency, or one cycle per output still owed if more are owed than that (the outputs
+ahead of it drain at one a cycle), plus the response's ``slack``, the output count reaches the
+outputs owed up to and including it.  No delay lines: two counters, the target and a timer.
 """
 from __future__ import annotations
 
-from amaranth.hdl import (Assert, Assume, Const, Cover, Elaboratable, Module, ResetSignal, Signal,
-                          Value)
+from dataclasses import dataclass, field
+from typing import Callable
+
+from amaranth.hdl import (Assert, Assume, Const, Cover, Elaboratable, Module, Mux, ResetSignal,
+                          Signal, Value)
 from amaranth.lib import fifo as _fifo
 from amaranth.lib import stream, wiring
 
 from pimforge.hw.core.fanout import SplitFifo
+from pimforge.hw.core.pipeline import streaming_cycles
 
 __all__ = ["stream_ports", "stream_rules", "fifo_no_loss", "find_fifos", "FormalTop",
-           "free_inputs"]
+           "free_inputs", "Owed", "Response", "per_transfer", "streaming_response",
+           "response_check", "unit_response", "RESPONSE_BITS", "MAX_RESPONSE"]
+
+RESPONSE_BITS = 12   # the owed and output counters: wider than any bmc run's transfers
+MAX_RESPONSE = 1023  # the response timer saturates here (a bound beyond: never asserted)
 
 
 def stream_ports(component) -> list:
@@ -132,6 +151,140 @@ def free_inputs(component) -> list:
     return ports
 
 
+@dataclass(frozen=True)
+class Owed:
+    """One source of owed outputs, a cycle at a time.
+
+    Members
+    -------
+    weight : the output transfers that this cycle's input transfer owes (0: none this cycle).
+    latency : cycles from that input transfer to the last of its output transfers, no stalls
+        (from the unit's cycle model).
+    pickable : the solver may track this cycle's transfer only where this is high (e.g. a job
+        unit whose latency holds for one kind of transfer; the others still count as owed).
+    """
+
+    weight: Value
+    latency: int
+    pickable: Value = field(default_factory=lambda: Const(1))
+
+
+@dataclass(frozen=True)
+class Response:
+    """What a unit owes for its inputs (:func:`response_check`).
+
+    Members
+    -------
+    output : the output port whose transfers answer the inputs (in order).
+    owed : ``owed(m, ports) -> (list of Owed, in_contract)``: ``ports`` the component whose
+        streams the checker watches; ``in_contract`` (a Value) low once the environment left the
+        unit's contract (e.g. a command out of range), which voids the check instead of
+        restricting the environment (the stream rules still see every trace).
+    slack : cycles allowed beyond the latency: the stall the environment may still apply in the
+        tracked transfer's own cycle (a skid buffer fills, the pipeline waits one cycle).
+    """
+
+    output: str
+    owed: Callable
+    slack: int = 1
+
+
+def per_transfer(latencies: dict, output: str, weights: dict | None = None,
+                 slack: int = 1) -> Response:
+    """A response owed per input transfer: ``latencies`` input port name -> latency;
+    ``weights`` port name -> ``weight(port) -> Value`` (default 1 per transfer)."""
+    weights = weights or {}
+
+    def owed(m, ports):
+        out = []
+        for name, lat in latencies.items():
+            port = getattr(ports, name)
+            w = weights.get(name, lambda p: Const(1))(port)
+            out.append(Owed(Mux(port.valid & _ready(port), w, 0), lat))
+        return out, Const(1)
+    return Response(output, owed, slack)
+
+
+def streaming_response(cycle_model, cfg, component) -> Response:
+    """One output per input transfer for a unit with one input and one output stream, latency
+    ``cycle_model(cfg, 1) - 1`` (a cycle model counts the cycles of ``n`` back-to-back
+    operations, the first entering at cycle 0)."""
+    ins = [n for n, _, is_out in stream_ports(component) if not is_out]
+    outs = [n for n, _, is_out in stream_ports(component) if is_out]
+    if len(ins) != 1 or len(outs) != 1:
+        raise ValueError(f"streaming_response: needs one input and one output stream, got "
+                         f"{ins} and {outs}")
+    return per_transfer({ins[0]: cycle_model(cfg, 1) - 1}, outs[0])
+
+
+def _any(values) -> Value:
+    out = Const(0)
+    for v in values:
+        out = out | v
+    return out
+
+
+def unit_response(unit, cfg, component) -> Response | None:
+    """The response a unit declaration states: its ``response(cfg)``, else, for a unit whose
+    cycle model is :func:`~pimforge.hw.core.pipeline.streaming_cycles`, one output per input
+    (:func:`streaming_response`); None for a unit that states none."""
+    if unit.response is not None:
+        return unit.response(cfg)
+    if unit.cycle_model is streaming_cycles:
+        return streaming_response(unit.cycle_model, cfg, component)
+    return None
+
+
+def response_check(m: Module, ports, spec: Response, pick: Value, *, active: Value) -> None:
+    """The input-side check of ``spec`` on the streams of ``ports`` (module docstring)."""
+    owed_list, in_contract = spec.owed(m, ports)
+    bits = RESPONSE_BITS
+    owed_now = Signal(bits, name="resp_owed_now")
+    m.d.comb += owed_now.eq(sum((o.weight for o in owed_list), Const(0, bits)))
+    owed = Signal(bits, name="resp_owed")          # owed before this cycle
+    outs = Signal(bits, name="resp_outputs")       # output transfers before this cycle
+    out_port = getattr(ports, spec.output)
+    out_now = out_port.valid & _ready(out_port)
+    m.d.sync += [owed.eq(owed + owed_now), outs.eq(outs + out_now)]
+    # the latency of this cycle's pick: the largest among the sources that owe now
+    lat_now = Signal(range(MAX_RESPONSE + 1), name="resp_latency_now")
+    can_pick = Signal(name="resp_can_pick")
+    lat = Const(0, range(MAX_RESPONSE + 1))
+    for o in sorted(owed_list, key=lambda o: o.latency):    # the largest last, so it wins
+        here = (o.weight != 0) & o.pickable
+        lat = Mux(here, o.latency, lat)
+    m.d.comb += [lat_now.eq(lat),
+                 can_pick.eq(_any([(o.weight != 0) & o.pickable for o in owed_list]))]
+    tracked = Signal(name="resp_tracked")
+    target = Signal(bits, name="resp_target")
+    bound = Signal(range(MAX_RESPONSE + 1), name="resp_bound")
+    timer = Signal(range(MAX_RESPONSE + 1), name="resp_timer")
+    contract = Signal(init=1, name="resp_in_contract")
+    with m.If(~in_contract):
+        m.d.sync += contract.eq(0)
+    take = Signal(name="resp_take")
+    m.d.comb += take.eq(active & ~tracked & pick & can_pick)
+    owed_after = (owed + owed_now)[:bits]
+    # more owed than the latency carries: one output a cycle, the last at ``outstanding - 1``
+    # cycles after the first could leave
+    outstanding = (owed_after - outs)[:bits]
+    with m.If(take):
+        wait = Mux(outstanding > lat_now, outstanding, lat_now) + spec.slack
+        m.d.sync += [tracked.eq(1), target.eq(owed_after), timer.eq(0),
+                     bound.eq(Mux(wait > MAX_RESPONSE, MAX_RESPONSE, wait))]
+    with m.Elif(tracked & (timer != MAX_RESPONSE)):
+        m.d.sync += timer.eq(timer + 1)
+    seen = (outs + out_now)[:bits]
+    # timer counts from 0 in the cycle after the pick: the pick's cycle + timer + 1
+    with m.If(tracked & active):
+        for name, port, is_output in stream_ports(ports):
+            if is_output and not port.signature.always_ready:
+                m.d.comb += Assume(port.ready, f"resp_{name}_ready_after_pick")
+        with m.If(contract & in_contract & (timer + 1 >= bound)):
+            m.d.comb += Assert((seen - target)[bits - 1] == 0, "resp_answered_in_time")
+    m.d.comb += Cover(tracked & active & contract & (timer + 1 == bound), "resp_deadline")
+
+
 class FormalTop(Elaboratable):
     """A unit under the stream rules: inputs assumed, outputs (and internal FIFOs) asserted.
 
@@ -150,10 +303,15 @@ class FormalTop(Elaboratable):
         elaborated module (to reach its memories), ``ports`` the component whose stream ports
         the checker watches (the shell, if any), ``active`` as in :func:`stream_rules`.  It adds
         environment assumptions, invariants and covers to ``m``.
+    response : optional :class:`Response`, checked by :func:`response_check` on the watched
+        ports; the solver's pick is the top's extra input ``formal_pick``.
     """
 
-    def __init__(self, dut, *, fifos: bool = True, shell=None, extra=None, fifo_levels: int = 3):
+    def __init__(self, dut, *, fifos: bool = True, shell=None, extra=None, fifo_levels: int = 3,
+                 response: Response | None = None):
         self.dut = dut
+        self.response = response
+        self.pick = Signal(name="formal_pick")
         self.fifos = fifos
         self.fifo_levels = fifo_levels
         self.shell = shell
@@ -180,8 +338,11 @@ class FormalTop(Elaboratable):
                 fifo_no_loss(m, name, f, active=active)
         if self.extra is not None:
             self.extra(m, self.dut, dut_module, seen, active)
+        if self.response is not None:
+            response_check(m, seen, self.response, self.pick, active=active)
         return m
 
     def ports(self) -> list:
         """The top's ports besides the clock and reset (added by Amaranth): :func:`free_inputs`."""
-        return free_inputs(self.shell or self.dut)
+        pick = [self.pick] if self.response is not None else []
+        return free_inputs(self.shell or self.dut) + pick

@@ -67,6 +67,10 @@ class HwUnit:
     formal : ``formal(m, dut, dut_module, ports, active)``, the unit's environment, invariants
         and properties beyond the stream rules (see :class:`~pimforge.hw.core.formal.FormalTop`),
         or None.
+    response : ``response(cfg) -> Response``, what the unit owes for its inputs, with the
+        latencies of its cycle model (:class:`~pimforge.hw.core.formal.Response`, checked by
+        ``pimforge prove``), or None: a unit whose cycle model is
+        :func:`~pimforge.hw.core.pipeline.streaming_cycles` then owes one output per input.
     synth_bench : how ``pimforge bench --only synth`` builds the unit's synthesis row:
         ``{"preset": P, "set": {...}, "timeout_s": N, "skip": reason}``, each key optional.
     """
@@ -80,6 +84,7 @@ class HwUnit:
     paper: str = ""
     clocks: dict = field(default_factory=dict)
     formal: Callable | None = None
+    response: Callable | None = None
     synth_bench: dict = field(default_factory=dict)
 
     def config(self, preset: str | None = None, *layers: dict, source: str = "config"):
