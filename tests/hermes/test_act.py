@@ -53,7 +53,8 @@ def test_golden_softmax_against_float64(acc):
     cfg = UNIT.config(None, {"lanes": 8, "max_len": 4096, "acc": acc})
     rng = np.random.default_rng(7)
     for n, kind in ((1, "normal"), (5, "normal"), (64, "normal"), (1000, "normal"),
-                    (4096, "normal"), (333, "large"), (100, "subnormal"), (50, "zeros")):
+                    (4096, "normal"), (333, "large"), (100, "subnormal"), (50, "zeros"),
+                    (5, "negative"), (13, "positive")):
         x = random_values(rng, n, kind)
         y = bits_float(FP16, act_softmax(x, cfg.lanes, cfg.acc)["y"]).astype(np.float64)
         ref = _f64_softmax(x)

@@ -26,7 +26,7 @@ from pimforge.sim.harness.stall import StallPattern
 __all__ = ["ActVector", "default_vectors", "random_values", "act_beats", "act_job", "KINDS"]
 
 KINDS = ("normal", "zeros", "subnormal", "large", "neginf", "nan", "posinf", "allneginf",
-         "special")
+         "special", "negative", "positive")
 _SPECIAL = np.array([np.inf, -np.inf, np.nan, 65504.0, -65504.0, 6e-8, -6e-8, 0.0, -0.0, 11.0,
                      -1e4])
 
@@ -43,7 +43,9 @@ class ActVector:
 
 def default_vectors(cfg) -> list:
     """Both ops over every kind and the lengths 1, partial beats, several beats and max_len;
-    ReLU after ReLU, softmax after ReLU and ReLU after softmax."""
+    ReLU after ReLU, softmax after ReLU and ReLU after softmax.  The all-negative and all-large
+    softmax vectors end in a partly filled beat, so that a padding value other than -inf in the
+    max tree, or other than +0 in the sum, changes the result."""
     U, L = cfg.lanes, cfg.max_len
     return [ActVector("softmax", "normal", 1), ActVector("relu", "special", 3 * U + 1),
             ActVector("relu", "normal", 1), ActVector("softmax", "normal", U + 1),
@@ -52,7 +54,9 @@ def default_vectors(cfg) -> list:
             ActVector("softmax", "neginf", 5 * U - 2), ActVector("softmax", "nan", U + 3),
             ActVector("softmax", "posinf", 2 * U), ActVector("softmax", "allneginf", 3),
             ActVector("relu", "subnormal", 2 * U - 1), ActVector("softmax", "normal", L),
-            ActVector("softmax", "special", L // 2 + 1), ActVector("relu", "large", L + U // 2)]
+            ActVector("softmax", "special", L // 2 + 1), ActVector("relu", "large", L + U // 2),
+            ActVector("softmax", "negative", U + 1), ActVector("softmax", "positive", 2 * U + 1),
+            ActVector("relu", "negative", U + 1)]
 
 
 def random_values(rng, n: int, kind: str = "normal") -> np.ndarray:
@@ -60,7 +64,9 @@ def random_values(rng, n: int, kind: str = "normal") -> np.ndarray:
     fp16 subnormals of both signs and zeros; ``large``: uniform in +-6e4 (exponentials
     underflow); ``neginf``: N(0, 3) with a quarter -inf; ``nan``, ``posinf``: N(0, 3) with one
     NaN or +inf; ``allneginf``: -inf only; ``special``: N(0, 3) with a quarter of the values
-    drawn from +-inf, NaN, +-65504, +-6e-8, +-0, 11, -1e4."""
+    drawn from +-inf, NaN, +-65504, +-6e-8, +-0, 11, -1e4; ``negative``: uniform in
+    [-700, -500] (all below a padding lane of 0; exp(-x) overflows); ``positive``: uniform in
+    [500, 700]."""
     if kind not in KINDS:
         raise ValueError(f"unknown value kind {kind!r}; allowed: {', '.join(KINDS)}")
     x = rng.standard_normal(n) * 3.0
@@ -78,6 +84,10 @@ def random_values(rng, n: int, kind: str = "normal") -> np.ndarray:
         x = np.full(n, -np.inf)
     elif kind == "special":
         x = np.where(rng.random(n) < 0.25, rng.choice(_SPECIAL, n), x)
+    elif kind == "negative":
+        x = rng.uniform(-700, -500, n)
+    elif kind == "positive":
+        x = rng.uniform(500, 700, n)
     return float_bits(FP16, x)
 
 
