@@ -19,6 +19,8 @@
                                              the system model: JSON, Markdown tables, PNG plots
     pimforge reproduce pam|hilos|hermes|lolpim|papi [--seed N] [--out DIR]
                                              the papers' headline results: paper, ours, ratio
+    pimforge reproduce pam|hilos|hermes|lolpim|papi|all --update-baseline
+                                             rewrite the rows' committed snapshot, print the diff
     pimforge demo [--full]                   generate every unit, check the RTL, model, area table
     pimforge run pam-attention --q Q.npy --k K.npy --v V.npy [--split H:D:S] [--pus H:D:S]
                  [--backend golden|rtl] [--acc fp16|fp32] [--tile N] [--scale X] --out O.npy [--report R.json]
@@ -121,7 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "systems (cycle models calibrated by the RTL); JSON, Markdown, PNG")
     add_model_arguments(q)
     q = sub.add_parser("reproduce", help="the papers' headline results next to ours (paper, "
-                       "ours, ratio), with plots: pam, hilos, hermes, lolpim or papi")
+                       "ours, ratio), with plots: pam, hilos, hermes, lolpim or papi; "
+                       "--update-baseline rewrites the rows' committed snapshot")
     add_reproduce_arguments(q)
 
     q = sub.add_parser("demo", help="generate every unit into build/demo, run one bench, summarize")

@@ -2,6 +2,7 @@
 
     pimforge model pam|hilos|hermes|lolpim|papi [--preset NAME] [--config F.yaml] [--set k=v ...] [--describe] --out DIR
     pimforge reproduce pam|hilos|hermes|lolpim|papi [--seed N] --out DIR
+    pimforge reproduce pam|hilos|hermes|lolpim|papi|all --update-baseline
 
 Both write ``<stem>.json`` (everything, machine-readable), ``<stem>.md`` (tables) and one PNG
 per plot into DIR, all or nothing.  User mistakes end with one line and exit status 2.
@@ -17,6 +18,7 @@ from pathlib import Path
 from pimforge.base.cliargs import add_config_arguments, config_args
 from pimforge.base.config import config_layers, config_to_dict, layered_config
 from pimforge.base.errors import UserError
+from pimforge.software.baseline import BASELINE_SEED, update_baseline
 from pimforge.software.report import fmt, write_result
 
 __all__ = ["SYSTEMS", "add_model_arguments", "add_reproduce_arguments", "run_model_cli",
@@ -64,10 +66,15 @@ def add_model_arguments(q) -> None:
 
 
 def add_reproduce_arguments(q) -> None:
-    q.add_argument("system", help=_system_help())
+    q.add_argument("system", help=_system_help() + "; with --update-baseline also all")
     q.add_argument("--seed", type=int, default=0, help="seed of the sampled requests and traces "
                    "(default 0; results are deterministic for a seed)")
     _output_arguments(q, "reproduce")
+    q.add_argument("--update-baseline", action="store_true",
+                   help="rerun the rows at seed 0 and rewrite the committed snapshot "
+                        "software/<system>/baseline.json that the tests compare every row "
+                        "with (relative tolerance 1e-9); prints each changed row (old, new, "
+                        "relative change) or 'no change'; writes no --out files")
 
 
 def _output_arguments(q, stem: str) -> None:
@@ -125,6 +132,10 @@ def run_model_cli(args) -> int:
 
 
 def run_reproduce_cli(args) -> int:
+    if args.update_baseline:
+        return _update_baseline_cli(args)
+    if args.system == "all":
+        raise UserError(f"system 'all' needs --update-baseline; allowed: {', '.join(SYSTEMS)}")
     mod = system_module(args.system, "reproduce")
     out = precheck_out(args.out or f"build/reproduce/{args.system}")
     if args.seed < 0:
@@ -132,6 +143,22 @@ def run_reproduce_cli(args) -> int:
     res = mod.reproduce(progress=not args.quiet, seed=args.seed)
     written = write_result(res, out, "reproduce")
     _summary(res, written)
+    return 0
+
+
+def _update_baseline_cli(args) -> int:
+    """``--update-baseline``: every option checked before the first model run."""
+    names = list(SYSTEMS) if args.system == "all" else [args.system]
+    mods = [system_module(n, "reproduce") for n in names]
+    if args.seed != BASELINE_SEED:
+        raise UserError(f"--seed: got {args.seed}; the baseline is at seed {BASELINE_SEED}; "
+                        f"allowed with --update-baseline: {BASELINE_SEED}")
+    if args.out is not None:
+        raise UserError("--out: not allowed with --update-baseline (it writes only the "
+                        "baseline)")
+    for name, mod in zip(names, mods):
+        for line in update_baseline(name, mod, progress=not args.quiet):
+            print(line, flush=True)
     return 0
 
 
