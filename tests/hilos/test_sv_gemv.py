@@ -71,13 +71,14 @@ def test_bench_expectation_against_float64():
 
 
 def test_masked_rows_do_not_reach_o():
-    """Masked positions carry nonzero y and V rows of Inf/NaN; the golden O equals the O of the
-    unmasked rows alone (so the RTL, matching it, never let them through)."""
+    """Masked positions carry nonzero y (some Inf and NaN) and V rows of Inf/NaN; the golden O
+    equals the O of the unmasked rows alone (so the RTL, matching it, never let them through)."""
     cfg = SMALL
     data = make_job_data(cfg, np.random.default_rng(6), JobSpec(40, mask="random"))
     assert data.mask.any()
     assert np.isin(data.v16[data.mask], [0x7C00, 0x7E00, 0xFC00]).any()
     assert (data.y[:, data.mask] != 0).all()
+    assert np.isin(data.y[:, data.mask], [0x7C00, 0x7E00]).any()
     keep = ~data.mask
     alone = JobData(data.y[:, keep], data.v16[keep], np.zeros(keep.sum(), dtype=bool), None)
     assert sv_expected(cfg, data)["data"] == sv_expected(cfg, alone)["data"]

@@ -107,9 +107,12 @@ def make_job_data(cfg, rng, spec: JobSpec) -> JobData:
         y = np.where(pick < 0.05, 0, y)              # some exact zeros, some arbitrary values
         y = np.where((pick >= 0.05) & (pick < 0.1), float_bits(FP16, rng.standard_normal((G, n))),
                      y)
-    # masked positions: nonzero y, and V rows of Inf / NaN (the golden model skips them)
+    # masked positions: nonzero y (some Inf or NaN, so that neither operand's mask may be
+    # dropped: Inf x +0 is NaN), and V rows of Inf / NaN (the golden model skips them)
     idx = np.nonzero(mask)[0]
     y[:, idx] = float_bits(FP16, 0.5 + rng.random((G, len(idx))))
+    y[:, idx[2::5]] = INF16
+    y[:, idx[4::5]] = NAN16
     for k, j in enumerate(idx):
         v16[j] = (INF16, NAN16, NINF16)[k % 3] if k % 4 != 3 else v16[j]
     return JobData(np.asarray(y, dtype=np.int64), np.asarray(v16, dtype=np.int64), mask,
