@@ -8,14 +8,22 @@ and correctly rounded sums: proved algorithms using rounding to odd", IEEE TC 20
 more significand bits than bf16 and the same exponent range, so this holds for subnormals too.
 Round-to-odd is emulated as round-toward-zero with the LSB forced to 1 when SoftFloat raises
 *inexact*.
+
+``PIMFORGE_NO_SOFTFLOAT=1`` hides softfloatpy even where it is installed, to run the suite as
+Python 3.10 runs it (the SoftFloat tests skip; :mod:`pimforge.sim.reference.rational` stays).
 """
 from __future__ import annotations
+
+import os
 
 import numpy as np
 
 from pimforge.base.formats import BF16, FP16, FP32, FloatFormat
 
+_HIDDEN = os.environ.get("PIMFORGE_NO_SOFTFLOAT", "") not in ("", "0")
 try:
+    if _HIDDEN:
+        raise ImportError("PIMFORGE_NO_SOFTFLOAT is set")
     import softfloatpy as sf
 except ImportError:  # softfloatpy publishes no release for Python < 3.11
     sf = None
@@ -23,7 +31,8 @@ except ImportError:  # softfloatpy publishes no release for Python < 3.11
 __all__ = ["binary", "fma", "compare", "convert", "supported", "flush_subnormals", "available",
            "UNAVAILABLE_REASON"]
 
-UNAVAILABLE_REASON = "softfloatpy (Berkeley SoftFloat) is not installed; it needs Python >= 3.11"
+UNAVAILABLE_REASON = ("PIMFORGE_NO_SOFTFLOAT is set" if _HIDDEN else
+                      "softfloatpy (Berkeley SoftFloat) is not installed; it needs Python >= 3.11")
 
 
 def available() -> bool:

@@ -1,17 +1,22 @@
 """The widening multiplier of the PAM score path (``mul_wide_stages``, fp16 x fp16 -> fp32) on
 the Amaranth simulator: bit-exact against Berkeley SoftFloat (``f16_to_f32`` on both operands,
-then ``f32_mul``) and against the golden model that the PAM golden flow uses for it (convert,
-then ``fp_mul`` in fp32), on every fp16 corner pair and 3000 random pairs."""
+then ``f32_mul``), against the exact rational reference (the fp16 product rounded once to fp32:
+it is exact, so no rounding happens; this one runs on every Python) and against the golden model
+that the PAM golden flow uses for it (convert, then ``fp_mul`` in fp32), on every fp16 corner
+pair and 3000 random pairs."""
 import numpy as np
 import pytest
 from amaranth.hdl import Module, Signal
 from amaranth.sim import Simulator
+from conftest import assert_matches_reference
 
 from pimforge.base import numerics as num
 from pimforge.base.formats import FP16, FP32
 from pimforge.hw.fp.ops import comb_op
 from pimforge.sim.benches.fp.common import corner_tuples, random_operands
 from pimforge.sim.golden.pam import common as g
+from pimforge.sim.reference import rational as rat
+from pimforge.sim.reference import softfloat as ref
 
 
 def _operands():
@@ -55,11 +60,14 @@ def test_matches_golden_convert_then_mul(results):
     assert np.isnan(f).any() and np.isinf(f).any() and (f == 0).any()
 
 
+def test_matches_rational(results):
+    a, b, got = results
+    assert_matches_reference(FP32, got, rat.binary("mul", FP16, a, b, dst=FP32), (a, b),
+                             "mul_wide fp16 -> fp32 vs rational")
+
+
 @pytest.mark.softfloat
 def test_matches_softfloat(results):
-    from conftest import assert_matches_reference
-
-    from pimforge.sim.reference import softfloat as ref
     a, b, got = results
     want = ref.binary("mul", FP32, ref.convert(FP16, FP32, a), ref.convert(FP16, FP32, b))
     assert_matches_reference(FP32, got, want, (a, b), "mul_wide fp16 -> fp32")
