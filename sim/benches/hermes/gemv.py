@@ -133,7 +133,8 @@ def job_streams(cfg, data: GemvData) -> tuple:
         p = [] if data.p is None else _row_beats(cfg, data.p[:, data.active].T)
         o = _row_beats(cfg, y) if n else []
     else:
-        xc = np.zeros((n, E), dtype=np.int64)
+        # lanes past the batch carry Inf and NaN: the unit must not read them
+        xc = np.resize(np.array([INF16, NAN16, NINF16], dtype=np.int64), (n, E))
         xc[:, :b] = data.x[:, data.active].T
         x = pack_rows(xc, 16) if n else []
         p = [] if data.p is None else _col_beats(cfg, data.p)
