@@ -48,7 +48,7 @@ from pimforge.hw.core.pipeline import streaming_cycles
 
 __all__ = ["stream_ports", "stream_rules", "fifo_no_loss", "find_fifos", "FormalTop",
            "free_inputs", "Owed", "Response", "per_transfer", "streaming_response",
-           "response_check", "unit_response", "RESPONSE_BITS", "MAX_RESPONSE"]
+           "response_check", "has_response", "unit_response", "RESPONSE_BITS", "MAX_RESPONSE"]
 
 RESPONSE_BITS = 12   # the owed and output counters: wider than any bmc run's transfers
 MAX_RESPONSE = 1023  # the response timer saturates here (a bound beyond: never asserted)
@@ -222,6 +222,11 @@ def _any(values) -> Value:
     for v in values:
         out = out | v
     return out
+
+
+def has_response(unit) -> bool:
+    """Whether :func:`unit_response` gives the unit a response."""
+    return unit.response is not None or unit.cycle_model is streaming_cycles
 
 
 def unit_response(unit, cfg, component) -> Response | None:

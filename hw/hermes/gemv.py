@@ -56,6 +56,7 @@ from pimforge.hw.fp.accumulate import (accumulate, finish_partials, forward_lane
                                        forward_stage, read_stage)
 from pimforge.hw.fp.ops import add_tree, delay, delay_valid, float_op, op_latency
 from pimforge.hw.hermes.config import GEMV_PRESETS, NDP_CLOCK, HermesGemvConfig
+from pimforge.hw.hermes.gemv_formal import gemv_response
 from pimforge.hw.hermes.gemv_timing import gemv_cycles, gemv_schedule, gemv_timing
 from pimforge.hw.hermes.streams import N_BITS, addr_signal, beat_signature, cmd_signature, lane
 
@@ -493,7 +494,7 @@ UNITS = (HwUnit("hermes_gemv", "Hermes NDP-DIMM GEMV engine: dense, batched, row
                 "column-sparse y = W x with the GPU merge (i_cmd, i_x, i_w, i_p -> o)",
                 HermesGemvConfig, HermesGemv, GEMV_PRESETS, gemv_cycles,
                 paper="Hermes §IV-A, Table II, Fig. 6",
-                clocks=dict.fromkeys(GEMV_PRESETS, NDP_CLOCK),
+                clocks=dict.fromkeys(GEMV_PRESETS, NDP_CLOCK), response=gemv_response,
                 # 8 partials, op_depth 8: 100 MHz on ECP5; its placement takes up to 20 minutes
                 synth_bench={"set": {"multipliers": 8, "serial_cycles": 8, "beat_words": 1,
                                      "max_batch": 2, "buffer_bytes": 512, "partials": 8,
