@@ -42,7 +42,7 @@ from pathlib import Path
 import yaml
 
 from pimforge import api
-from pimforge.base.cliargs import add_config_arguments, config_args
+from pimforge.base.cliargs import add_config_arguments, check_seed, config_args
 from pimforge.base.config import config_line, config_to_dict
 from pimforge.base.errors import ToolError, UserError
 from pimforge.bench import (
@@ -305,6 +305,7 @@ def _units_with_n_random() -> list:
 
 
 def _cmd_test(args):
+    check_seed(args.seed)
     if args.sim not in SIMULATORS:
         raise UserError(f"unknown simulator '{args.sim}'; allowed: {', '.join(SIMULATORS)}")
     kw = {}
@@ -430,6 +431,7 @@ def _cmd_demo(args):
 
 def _cmd_run(args):
     if args.flow == "pam-migrate":
+        check_seed(args.seed)
         cfg = api.config("pam_interface", **config_args(args))
         return pam_migrate.run_cli(args, cfg)
     flows = {"pam-attention": pam_attention.run_cli, "hilos-attention": hilos_attention.run_cli,

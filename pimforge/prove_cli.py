@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 from pimforge import api
 from pimforge.base.cliargs import add_config_arguments, config_args
 from pimforge.base.errors import UserError
-from pimforge.base.files import build_dir
+from pimforge.base.files import build_dir, precheck_out_dir
 from pimforge.hw.core.formal import unit_response
 from pimforge.registry import get_unit
 from pimforge.synth.formal import MAX_DEPTH, MODES, default_depth, prove
@@ -56,10 +55,11 @@ def run_cli(args) -> int:
     unit = get_unit(args.unit)
     if args.depth is not None and not 1 <= args.depth <= MAX_DEPTH:
         raise UserError(f"--depth: got {args.depth}; allowed: an integer in 1..{MAX_DEPTH}")
+    # checked before the elaboration and the proof: sby's work directory cannot go into a file
+    out = precheck_out_dir(args.out, "--out") if args.out else build_dir("formal", args.unit)
     cfg = api.config(args.unit, **config_args(args))
     dut = unit.factory(cfg)
     depth = args.depth if args.depth is not None else default_depth(dut.latency)
-    out = Path(args.out) if args.out else build_dir("formal", args.unit)
     _progress(f"{args.unit}: {args.mode} to depth {depth} (latency {dut.latency}) in {out} "
               "(the first yowasp-sby run compiles for a minute)")
     extra = None if args.protocol_only else unit.formal

@@ -10,14 +10,14 @@ per plot into DIR, all or nothing.  User mistakes end with one line and exit sta
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 from dataclasses import fields
 from pathlib import Path
 
-from pimforge.base.cliargs import add_config_arguments, config_args
+from pimforge.base.cliargs import add_config_arguments, check_seed, config_args
 from pimforge.base.config import config_layers, config_to_dict, layered_config
 from pimforge.base.errors import UserError
+from pimforge.base.files import precheck_out_dir
 from pimforge.software.baseline import BASELINE_SEED, update_baseline
 from pimforge.software.report import fmt, write_result
 
@@ -85,22 +85,9 @@ def _output_arguments(q, stem: str) -> None:
 
 
 def precheck_out(out) -> Path:
-    """Fail before a long run, not after it: the output path must be a writable directory or
+    """Fail before a long run, not after it: ``--out`` must be a writable directory or
     creatable in a writable one."""
-    out = Path(out)
-    if out.exists():
-        if not out.is_dir():
-            raise UserError(f"output directory '{out}' is a file; give a directory path")
-        if not os.access(out, os.W_OK | os.X_OK):
-            raise UserError(f"output directory '{out}' is not writable")
-        return out
-    parent = out.absolute().parent
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-        raise UserError(f"output directory '{out}' cannot be created: '{parent}' is not a "
-                        f"writable directory")
-    return out
+    return precheck_out_dir(out, "--out")
 
 
 def _describe(name: str) -> int:
@@ -137,9 +124,8 @@ def run_reproduce_cli(args) -> int:
     if args.system == "all":
         raise UserError(f"system 'all' needs --update-baseline; allowed: {', '.join(SYSTEMS)}")
     mod = system_module(args.system, "reproduce")
+    check_seed(args.seed)
     out = precheck_out(args.out or f"build/reproduce/{args.system}")
-    if args.seed < 0:
-        raise UserError(f"--seed: got {args.seed}; allowed: an integer >= 0")
     res = mod.reproduce(progress=not args.quiet, seed=args.seed)
     written = write_result(res, out, "reproduce")
     _summary(res, written)

@@ -6,10 +6,16 @@ then a YAML file, then ``--set key=value`` overrides (:func:`pimforge.base.confi
 One helper adds the three options so that their names, order and help read the same everywhere;
 :func:`config_args` hands them on as the keyword arguments of :func:`pimforge.api.config` and
 :func:`pimforge.software.cli.model_config`.
+
+:func:`check_int` and :func:`check_seed` check a number option's range before any work, with the
+one-line error every command gives (``--seed: got -1; allowed: an integer in 0..4294967295``).
 """
 from __future__ import annotations
 
-__all__ = ["CONFIG_OPTIONS", "add_config_arguments", "config_args", "given_config_options"]
+from pimforge.base.errors import UserError
+
+__all__ = ["CONFIG_OPTIONS", "SEED_MAX", "add_config_arguments", "config_args",
+           "given_config_options", "check_int", "check_seed"]
 
 CONFIG_OPTIONS = ("--preset", "--config", "--set")
 
@@ -45,3 +51,21 @@ def given_config_options(args) -> list:
     order (for commands where they do not apply)."""
     values = (args.preset, args.config, args.set)
     return [opt for opt, value in zip(CONFIG_OPTIONS, values) if value]
+
+
+SEED_MAX = 2**32 - 1
+"""Largest ``--seed``: simulators and cocotb take 32-bit seeds; one range for every command."""
+
+
+def check_int(value: int, option: str, lo: int, hi: int | None = None) -> int:
+    """``value`` if ``lo <= value <= hi`` (no upper bound when ``hi`` is None), else a one-line
+    :class:`~pimforge.base.errors.UserError` naming ``option`` and the range."""
+    if value < lo or (hi is not None and value > hi):
+        allowed = f"an integer >= {lo}" if hi is None else f"an integer in {lo}..{hi}"
+        raise UserError(f"{option}: got {value}; allowed: {allowed}")
+    return value
+
+
+def check_seed(value: int, option: str = "--seed") -> int:
+    """A seed: an integer in 0..:data:`SEED_MAX`."""
+    return check_int(value, option, 0, SEED_MAX)

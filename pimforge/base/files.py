@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pimforge.base.errors import UserError
 
-__all__ = ["build_dir", "check_out_dir", "write_atomic", "write_outputs"]
+__all__ = ["build_dir", "check_out_dir", "precheck_out_dir", "write_atomic", "write_outputs"]
 
 
 def build_dir(*parts: str) -> Path:
@@ -16,16 +16,47 @@ def build_dir(*parts: str) -> Path:
     return Path(os.environ.get("PIMFORGE_BUILD", "build"), *parts)
 
 
-def check_out_dir(out: Path) -> Path:
+def _named(option) -> str:
+    return f"{option}: " if option else ""
+
+
+def check_out_dir(out: Path, option: str | None = None) -> Path:
+    """``out`` as a writable directory, created if missing; ``option`` (``"--out"``) names the
+    command-line option in the error."""
     out = Path(out)
     if out.exists() and not out.is_dir():
-        raise UserError(f"output directory '{out}' is a file; give a directory path")
+        raise UserError(f"{_named(option)}output directory '{out}' is a file; give a directory "
+                        f"path")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise UserError(f"output directory '{out}' cannot be created: {e.strerror}") from None
+        raise UserError(f"{_named(option)}output directory '{out}' cannot be created: "
+                        f"{e.strerror}") from None
     if not os.access(out, os.W_OK | os.X_OK):
-        raise UserError(f"output directory '{out}' is not writable")
+        raise UserError(f"{_named(option)}output directory '{out}' is not writable")
+    return out
+
+
+def precheck_out_dir(out, option: str | None = None) -> Path:
+    """Fail before a long run, not after it, and create nothing: ``out`` must be a writable
+    directory, or creatable in one (its nearest existing parent a writable directory)."""
+    out = Path(out)
+    name = _named(option)
+    if out.exists():
+        if not out.is_dir():
+            raise UserError(f"{name}output directory '{out}' is a file; give a directory path")
+        if not os.access(out, os.W_OK | os.X_OK):
+            raise UserError(f"{name}output directory '{out}' is not writable")
+        return out
+    parent = out.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise UserError(f"{name}output directory '{out}' cannot be created: Not a directory "
+                        f"('{parent}' is a file)")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UserError(f"{name}output directory '{out}' cannot be created: '{parent}' is not a "
+                        f"writable directory")
     return out
 
 

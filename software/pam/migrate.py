@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pimforge.base.cliargs import check_seed
 from pimforge.base.errors import UserError
 from pimforge.hw.pamif.config import PAIR_PRESETS, PamifConfig
 from pimforge.hw.pamif.migration import validate_migration
@@ -62,6 +63,27 @@ class MigrateResult:
                 f"{self.bandwidth_fraction:.3f} of the slower side's bandwidth")
 
 
+COLUMNS = ("token", "src_slot", "dst_slot")
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _check_text_file(p: Path, option: str, what: str) -> None:
+    if p.is_dir():
+        raise UserError(f"{option} file '{p}' is a directory; give {what}")
+    if not p.is_file():
+        raise UserError(f"{option} file '{p}' does not exist")
+
+
+def _read_text(p: Path, option: str) -> str:
+    try:
+        return p.read_text()
+    except UnicodeDecodeError:
+        raise UserError(f"{option} file '{p}' is not a text file; allowed: CSV text or a "
+                        f".npy array") from None
+    except OSError as e:
+        raise UserError(f"{option} file '{p}' cannot be read: {e.strerror}") from None
+
+
 def load_list(path) -> np.ndarray:
     """A migration list from ``.npy`` (n x 3 integers) or CSV (``token,src_slot,dst_slot``)."""
     p = Path(path)
@@ -69,24 +91,32 @@ def load_list(path) -> np.ndarray:
         arr = load_npy(p, "--list", dtypes=("int8", "int16", "int32", "int64", "uint8",
                                             "uint16", "uint32", "uint64"))
     else:
-        if not p.is_file():
-            raise UserError(f"--list file '{path}' does not exist")
+        _check_text_file(p, "--list", "a .csv or .npy migration list")
         rows = []
-        for n, row in enumerate(csv.reader(io.StringIO(p.read_text()))):
+        for n, row in enumerate(csv.reader(io.StringIO(_read_text(p, "--list")))):
             cells = [c.strip() for c in row if c.strip()]
             if not cells or (n == 0 and not cells[0].lstrip("-").isdigit()):
                 continue  # blank line or header
             try:
-                rows.append([int(c) for c in cells])
+                vals = [int(c) for c in cells]
             except ValueError:
                 raise UserError(f"--list '{path}': line {n + 1}: got {row!r}; allowed: three "
                                 "integers token,src_slot,dst_slot") from None
+            for name, v in zip(COLUMNS, vals):
+                if not INT64_MIN <= v <= INT64_MAX:
+                    raise UserError(f"--list '{path}': line {n + 1}: {name} {v} is out of "
+                                    f"range; allowed: an integer in {INT64_MIN}..{INT64_MAX} "
+                                    f"(then checked against the tiers' slots)")
+            rows.append(vals)
         arr = np.array(rows, dtype=np.int64).reshape(-1, 3) if all(
             len(r) == 3 for r in rows) else None
         if arr is None:
             bad = next(i for i, r in enumerate(rows) if len(r) != 3)
             raise UserError(f"--list '{path}': entry {bad}: got {len(rows[bad])} values; "
                             "allowed: three integers token,src_slot,dst_slot")
+    if arr.dtype == np.uint64 and arr.size and int(arr.max()) > INT64_MAX:
+        raise UserError(f"--list '{path}': value {int(arr.max())} is out of range; allowed: "
+                        f"integers in {INT64_MIN}..{INT64_MAX}")
     if arr.ndim != 2 or arr.shape[1] != 3:
         raise UserError(f"--list '{path}': shape {arr.shape}; allowed: (n, 3) rows of "
                         "token, src_slot, dst_slot")
@@ -128,6 +158,7 @@ def pam_migrate(entries, cfg: PamifConfig | None = None, occupied=(), src_image=
 def run_cli(args, cfg: PamifConfig) -> int:
     """``pimforge run pam-migrate``: check everything, re-lay, then write the image and report
     (both or neither)."""
+    check_seed(args.seed)
     if args.out is None and args.report is None:
         raise UserError("pam-migrate: give --out D.npy and/or --report R.json")
     for path, opt in ((args.out, "--out"), (args.report, "--report")):
@@ -146,10 +177,9 @@ def load_list_column(path) -> list:
     p = Path(path)
     if p.suffix == ".npy":
         return [int(x) for x in load_npy(p, "--occupied", dtypes=("int32", "int64")).reshape(-1)]
-    if not p.is_file():
-        raise UserError(f"--occupied file '{path}' does not exist")
+    _check_text_file(p, "--occupied", "a .csv or .npy list of slots")
     try:
-        return [int(t) for t in p.read_text().replace(",", " ").split()]
+        return [int(t) for t in _read_text(p, "--occupied").replace(",", " ").split()]
     except ValueError:
         raise UserError(f"--occupied '{path}': allowed: integers (destination slots)") from None
 
