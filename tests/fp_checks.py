@@ -181,8 +181,9 @@ def check_func_fp16_reference_is_decimal_exact(func):
     x, want = _decimal_rounded_fp16(func)
     got = correctly_rounded(func, FP16, x)
     bad = np.nonzero(got != want)[0]
-    assert not len(bad), (f"{func}: {len(bad)} fp16 inputs differ from the decimal reference; first "
-                          f"{int(x[bad[0]]):#06x} -> {int(got[bad[0]]):#06x} (not {int(want[bad[0]]):#06x})")
+    k = bad[0] if len(bad) else 0
+    assert not len(bad), (f"{func}: {len(bad)} fp16 inputs differ from the decimal reference; "
+                          f"first {int(x[k]):#06x} -> {int(got[k]):#06x} (not {int(want[k]):#06x})")
 
 
 def _b(fmt, value) -> int:
