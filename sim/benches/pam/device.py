@@ -2,8 +2,10 @@
 golden ``device_attention`` / ``system_attention`` results as the expected output.
 
 A device request of N tokens gives PU k the k-th contiguous share
-(:func:`~pimforge.base.numerics.spread`), or the request names its per-PU counts; the Q beats carry the mask of the PUs with
-tokens, and each PU's K/V stream gets its share in the ``pam_pu`` format.  A system request
+(:func:`~pimforge.base.numerics.spread`), or the request names its per-PU counts; the Q beats
+carry the mask of the PUs with tokens (on the first beat; the others carry its complement,
+which the device must ignore), and each PU's K/V stream gets its share in the ``pam_pu``
+format.  A system request
 splits the tokens over the tiers first (in the ratio ``split``), then over each tier's PUs;
 every tier gets a Q load (mask 0 when it has no tokens).  Both jobs run once without stalls and
 once with random stalls (p = 0.3) on every input stream and on ``o``.
@@ -27,9 +29,12 @@ __all__ = ["DEVICE_REQUESTS", "device_stream", "device_job", "device_inputs", "e
 # token counts: not a multiple of the PU count, one token (PUs 1.. idle between two requests
 # that use them), an odd size spanning several tiles, whole tiles on two PUs
 DEVICE_REQUESTS = (5, 1, 37, 32)
-def _q_beats(q16, lanes: int, mask: int) -> dict:
+def _q_beats(q16, lanes: int, mask: int, pus: int) -> dict:
+    """Q beats; the device reads ``active`` on beat 0 only, so the later beats carry the mask's
+    complement (a device that read them would start the idle PUs and skip the busy ones)."""
     rows = np.asarray(q16, dtype=np.int64).reshape(-1, lanes)
-    return {"data": pack_rows(rows, 16), "active": [mask] * len(rows)}
+    other = ~mask & ((1 << pus) - 1)
+    return {"data": pack_rows(rows, 16), "active": [mask] + [other] * (len(rows) - 1)}
 
 
 def device_inputs(dcfg, q16, k16, v16, counts, kv: list) -> dict:
@@ -41,7 +46,7 @@ def device_inputs(dcfg, q16, k16, v16, counts, kv: list) -> dict:
             mask |= 1 << k
             extend(kv[k], pu_beats(pcfg, q16, k16[start:start + c], v16[start:start + c])[1])
         start += c
-    return _q_beats(q16, dcfg.lanes, mask)
+    return _q_beats(q16, dcfg.lanes, mask, dcfg.pus)
 
 
 def extend(dst: dict, src: dict):
