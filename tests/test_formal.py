@@ -436,6 +436,26 @@ def test_cli_prove_fails_with_counterexample(tmp_path, capsys, monkeypatch):
     assert Path(vcd).exists()
 
 
+def test_cli_prove_response_on_by_default(tmp_path, capsys, monkeypatch):
+    """`pimforge prove` runs the response unless told not to: the scheduler that takes a beat
+    while stalled fails it (exit 1, the property named) and passes with --no-response."""
+    real = prove_cli.get_unit
+    row = RESPONSE_MUTATIONS[0]
+    make = _mutant_factory(row[3], row[5], row[6], row[4])
+
+    def mutated(name):
+        return dataclasses.replace(real(name), factory=make)
+    monkeypatch.setattr(prove_cli, "get_unit", mutated)
+    sets = [a for k, v in SCHED_SMALL.items() for a in ("--set", f"{k}={v}")]
+    argv = ["prove", "papi_scheduler", *sets, "--depth", str(row[2])]
+    rc = cli.main(argv + ["--out", str(tmp_path / "on")])
+    out = capsys.readouterr().out
+    assert rc == 1 and "resp_answered_in_time" in out and ", response)" in out, out
+    rc = cli.main(argv + ["--no-response", "--out", str(tmp_path / "off")])
+    out = capsys.readouterr().out
+    assert rc == 0 and "PASS" in out and ", response)" not in out, out
+
+
 class _IgnoreReadyUnit(MutantShell):
     """A unit with its output ready term dropped, as one component (the CLI takes no shell)."""
 
