@@ -37,14 +37,14 @@ from __future__ import annotations
 import argparse
 import inspect
 import sys
-from pathlib import Path
 
 import yaml
 
 from pimforge import api
-from pimforge.base.cliargs import add_config_arguments, check_seed, config_args
+from pimforge.base.cliargs import add_config_arguments, check_int, check_seed, config_args
 from pimforge.base.config import config_line, config_to_dict
 from pimforge.base.errors import ToolError, UserError
+from pimforge.base.files import precheck_out_dir
 from pimforge.bench import (
     accuracy_benchmark, harness_benchmark, hilos_benchmark, model_benchmark, pam_benchmark,
     sweep_benchmark, synth_benchmark
@@ -69,6 +69,9 @@ from pimforge.synth_cli import run_cli
 
 EXIT_USAGE = 2
 EXIT_FAIL = 1
+# upper bounds of the count options: far above any useful run, below a run that never ends
+N_RANDOM_MAX = 10**7         # random stimuli of `test` (the float benches default to 20000)
+BENCH_CYCLES_MAX = 10**9     # operations `bench` streams (default 200000)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -292,6 +295,7 @@ def _cmd_config(args):
 
 
 def _cmd_generate(args):
+    precheck_out_dir(args.out, "--out")     # before the elaboration
     cfg = _config_from(args)
     paths = api.generate(args.unit, cfg, args.out, flat=args.flat, filelist=args.filelist)
     for path in paths:
@@ -307,11 +311,11 @@ def _units_with_n_random() -> list:
 def _cmd_test(args):
     check_seed(args.seed)
     if args.sim not in SIMULATORS:
-        raise UserError(f"unknown simulator '{args.sim}'; allowed: {', '.join(SIMULATORS)}")
+        raise UserError(f"--sim: unknown simulator '{args.sim}'; allowed: "
+                        f"{', '.join(SIMULATORS)}")
     kw = {}
     if args.n_random is not None:
-        if args.n_random < 1:
-            raise UserError(f"--n-random must be a positive integer, not {args.n_random}")
+        check_int(args.n_random, "--n-random", 1, N_RANDOM_MAX)
         if "n_random" not in inspect.signature(get_unit(args.unit).bench).parameters:
             raise UserError(f"--n-random does not apply to {args.unit}: its bench has a fixed set "
                             f"of requests; allowed for: {', '.join(_units_with_n_random())}")
@@ -381,12 +385,9 @@ def _bench_units(arg, only):
 
 
 def _cmd_bench(args):
-    if args.cycles < 1000:
-        raise UserError(f"--cycles must be at least 1000, not {args.cycles}")
+    check_int(args.cycles, "--cycles", 1000, BENCH_CYCLES_MAX)
 
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise UserError(f"output directory '{out}' is a file; give a directory path")
+    out = precheck_out_dir(args.out, "--out")
     only = args.only
     names = _bench_units(args.units, only)
     written = []
@@ -426,7 +427,14 @@ def _cmd_prove(args):
 
 
 def _cmd_demo(args):
+    precheck_out_dir(args.out, "--out")     # before generating every unit
     return run_demo(args.out, full=args.full)
+
+
+def _cmd_export(args):
+    if args.out:
+        precheck_out_dir(args.out, "--out")  # before the elaboration and lint
+    return run_export_cli(args)
 
 
 def _cmd_run(args):
@@ -447,7 +455,7 @@ def _cmd_reproduce(args):
     return run_reproduce_cli(args)
 
 
-COMMANDS = {"model": _cmd_model, "reproduce": _cmd_reproduce, "list": _cmd_list, "config": _cmd_config, "generate": _cmd_generate, "export": run_export_cli, "test": _cmd_test,
+COMMANDS = {"model": _cmd_model, "reproduce": _cmd_reproduce, "list": _cmd_list, "config": _cmd_config, "generate": _cmd_generate, "export": _cmd_export, "test": _cmd_test,
             "bench": _cmd_bench, "synth": _cmd_synth, "prove": _cmd_prove, "demo": _cmd_demo, "run": _cmd_run,
             "sweep": sweep_cli.run_cli}
 

@@ -15,7 +15,10 @@ from pimforge.synth import flows, report
 from pimforge.synth.compare import run_compare
 from pimforge.synth.run import SynthJob, synthesize_many
 
-__all__ = ["add_arguments", "run_cli", "parse_targets"]
+__all__ = ["add_arguments", "run_cli", "parse_targets", "MAX_JOBS"]
+
+
+MAX_JOBS = 1024     # parallel syntheses: far above any machine's cores, below a fork bomb
 
 
 def add_arguments(q) -> None:
@@ -88,13 +91,13 @@ def _progress(msg: str) -> None:
 
 
 def run_cli(args) -> int:
-    if args.jobs < 1:
-        raise UserError(f"--jobs must be a positive integer, not {args.jobs}")
+    if not 1 <= args.jobs <= MAX_JOBS:
+        raise UserError(f"--jobs must be a positive integer up to {MAX_JOBS}, not {args.jobs}")
     targets, devices = parse_targets(args.target, args.device)
     if args.unit == "compare":
         return run_compare(Path(args.out), args.jobs, not args.no_cache, _progress)
     jobs = _jobs_for(args)
-    out = check_out_dir(Path(args.out))  # fail before hours of synthesis, not after
+    out = check_out_dir(Path(args.out), "--out")  # fail before hours of synthesis, not after
     print(f"synthesizing {len(jobs)} config(s) for {', '.join(targets)} on {args.jobs} "
           f"worker(s); cache {'off' if args.no_cache else 'on'}", flush=True)
     t0 = time.perf_counter()

@@ -225,7 +225,7 @@ def test_bad_spec_is_one_line_and_writes_nothing(tmp_path, capsys, name, text, f
 
 @pytest.mark.parametrize("args, fragment", [
     (["--scheduler", "localhost:8786"], "--scheduler: got 'localhost:8786'; allowed: tcp://"),
-    (["--workers", "0"], "--workers: got 0; allowed: an integer >= 1"),
+    (["--workers", "0"], "--workers: got 0; allowed: an integer in 1..1024"),
     (["--out", "{file}"], "is a file; give a directory path"),
     (["--cache", "{file}/sub"], "cannot be created"),
 ], ids=["scheduler", "workers", "out-is-a-file", "cache-under-a-file"])

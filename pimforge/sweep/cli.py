@@ -13,10 +13,14 @@ from pimforge.sweep.report import (
 from pimforge.sweep.run import check_scheduler, run_sweep
 from pimforge.sweep.spec import SYSTEM_METRICS, UNIT_METRICS, load_spec, shipped_specs
 
-__all__ = ["add_arguments", "run_cli", "HELP"]
+__all__ = ["add_arguments", "run_cli", "HELP", "MAX_WORKERS", "MAX_RETRIES"]
 
 HELP = ("design-space sweep of a unit or system model on Dask distributed: synthesis, cycle "
         "model, system model and RTL metrics per point; CSV/JSON/Markdown table, Pareto plots")
+
+
+MAX_WORKERS = 1024   # LocalCluster processes: far above any machine's cores
+MAX_RETRIES = 100    # worker deaths one point survives
 
 
 def add_arguments(q) -> None:
@@ -62,13 +66,13 @@ def _summary(run, spec) -> str:
 def run_cli(args) -> int:
     spec = load_spec(args.spec)
     check_scheduler(args.scheduler)
-    if args.workers < 1:
-        raise UserError(f"--workers: got {args.workers}; allowed: an integer >= 1")
-    if args.retries < 0:
-        raise UserError(f"--retries: got {args.retries}; allowed: an integer >= 0")
+    if not 1 <= args.workers <= MAX_WORKERS:
+        raise UserError(f"--workers: got {args.workers}; allowed: an integer in 1..{MAX_WORKERS}")
+    if not 0 <= args.retries <= MAX_RETRIES:
+        raise UserError(f"--retries: got {args.retries}; allowed: an integer in 0..{MAX_RETRIES}")
     if args.cache:
-        check_out_dir(Path(args.cache))
-    out = check_out_dir(Path(args.out or Path("build/sweep") / spec.name))
+        check_out_dir(Path(args.cache), "--cache")
+    out = check_out_dir(Path(args.out or Path("build/sweep") / spec.name), "--out")
     how = "serial" if args.serial else (args.scheduler or f"LocalCluster of {args.workers} "
                                                           f"worker(s)")
     print(f"sweep {spec.title}: {len(spec.points)} points x "
