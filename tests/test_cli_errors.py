@@ -14,7 +14,8 @@ from pimforge.sim.harness import runner
 
 GOOD_YAML = "fmt: fp32\npipeline_depth: 3\n"
 
-# (id, argv (with {out} and {cfg} placeholders), YAML text or None, expected message fragments)
+# (id, argv (with {out}, {cfg}, {file} and {dir} placeholders), the text of {cfg} (YAML, or a
+# CSV list) or None, expected message fragments)
 CASES = [
     ("unknown-unit", ["generate", "fp_nope", "--out", "{out}"], None,
      ["unknown unit 'fp_nope'", "allowed:", "fp_add"]),
@@ -88,6 +89,23 @@ CASES = [
      ["--units: unknown unit 'pam_nope'", "allowed: fp_add", "two_pass_softmax"]),
     ("bench-units-other-bench", ["bench", "--only", "pam", "--units", "pam_ru", "--out", "{out}"],
      None, ["--units applies to --only synth, not --only pam"]),
+    # each of these once ended in a traceback, or in a wrong message
+    ("test-negative-seed", ["test", "fp_add", "--seed", "-1"], None,
+     ["--seed: got -1", "allowed: an integer in 0..4294967295"]),
+    ("migrate-negative-seed", ["run", "pam-migrate", "--list", "{cfg}", "--seed", "-3",
+                               "--report", "{out}/r.json"], "0,1,2\n",
+     ["--seed: got -3", "allowed: an integer in 0..4294967295"]),
+    ("migrate-value-over-int64", ["run", "pam-migrate", "--list", "{cfg}", "--report",
+                                  "{out}/r.json"], "0,1,99999999999999999999\n",
+     ["--list", "line 1: dst_slot 99999999999999999999 is out of range", "allowed: an integer"]),
+    ("prove-out-is-a-file", ["prove", "fp_add", "--out", "{file}"], None,
+     ["--out: output directory", "is a file; give a directory path"]),
+    ("migrate-list-is-a-directory", ["run", "pam-migrate", "--list", "{dir}", "--report",
+                                     "{out}/r.json"], None,
+     ["--list file", "is a directory; give a .csv or .npy migration list"]),
+    ("migrate-occupied-is-a-directory", ["run", "pam-migrate", "--list", "{cfg}", "--occupied",
+                                         "{dir}", "--report", "{out}/r.json"], "0,1,2\n",
+     ["--occupied file", "is a directory"]),
 ]
 
 
@@ -100,8 +118,10 @@ def test_bad_input(case, tmp_path, capsys):
     a_file.write_text("not a directory\n")
     if yaml_text is not None:
         cfg.write_text(yaml_text)
+    a_dir = tmp_path / "a_dir"
+    a_dir.mkdir()
     argv = [a.replace("{out}", str(out)).replace("{cfg}", str(cfg)).replace("{file}", str(a_file))
-            for a in argv]
+            .replace("{dir}", str(a_dir)) for a in argv]
     code = main(argv)
     captured = capsys.readouterr()
     err_lines = captured.err.strip().splitlines()
