@@ -48,7 +48,8 @@ from pimforge.hw.core.pipeline import streaming_cycles
 
 __all__ = ["stream_ports", "stream_rules", "fifo_no_loss", "find_fifos", "FormalTop",
            "free_inputs", "Owed", "Response", "per_transfer", "streaming_response",
-           "response_check", "has_response", "unit_response", "RESPONSE_BITS", "MAX_RESPONSE"]
+           "response_check", "one_per_input", "has_response", "unit_response", "RESPONSE_BITS",
+           "MAX_RESPONSE"]
 
 RESPONSE_BITS = 12   # the owed and output counters: wider than any bmc run's transfers
 MAX_RESPONSE = 1023  # the response timer saturates here (a bound beyond: never asserted)
@@ -238,6 +239,14 @@ def unit_response(unit, cfg, component) -> Response | None:
     if unit.cycle_model is streaming_cycles:
         return streaming_response(unit.cycle_model, cfg, component)
     return None
+
+
+def one_per_input(cycle_model, input: str = "i", output: str = "o", slack: int = 1):
+    """A declaration's ``response`` for a unit that answers each transfer on ``input`` with one
+    on ``output``: ``response(cfg)`` with the latency ``cycle_model(cfg, 1) - 1``."""
+    def response(cfg) -> Response:
+        return per_transfer({input: cycle_model(cfg, 1) - 1}, output, slack=slack)
+    return response
 
 
 def response_check(m: Module, ports, spec: Response, pick: Value, *, active: Value) -> None:

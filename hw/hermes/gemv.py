@@ -492,9 +492,8 @@ class HermesGemv(PimComponent):
 
 UNITS = (HwUnit("hermes_gemv", "Hermes NDP-DIMM GEMV engine: dense, batched, row- and "
                 "column-sparse y = W x with the GPU merge (i_cmd, i_x, i_w, i_p -> o)",
-                HermesGemvConfig, HermesGemv, GEMV_PRESETS, gemv_cycles,
-                paper="Hermes §IV-A, Table II, Fig. 6",
-                clocks=dict.fromkeys(GEMV_PRESETS, NDP_CLOCK), response=gemv_response,
+                HermesGemvConfig, HermesGemv, GEMV_PRESETS, gemv_cycles, response=gemv_response,
+                paper="Hermes §IV-A, Table II, Fig. 6", clocks=dict.fromkeys(GEMV_PRESETS, NDP_CLOCK),
                 # 8 partials, op_depth 8: 100 MHz on ECP5; its placement takes up to 20 minutes
                 synth_bench={"set": {"multipliers": 8, "serial_cycles": 8, "beat_words": 1,
                                      "max_batch": 2, "buffer_bytes": 512, "partials": 8,

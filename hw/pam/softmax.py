@@ -9,6 +9,7 @@ from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
 from pimforge.hw.core.component import PimComponent
+from pimforge.hw.core.formal import one_per_input
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp.softmax import merge_interval, merge_latency, merge_stats
 from pimforge.hw.pam.config import OnlineSoftmaxConfig
@@ -91,6 +92,6 @@ class OnlineSoftmax(PimComponent):
 UNITS = (HwUnit("online_softmax", "online-softmax statistics merge, PAM eqs. 3-5 "
                 "(i: m_in, l_in, first -> o: m, l, g, swap)",
                 OnlineSoftmaxConfig, OnlineSoftmax, {"fp32": {"acc": "fp32"}}, softmax_cycles,
-                paper="PAM §5.1.1, eqs. 3-5",
+                paper="PAM §5.1.1, eqs. 3-5", response=one_per_input(softmax_cycles),
                 # op_depth 12: the depth its ECP5 figure needs for 100 MHz
                 synth_bench={"set": {"op_depth": 12}}),)
