@@ -41,9 +41,10 @@ def add_arguments(q) -> None:
                         "counters, release bound) and the response check, check the stream "
                         "rules only")
     q.add_argument("--no-response", action="store_true",
-                   help="leave out the input-side response check (on by default where the unit "
-                        "states one: a transfer the solver picks is answered by its outputs "
-                        "within the cycle model's latency, every output ready after it)")
+                   help="leave out the input-side response check (on by default in bmc and "
+                        "cover mode where the unit states one: a transfer the solver picks is "
+                        "answered by its outputs within the cycle model's latency, every output "
+                        "ready after it; a bounded check, so prove mode leaves it out)")
 
 
 def _progress(msg: str) -> None:
@@ -63,7 +64,9 @@ def run_cli(args) -> int:
     _progress(f"{args.unit}: {args.mode} to depth {depth} (latency {dut.latency}) in {out} "
               "(the first yowasp-sby run compiles for a minute)")
     extra = None if args.protocol_only else unit.formal
-    response = None if args.protocol_only or args.no_response else \
+    # the response is a bounded property (its counters and timer close no induction), so
+    # prove mode leaves it out
+    response = None if args.protocol_only or args.no_response or args.mode == "prove" else \
         unit_response(unit, cfg, dut)
     res = prove(dut, out, mode=args.mode, depth=depth, fifos=not args.no_fifos, extra=extra,
                 response=response)
