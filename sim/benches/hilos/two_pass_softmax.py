@@ -4,9 +4,9 @@ outputs as expected ``o`` beats.
 A job is one query group's scores ``s`` (G, n) in ``score_fmt`` bits, a padding mask (n,) and its
 segments (the K-derived scores, then the host-precomputed ones, HILOS §4.3).  ``i`` and ``i_s``
 both carry :func:`~pimforge.sim.benches.hilos.beats.row_block_beats` of ``s`` (pass 2 reads the
-same scores back from DRAM); ``o`` carries those of the golden ``y`` of each query.
-:func:`softmax_job` runs several jobs back to back, without and with random stalls on both sides
-of every stream.
+same scores back from DRAM), with random bits in the padding lanes; ``o`` carries those of the
+golden ``y`` of each query.  :func:`softmax_job` runs several jobs back to back, without and with
+random stalls on both sides of every stream.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pimforge.base.numerics import float_bits
-from pimforge.sim.benches.hilos.beats import row_block_beats
+from pimforge.sim.benches.hilos.beats import pack_rows, row_block_beats, unpack_rows
 from pimforge.sim.golden.hilos import two_pass_softmax as h_sm
 from pimforge.sim.harness.job import Job, Phase, concat_fields
 from pimforge.sim.harness.stall import StallPattern
@@ -101,13 +101,25 @@ def _mask(rng, n: int, kind: str):
     return rng.random(n) < 0.3
 
 
-def softmax_beats(cfg, s, mask=None, segments=None) -> tuple:
-    """``(scores, y)``: the ``i`` (= ``i_s``) beats of one job and its golden ``o`` beats."""
+def _fill_padding(cfg, beats: dict, rng) -> dict:
+    """The beats with random bits (NaN and Inf among them) in the padding lanes (keep = 0)."""
+    U, w = cfg.lanes, cfg.score_fmt.width
+    data = unpack_rows(beats["data"], w, U)
+    pad = ((np.asarray(beats["keep"], dtype=np.int64)[:, None] >> np.arange(U)) & 1) == 0
+    data = np.where(pad, rng.integers(0, 1 << w, data.shape, dtype=np.int64), data)
+    return {**beats, "data": pack_rows(data, w)}
+
+
+def softmax_beats(cfg, s, mask=None, segments=None, rng=None) -> tuple:
+    """``(scores, y)``: the ``i`` (= ``i_s``) beats of one job and its golden ``o`` beats.  With
+    ``rng``, the padding lanes of the scores carry random bits (the unit must ignore them)."""
     s = np.atleast_2d(np.asarray(s, dtype=np.int64))
     y = np.stack([h_sm.two_pass_softmax(row, cfg.block, mask, cfg.score_fmt, cfg.mask_value,
                                          segments)["y"] for row in s])
-    return (row_block_beats(cfg, s, mask, cfg.score_fmt.width, segments),
-            row_block_beats(cfg, y, mask, 16, segments))
+    scores = row_block_beats(cfg, s, mask, cfg.score_fmt.width, segments)
+    if rng is not None:
+        scores = _fill_padding(cfg, scores, rng)
+    return scores, row_block_beats(cfg, y, mask, 16, segments)
 
 
 def softmax_job(cfg, rng, seed: int = 1, jobs=None, stall_p: float = 0.3,
@@ -120,7 +132,7 @@ def softmax_job(cfg, rng, seed: int = 1, jobs=None, stall_p: float = 0.3,
     ins, outs = [], []
     for jb in jobs:
         s = random_scores(cfg, rng, jb.n, jb.kind)
-        sb, yb = softmax_beats(cfg, s, _mask(rng, jb.n, jb.mask), list(jb.segments))
+        sb, yb = softmax_beats(cfg, s, _mask(rng, jb.n, jb.mask), list(jb.segments), rng)
         ins.append(sb)
         outs.append(yb)
     scores = concat_fields(ins)
