@@ -30,8 +30,9 @@ ROOT = Path(__file__).resolve().parents[1]
 TABLE_DIR = ROOT / "tests" / "mutations"
 KEYS = {"name", "file", "original", "mutated", "command", "why"}
 OPTIONAL = {"long"}
-# The package's folders as installed (setup.py's package-dir): a copy is imported through a
-# ``pimforge`` folder of links laid out the same way, found first on PYTHONPATH.
+# The package's folders as installed (setup.py's package-dir): in a copy, links inside its
+# ``pimforge/`` make it the whole package, found first both from the copy's root (``python -m``
+# puts the working directory first) and through PYTHONPATH.
 TOPS = ("hw", "sim", "software", "synth")
 NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
@@ -91,13 +92,16 @@ def test_row_applies(row):
 # --- applying the rows (make test-long) -------------------------------------------------------
 
 def _tracked_files() -> list:
-    out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True)
-    return [p for p in out.stdout.decode().split("\0") if p]
+    """The tracked files and the new ones git does not ignore (the working tree as it is)."""
+    out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                         cwd=ROOT, capture_output=True, check=True)
+    return sorted({p for p in out.stdout.decode().split("\0") if p})
 
 
 def _copy_tree(dest: Path) -> Path:
-    """The tracked files (as they are in the working tree) copied to ``dest/repo``, and the
-    ``dest/site/pimforge`` folder of links that imports them as the installed package would."""
+    """The tracked files (as they are in the working tree) copied to ``dest/repo``, with links
+    ``pimforge/hw`` -> ``hw`` and so on, so that ``import pimforge`` there imports the copy as
+    the installed package would."""
     repo = dest / "repo"
     for rel in _tracked_files():
         src = ROOT / rel
@@ -105,18 +109,14 @@ def _copy_tree(dest: Path) -> Path:
             target = repo / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, target)
-    site = dest / "site" / "pimforge"
-    site.mkdir(parents=True)
-    for entry in (repo / "pimforge").iterdir():
-        (site / entry.name).symlink_to(entry)
     for top in TOPS:
-        (site / top).symlink_to(repo / top)
+        (repo / "pimforge" / top).symlink_to(Path("..") / top)
     return repo
 
 
 def _run(row, repo: Path) -> subprocess.CompletedProcess:
     argv = [sys.executable if a == "{python}" else a for a in shlex.split(row["command"])]
-    env = dict(os.environ, PYTHONPATH=str(repo.parent / "site"), PYTHONDONTWRITEBYTECODE="1",
+    env = dict(os.environ, PYTHONPATH=str(repo), PYTHONDONTWRITEBYTECODE="1",
                # content-keyed caches (Verilator models, float operators): shared, still exact
                PIMFORGE_BUILD=os.environ.get("PIMFORGE_BUILD", str(ROOT / "build")))
     env.pop("PYTEST_XDIST_WORKER", None)
