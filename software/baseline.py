@@ -2,7 +2,7 @@
 
 The system models are deterministic for a seed, so every reproduced number (``ours``) and every
 paper value of a row is pinned in a baseline: ``tests/software/test_reproduce_baseline.py`` fails
-when a row moves by more than :data:`REL_TOL`, and ``pimforge reproduce SYSTEM
+when a row moves by more than ``REL_TOL``, and ``pimforge reproduce SYSTEM
 --update-baseline`` rewrites the file and prints the diff, so that each change to a model's
 numbers is deliberate and shows in review.
 
@@ -41,7 +41,7 @@ BASELINE_NAME = "baseline.json"
 @dataclass
 class Change:
     """One difference between a baseline and a new snapshot: ``field`` is one of
-    :data:`FIELDS`, or ``"row"`` for a row added (``old`` None) or removed (``new`` None)."""
+    ``FIELDS``, or ``"row"`` for a row added (``old`` None) or removed (``new`` None)."""
 
     row: str
     field: str
@@ -50,7 +50,7 @@ class Change:
 
     @property
     def relative(self) -> float | None:
-        """(new - old) / |old| for two numbers, else None."""
+        """``(new - old) / abs(old)`` for two numbers, else None."""
         a, b = self.old, self.new
         if not (_number(a) and _number(b)):
             return None

@@ -67,5 +67,5 @@ def check_int(value: int, option: str, lo: int, hi: int | None = None) -> int:
 
 
 def check_seed(value: int, option: str = "--seed") -> int:
-    """A seed: an integer in 0..:data:`SEED_MAX`."""
+    """A seed: an integer from 0 to :data:`SEED_MAX`."""
     return check_int(value, option, 0, SEED_MAX)

@@ -30,7 +30,8 @@ def system_rows(request):
 def test_rows_match_baseline(system_rows):
     name, mod, rows, base = system_rows
     path = bl.baseline_path(mod)
-    fix = f"if the change is deliberate, run `{bl.update_command(name)}` and commit {path.name}"
+    fix = (f"if the change is deliberate, run `{bl.update_command(name)}` and commit "
+           f"{'/'.join(path.parts[-3:])}")
     assert base is not None, f"reproduce {name}: no baseline {path}; {fix}"
     new = bl.snapshot(name, rows, bl.wall_clock_rows(mod))["rows"]
     found = bl.changes(base["rows"], new)
