@@ -379,7 +379,11 @@ class HermesGemv(PimComponent):
         # the merge partials wait in a FIFO from the row's last-beat issue to its finish
         pf = fifo.SyncFIFO(width=16 * V, depth=self.timing["out_fifo"])
         m.submodules.p_fifo = pf
-        m.d.comb += [pf.w_data.eq(self.i_p.payload.data[:16 * V]),
+        # lanes of vectors beyond the batch take a +0 partial, so that they leave as +0 whatever
+        # the GPU's beat holds there
+        p_keep = [j.vec_mask.bit_select(s.g * V + u, 1) for u in range(V)]
+        m.d.comb += [pf.w_data.eq(Cat(*[Mux(p_keep[u], lane(self.i_p.payload.data, u, 16), 0)
+                                        for u in range(V)])),
                      pf.w_en.eq(s.can & ~j.cols & j.merge & s.k_last)]
         # row finish, the cycle after the last partial landed: the pairwise tree of the Q partials
         fin_v = Signal(name="finish_valid")

@@ -100,13 +100,14 @@ def expected_y(cfg, data: GemvData) -> np.ndarray:
     return gemv_cols(cfg, w, xc, data.length, data.p)
 
 
-def _row_beats(cfg, per_row) -> list:
-    """Row-mode beats: per row, G beats with vectors g V .. g V + V - 1 in lanes 0..V-1."""
+def _row_beats(cfg, per_row, pad: int = 0) -> list:
+    """Row-mode beats: per row, G beats with vectors g V .. g V + V - 1 in lanes 0..V-1; the
+    other lanes hold ``pad``."""
     n, b = per_row.shape
     V, E = cfg.vec_lanes, cfg.beat_elems
     G = cfg.groups(b)
-    lanes = np.zeros((n, G, E), dtype=np.int64)
-    padded = np.zeros((n, G * V), dtype=np.int64)
+    lanes = np.full((n, G, E), pad, dtype=np.int64)
+    padded = np.full((n, G * V), pad, dtype=np.int64)
     padded[:, :b] = per_row
     lanes[:, :, :V] = padded.reshape(n, G, V)
     return pack_rows(lanes.reshape(n * G, E), 16)
@@ -130,7 +131,7 @@ def job_streams(cfg, data: GemvData) -> tuple:
     y = expected_y(cfg, data)
     if data.mode == "rows":
         x = pack_rows(data.x.reshape(-1, E), 16)
-        p = [] if data.p is None else _row_beats(cfg, data.p[:, data.active].T)
+        p = [] if data.p is None else _row_beats(cfg, data.p[:, data.active].T, INF16)
         o = _row_beats(cfg, y) if n else []
     else:
         # lanes past the batch carry Inf and NaN: the unit must not read them
@@ -178,7 +179,8 @@ def default_specs(cfg) -> list:
             GemvSpec("cols", b, E, 9),                                    # full list, batched
             GemvSpec("cols", 2, E, 7, active=0, merge=True),              # empty: y = p
             GemvSpec("rows", 3 if b >= 3 else b, L, 9, active=5, kind="extreme"),
-            GemvSpec("cols", b, E, 12, active=5, kind="extreme")]
+            GemvSpec("cols", b, E, 12, active=5, kind="extreme"),
+            GemvSpec("rows", max(1, b - 1), E, 6, active=3, merge=True)]    # merge, short group
 
 
 def gemv_job(cfg, rng, seed: int = 1, specs=None, stall_p: float = 0.3,
