@@ -50,6 +50,11 @@ def table4_beats(cfg) -> list:
         [run_beat(cfg, len(prog), 300, 2), run_beat(cfg, len(prog), 200, 1)]
 
 
+# every unused bit of a Dyn-Loop or Dyn-Modi word set (``pack`` cuts it to the pad's width):
+# the unit must ignore them
+PAD_ONES = (1 << 64) - 1
+
+
 def _pim(cfg, rng, modi: bool, max_rep: int) -> list:
     """A PIM command, with a Dyn-Modi before it when ``modi``; operands stay in range for up
     to ``max_rep`` repetitions."""
@@ -60,23 +65,26 @@ def _pim(cfg, rng, modi: bool, max_rep: int) -> list:
     if rng.random() < 0.6:
         coef = int(rng.integers(0, max(1, (cfg.vrows - 1) // max(1, max_rep - 1)) + 1))
         base = int(rng.integers(0, cfg.vrows - coef * (max_rep - 1)))
-        return [word(cfg, "dyn_modi", target=0, coef=coef), word(cfg, op, row=base, col=0)]
+        return [word(cfg, "dyn_modi", target=0, coef=coef, pad=PAD_ONES),
+                word(cfg, op, row=base, col=0)]
     coef = int(rng.integers(0, 8))
     base = int(rng.integers(0, (1 << cfg.col_bits) - coef * (max_rep - 1)))
-    return [word(cfg, "dyn_modi", target=1, coef=coef),
+    return [word(cfg, "dyn_modi", target=1, coef=coef, pad=PAD_ONES),
             word(cfg, op, row=int(rng.integers(1 << cfg.row_bits)), col=base)]
 
 
 def random_program(cfg, rng, length: int, max_rep: int = 4) -> list:
     """Straight PIM commands and Dyn-Loops (shift 7 or 8) whose bodies mix PIM commands and
-    Dyn-Modi + PIM pairs; at most ``length`` words, operands in range for LB <= ``max_rep``."""
+    Dyn-Modi + PIM pairs; at most ``length`` words, operands in range for LB <= ``max_rep``;
+    the unused bits of Dyn-Loop and Dyn-Modi words are all set."""
     words = []
     while True:
         if rng.random() < 0.5:
             body = []
             for _ in range(int(rng.integers(1, 5))):
                 body += _pim(cfg, rng, rng.random() < 0.6, max_rep)
-            item = [word(cfg, "dyn_loop", le=len(body), shift=int(rng.integers(7, 9)))] + body
+            item = [word(cfg, "dyn_loop", le=len(body), shift=int(rng.integers(7, 9)),
+                         pad=PAD_ONES)] + body
         else:
             item = _pim(cfg, rng, rng.random() < 0.3, 1)
         if len(words) + len(item) > length:
