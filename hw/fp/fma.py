@@ -161,6 +161,11 @@ def fma_stages(fmt, ftz):
                             exp=exp, align_amt=amount, fma_upper=upper,
                             c_hi=Cat(Const(0, w - p - 1), v["sc"], Const(0, 1)))
 
+    # The sticky is not redundant: a c wholly below the window (under an eighth of the product's
+    # LSB) still decides the rounding when the product is an exact tie, and so do c's bits below
+    # the window when its bits inside make the sum a tie.  Random triples almost never make such
+    # ties; the bench's sticky corners do (sim/benches/fp/fma.py).  The product is never shifted,
+    # so no other operand can lose bits here.
     align = core.shifter_stages("c_hi", "align_amt", "c_al", w,
                                 core.amount_bits(w, diff_max.bit_length()), False, 2, "align",
                                 sticky=True)

@@ -1,5 +1,7 @@
 """fp_fma: golden model vs Berkeley SoftFloat (including near-cancellations), RTL vs golden,
 cycle contract."""
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from conftest import assert_matches_reference
@@ -7,8 +9,10 @@ from fp_checks import N_SOFTFLOAT_RANDOM, golden_vs_reference, rtl_bench_and_cyc
 
 from pimforge.base.formats import FORMATS
 from pimforge.hw.fp.config import FpConfig
-from pimforge.sim.benches.fp.fma import fma_operands
+from pimforge.hw.fp.fma import GUARD
+from pimforge.sim.benches.fp.fma import fma_operands, sticky_corners
 from pimforge.sim.golden.fp.fma import fp_fma
+from pimforge.sim.reference import rational as rat
 from pimforge.sim.reference import softfloat as ref
 
 
@@ -39,6 +43,40 @@ def test_fused_single_rounding():
     # x*x = 1 + 2**-9 + 2**-20: rounding first loses 2**-20; fused keeps it.
     got = fp_fma(FpConfig(fmt=fmt), [x], [x], [0xBC02])   # - (1 + 2**-9)
     assert int(got[0]) == 0x0010                          # 2**-20, a subnormal
+
+
+def _dropped_below_window(fmt, a, b, c):
+    """``a * b + c`` rounded by the rational reference after ``c``'s bits below the RTL's sum
+    window are cut off (toward zero), as a datapath without the alignment's sticky computes it.
+    The window ends ``GUARD`` bits below the product's LSB, ``2**(ea + eb - 2(p - 1))``."""
+    def exp(x):
+        e = (int(x) >> fmt.frac_bits) & fmt.exp_all_ones
+        return fmt.emin if e == 0 else e - fmt.bias
+    _, sa, va = rat.decode(fmt, a)
+    _, sb, vb = rat.decode(fmt, b)
+    _, sc, vc = rat.decode(fmt, c)
+    lsb = Fraction(2) ** (exp(a) + exp(b) - 2 * (fmt.precision - 1) - GUARD)
+    kept = (vc // lsb) * lsb
+    total = (-1) ** (sa ^ sb) * va * vb + (-1) ** sc * kept
+    return rat.round_value(fmt, int(total < 0), abs(total))
+
+
+@pytest.mark.parametrize("fmt_name", ["fp16", "bf16", "fp32"])
+def test_sticky_corners_decided_below_the_window(fmt_name):
+    """The bench's sticky corners, by the exact rational reference: for every product among them
+    some ``c`` rounds otherwise once its bits below the sum window are dropped (a tie product's
+    ``c`` of one sign only: the other sign rounds to the even neighbour anyway).  So
+    ``test_rtl_fma``, which replays the corners in both phases, fails a datapath that loses the
+    alignment's sticky.  The golden model gets them right."""
+    fmt = FORMATS[fmt_name]
+    a, b, c = sticky_corners(fmt)
+    want = rat.fma(fmt, a, b, c)
+    cut = np.array([_dropped_below_window(fmt, *t) for t in zip(a, b, c)], dtype=np.int64)
+    for x, y in sorted(set(zip(a.tolist(), b.tolist()))):
+        rows = (a == x) & (b == y)
+        assert np.any(want[rows] != cut[rows]), f"no c decides {x:#x} * {y:#x}"
+    assert_matches_reference(fmt, fp_fma(FpConfig(fmt=fmt), a, b, c), want, [a, b, c],
+                             f"fma sticky corners {fmt_name}")
 
 
 @pytest.mark.softfloat

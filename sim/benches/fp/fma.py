@@ -8,7 +8,7 @@ from pimforge.sim.benches.fp.common import corner_tuples, operand_job, random_op
 from pimforge.sim.golden.fp.fma import fp_fma
 from pimforge.sim.golden.fp.mul import fp_mul
 
-__all__ = ["BENCHES", "fma_operands", "fma_classes", "window_corners"]
+__all__ = ["BENCHES", "fma_operands", "fma_classes", "window_corners", "sticky_corners"]
 
 
 def fma_operands(fmt, rng, n: int) -> list:
@@ -77,8 +77,73 @@ def window_corners(fmt) -> list:
     return [np.array(x + x, dtype=np.int64) for x in (a, b)] + [np.array(c, dtype=np.int64)]
 
 
+def _float(fmt, sign: int, e: int, sig: int) -> int:
+    """The bit pattern of ``(-1)**sign * sig * 2**(e - frac_bits)``, ``sig`` of ``precision``
+    bits (hidden bit set), normal exponent ``e``."""
+    return (sign << (fmt.width - 1)) | ((e + fmt.bias) << fmt.frac_bits) \
+        | (sig & ((1 << fmt.frac_bits) - 1))
+
+
+def _largest_below(fmt, e: int) -> int:
+    """The largest positive float below ``2**e`` (``e`` above the smallest subnormal's)."""
+    if e - 1 >= fmt.emin:
+        return _float(fmt, 0, e - 1, (1 << fmt.precision) - 1)
+    return (1 << (e - fmt.emin + fmt.frac_bits)) - 1
+
+
+def sticky_corners(fmt) -> list:
+    """Triples where only bits of ``c`` that the alignment shifts below the sum window decide
+    the rounding, so a datapath that drops the alignment's sticky bit rounds them wrongly (the
+    window of hw/fp/fma.py ends three bits below the product's LSB).
+
+    * The product is an exact tie (``(1 + k 2**(1-p)) * 1.5``, ``k`` = 1 or 3: the lower
+      neighbour odd or even) and ``c`` lies wholly below the window, under an eighth of the
+      product's LSB: the smallest subnormal, or the largest float below that bound.  Its sign
+      alone picks the neighbour.  Product exponents from the lowest where such a ``c`` exists
+      up to ``emax - 1``.
+    * A power-of-two product (the smallest subnormal times ``2**eb``, ``eb >= p + 3``) and
+      ``c`` whose bits inside the window make the sum an exact tie (``2u`` below the product or
+      ``4u`` above it, ``u`` the window's LSB weight), plus one smallest subnormal below the
+      window: only the sticky breaks the tie.
+    """
+    p, q = fmt.precision, fmt.emin - fmt.frac_bits    # q: the smallest subnormal's exponent
+    A, B, C = [], [], []
+    b15 = 3 << (p - 2)
+    # the product's LSB weight is 2**(ea + eb - 2(p - 1)); the window's, GUARD (3) bits below
+    low = fmt.emin + p + 3                            # c = the smallest subnormal still fits
+    for ep in (low, (low + fmt.emax) // 2, fmt.emax - 1):
+        ea = ep // 2
+        eb = ep - ea
+        lsb = ep - 2 * (p - 1) - 3
+        for k in (1, 3):
+            for s_p in (0, 1):
+                for s_c in (0, 1):
+                    for c in (1, _largest_below(fmt, lsb)):
+                        A.append(_float(fmt, s_p, ea, (1 << (p - 1)) + k))
+                        B.append(_float(fmt, 0, eb, b15))
+                        C.append((s_c << (fmt.width - 1)) | c)
+    # u = 2**(emin + eb - 2p - 1): 2 to 2**(p - 3) smallest subnormals, so that c fits p bits
+    for eb in sorted({p + 3, min(2 * p - 1, fmt.emax)}):
+        u = eb - 2 * p - 1 + fmt.emin - q
+        for s_p in (0, 1):
+            for s_c, mag in ((1, (2 << u) + 1), (0, (4 << u) + 1)):
+                A.append((s_p << (fmt.width - 1)) | 1)
+                B.append(_float(fmt, 0, eb, 1 << (p - 1)))
+                C.append(((s_c ^ s_p) << (fmt.width - 1)) | _encode_small(fmt, mag))
+    return [np.array(x, dtype=np.int64) for x in (A, B, C)]
+
+
+def _encode_small(fmt, m: int) -> int:
+    """The bit pattern of ``m`` smallest subnormals (``m`` of at most ``precision`` bits)."""
+    if m < 1 << fmt.frac_bits:
+        return m
+    e = m.bit_length() - 1 + fmt.emin - fmt.frac_bits     # exponent of m's leading bit
+    return _float(fmt, 0, e, m << (fmt.precision - m.bit_length()))
+
+
 def fma_bench(cfg, rng, n_random=20000, seed=1):
-    corners = [np.concatenate(z) for z in zip(corner_tuples(cfg.fmt, 3), window_corners(cfg.fmt))]
+    corners = [np.concatenate(z) for z in zip(corner_tuples(cfg.fmt, 3), window_corners(cfg.fmt),
+                                                  sticky_corners(cfg.fmt))]
     return operand_job(cfg.fmt, lambda a, b, c: fp_fma(cfg, a, b, c), ["a", "b", "c"], "r", rng,
                        n_random, seed, corners=corners, randoms=fma_operands(cfg.fmt, rng, n_random),
                        classes=fma_classes(n_random))
