@@ -15,6 +15,8 @@ from pimforge.hw.fp.softmax import merge_interval
 from pimforge.hw.pam.config import OnlineSoftmaxConfig
 from pimforge.hw.pam.softmax_timing import softmax_cycles
 from pimforge.registry import get_unit
+from pimforge.sim.benches.pam.softmax import (STALL_MIN_PER_CLASS, STALL_SHARE, group_kinds,
+                                              softmax_groups)
 from pimforge.sim.golden.pam import softmax as g_sm
 from pimforge.sim.harness.job import Phase
 
@@ -71,8 +73,9 @@ def test_golden_merge_special_values():
     (None, 1),
     pytest.param(None, 16, marks=pytest.mark.slow)])
 def test_rtl_online_softmax(preset, op_depth):
-    """Specials and 1500 random inputs with no stalls, then a quarter with random stalls;
-    bit-exact, one input every merge_interval cycles, and the exact cycle model."""
+    """Specials and 1500 random inputs with no stalls, then the specials and about a quarter of
+    the random groups, drawn from every class, with random stalls; bit-exact, one input every
+    merge_interval cycles, and the exact cycle model."""
     require_sim("verilator")
     cfg = api.config("online_softmax", preset=preset,
                      overrides={} if op_depth is None else {"op_depth": op_depth})
@@ -91,6 +94,41 @@ def test_rtl_online_softmax(preset, op_depth):
     assert ins == [k * merge_interval(cfg.op_depth) for k in range(n)]
     assert ph.out_stamps["o"][0] - ins[0] == res.manifest["latency"]
     assert ph.cycles == softmax_cycles(cfg, n)
+
+
+def _groups(x) -> list:
+    """The groups of an input stream (each starts at a ``first``), as tuples of (m_in, l_in)."""
+    starts = list(np.nonzero(np.asarray(x["first"]))[0]) + [len(x["first"])]
+    return [tuple(zip(x["m_in"][a:b].tolist(), x["l_in"][a:b].tolist()))
+            for a, b in zip(starts[:-1], starts[1:])]
+
+
+def test_stall_phase_samples_every_class():
+    """The stall phase replays whole groups of the no-stall phase: every special group, and from
+    every class of random group (spread, streaming l_in, repeated maxima, crossed with all
+    negative / long / other) about a quarter and at least STALL_MIN_PER_CLASS, not a prefix of
+    the stream (which left rare classes such as all-negative groups to chance)."""
+    cfg = api.config("online_softmax")
+    n = 1500
+    job = get_unit("online_softmax").bench(cfg, np.random.default_rng(2), seed=2, n_random=n)
+    x, spans = softmax_groups(cfg.acc, np.random.default_rng(2), n)
+    assert np.array_equal(job.phases[0].inputs["i"]["m_in"], x["m_in"])
+    full = _groups(x)
+    assert len(full) == len(spans)
+    replayed = _groups(job.phases[1].inputs["i"])
+    count = {}
+    for grp in replayed:
+        count[grp] = count.get(grp, 0) + 1
+    assert all(count[grp] <= full.count(grp) for grp in count), "a group not in the no-stall phase"
+    strata = {}
+    for grp, (_, _, cls), kind in zip(full, spans, group_kinds(x, spans)):
+        strata.setdefault(-1 if cls < 0 else (cls, kind), []).append(grp)
+    assert all(grp in count for grp in strata[-1]), "a special group is not replayed"
+    for key, members in strata.items():
+        got = sum(1 for grp in members if grp in count)
+        assert got >= min(len(members), STALL_MIN_PER_CLASS), (key, got, len(members))
+    n_random = sum(len(grp) for grp in replayed) - sum(len(grp) for grp in strata[-1])
+    assert n / STALL_SHARE <= n_random <= n / 2, n_random
 
 
 # ---------------------------------------------------------------- cycle model, configs

@@ -9,6 +9,11 @@ Groups of 1..12 inputs (``first`` on each group's first input) whose maxima
   1-6), after a block of special values: equal maxima, -0/+0, +-1e4, maxima beyond fp16 and
   close together (the score format is fp32), fp32 subnormals, -inf (a masked tile), +inf and
   NaN.
+
+The stall phase replays every special group and a sample of the random groups drawn from every
+class on its own (:func:`stall_groups`): the spread, ``l_in`` streaming or not, repeated maxima,
+and whether the group's maxima are all negative or it is long.  A prefix of the stream would
+leave a rare class (all-negative groups are about one in ten) to chance.
 """
 from __future__ import annotations
 
@@ -19,12 +24,31 @@ from pimforge.sim.benches.pam.beats import STALL_P, stalled
 from pimforge.sim.golden.pam import softmax as g_sm
 from pimforge.sim.harness.job import Job, Phase
 
-__all__ = ["softmax_inputs", "softmax_job", "BENCHES"]
+__all__ = ["softmax_inputs", "softmax_groups", "group_kinds", "stall_groups", "softmax_job",
+           "SPREADS", "KINDS", "STALL_SHARE", "STALL_MIN_PER_CLASS", "BENCHES"]
+
+# the random groups' spreads of maxima: near-equal, a few units, beyond exp's range in fp16
+# (g = 0 or subnormal), far beyond it
+SPREADS = (0.5, 4.0, 30.0, 2000.0)
+# kinds of a random group (group_kinds), the first that applies
+KINDS = ("all negative", "long", "other")
+LONG = 8                      # a long group has this many inputs or more
+# the stall phase replays about 1 / STALL_SHARE of each class's random groups, and at least
+# STALL_MIN_PER_CLASS of each (all, when it has fewer)
+STALL_SHARE = 4
+STALL_MIN_PER_CLASS = 2
 
 
 def softmax_inputs(acc, rng, n_random: int) -> dict:
     """``m_in`` (score-format bits), ``l_in`` (acc bits) and ``first`` arrays: the special block,
     then ``n_random`` inputs in random groups."""
+    return softmax_groups(acc, rng, n_random)[0]
+
+
+def softmax_groups(acc, rng, n_random: int) -> tuple:
+    """:func:`softmax_inputs`' arrays and its groups: a list of ``(start, stop, cls)`` slices,
+    ``cls`` -1 for a special group, else the random group's generation class, ``4 * spread
+    index + 2 * streaming + repeated maxima`` (:data:`SPREADS`)."""
     inf, nan = np.inf, np.nan
     groups = [
         ([+0.0, -0.0, +0.0, -0.0, -0.0], [1, 1, 1, 1, 1]),
@@ -42,31 +66,68 @@ def softmax_inputs(acc, rng, n_random: int) -> dict:
         ([nan, 1.0], [1, 1]),
         ([5.0, 2.0], [nan, 1]),
     ]
-    m, l, first = [], [], []
+    m, l, first, spans = [], [], [], []
     for gm, gl in groups:
+        spans.append((len(m), len(m) + len(gm), -1))
         m += gm
         l += gl
         first += [1] + [0] * (len(gm) - 1)
     total = 0
     while total < n_random:
         k = int(rng.integers(1, 13))
-        spread = float(rng.choice([0.5, 4.0, 30.0, 2000.0]))
+        spread = float(rng.choice(SPREADS))
         gm = rng.normal(0.0, spread, size=k) + rng.uniform(-spread, spread)
-        if rng.random() < 0.5:
+        streaming = rng.random() < 0.5
+        if streaming:
             gl = np.ones(k)                                     # streaming scores: l_in = 1
         else:
             gl = 1.0 + rng.exponential(8.0, size=k)
-        if rng.random() < 0.15:                                 # repeated maxima
+        repeated = rng.random() < 0.15
+        if repeated:                                            # repeated maxima
             gm[rng.integers(0, k, size=k // 2)] = gm[0]
+        spans.append((len(m), len(m) + k, 4 * SPREADS.index(spread) + 2 * streaming + repeated))
         m += gm.tolist()
         l += gl.tolist()
         first += [1] + [0] * (k - 1)
         total += k
     n = len(m) - total + n_random
     m, l, first = m[:n], l[:n], first[:n]
+    spans[-1] = (spans[-1][0], n, spans[-1][2])                # the last group, cut short
     with np.errstate(over="ignore", invalid="ignore"):
-        return {"m_in": num.float_bits(num.SCORE, m), "l_in": num.float_bits(acc, l),
-                "first": np.array(first, dtype=np.int64)}
+        x = {"m_in": num.float_bits(num.SCORE, m), "l_in": num.float_bits(acc, l),
+             "first": np.array(first, dtype=np.int64)}
+    return x, spans
+
+
+def group_kinds(x, spans) -> np.ndarray:
+    """The kind of each group, an index into :data:`KINDS`: every maximum negative (a running
+    maximum or padding that starts from 0 shows there), else :data:`LONG` inputs or more, else
+    other."""
+    m = num.bits_float(num.SCORE, x["m_in"])
+    kinds = []
+    for start, stop, _ in spans:
+        if np.all(m[start:stop] < 0):
+            kinds.append(KINDS.index("all negative"))
+        elif stop - start >= LONG:
+            kinds.append(KINDS.index("long"))
+        else:
+            kinds.append(KINDS.index("other"))
+    return np.array(kinds, dtype=np.int64)
+
+
+def stall_groups(x, spans, rng, share: float = 1 / STALL_SHARE,
+                 minimum: int = STALL_MIN_PER_CLASS) -> list:
+    """Indices into ``spans`` of the groups the stall phase replays, in a shuffled order: every
+    special group, and from every class of random group (its generation class crossed with
+    :func:`group_kinds`) the same random ``share``, at least ``minimum`` (all when fewer)."""
+    cls = np.array([c for _, _, c in spans], dtype=np.int64)
+    strata = np.where(cls < 0, -1, cls * len(KINDS) + group_kinds(x, spans))
+    picked = [np.nonzero(strata == -1)[0]]
+    for s in np.unique(strata[strata >= 0]):
+        members = np.nonzero(strata == s)[0]
+        k = min(len(members), max(minimum, int(np.ceil(len(members) * share))))
+        picked.append(rng.choice(members, size=k, replace=False))
+    return rng.permutation(np.concatenate(picked)).tolist()
 
 
 def _softmax_expected(acc, x):
@@ -76,10 +137,13 @@ def _softmax_expected(acc, x):
 
 def softmax_job(cfg, rng, seed=1, n_random=3000) -> Job:
     """Job for ``online_softmax``: specials plus ``n_random`` random inputs with no stalls, then
-    the specials plus a quarter of them with random stalls on both sides."""
-    x = softmax_inputs(cfg.acc, rng, n_random)
-    cut = len(x["first"]) - n_random + max(1, n_random // 4)   # the specials and a quarter
-    short = {k: v[:cut] for k, v in x.items()}
+    the specials and :func:`stall_groups`' sample of the random groups (about a quarter) with
+    random stalls on both sides."""
+    x, spans = softmax_groups(cfg.acc, rng, n_random)
+    # separate from ``rng`` so that the sample leaves the no-stall phase as it was
+    order = stall_groups(x, spans, np.random.default_rng([seed, 2]))
+    idx = np.concatenate([np.arange(spans[g][0], spans[g][1]) for g in order])
+    short = {k: v[idx] for k, v in x.items()}
     return Job(phases=[
         Phase("no stalls", inputs={"i": x}, expected={"o": _softmax_expected(cfg.acc, x)}),
         stalled(Phase(f"random stalls p={STALL_P}", inputs={"i": short},
