@@ -10,7 +10,7 @@ from fp_checks import N_SOFTFLOAT_RANDOM, golden_vs_reference, rtl_bench_and_cyc
 from pimforge.base.formats import FORMATS
 from pimforge.hw.fp.config import FpConfig
 from pimforge.hw.fp.fma import GUARD
-from pimforge.sim.benches.fp.fma import fma_operands, sticky_corners
+from pimforge.sim.benches.fp.fma import fma_operands, product_sticky_corners, sticky_corners
 from pimforge.sim.golden.fp.fma import fp_fma
 from pimforge.sim.reference import rational as rat
 from pimforge.sim.reference import softfloat as ref
@@ -77,6 +77,29 @@ def test_sticky_corners_decided_below_the_window(fmt_name):
         assert np.any(want[rows] != cut[rows]), f"no c decides {x:#x} * {y:#x}"
     assert_matches_reference(fmt, fp_fma(FpConfig(fmt=fmt), a, b, c), want, [a, b, c],
                              f"fma sticky corners {fmt_name}")
+
+
+@pytest.mark.parametrize("fmt_name", ["fp16", "bf16", "fp32"])
+def test_product_sticky_corners_decided_by_low_product_bits(fmt_name):
+    """The bench's corners where ``c`` is the larger operand: by the exact rational reference,
+    each rounds otherwise once the product's bits more than ``p + 2`` below ``c``'s LSB are
+    dropped (as a shift of the product without sticky does); the golden model, which shifts
+    the product there, gets them right."""
+    fmt = FORMATS[fmt_name]
+    p = fmt.precision
+    a, b, c = product_sticky_corners(fmt)
+    want = rat.fma(fmt, a, b, c)
+    for x, y, z, w in zip(a, b, c, want):
+        (_, sa, va), (_, sb, vb), (_, sc, vc) = (rat.decode(fmt, v) for v in (x, y, z))
+        e_c = ((int(z) >> fmt.frac_bits) & fmt.exp_all_ones) - fmt.bias
+        unit = Fraction(2) ** (e_c - (p - 1) - (p + 3))
+        prod = va * vb
+        assert prod % unit != 0 and prod < Fraction(2) ** (e_c - p + 1), (hex(x), hex(y), hex(z))
+        total = (-1) ** (sa ^ sb) * (prod // unit) * unit + (-1) ** sc * vc
+        cut = rat.round_value(fmt, int(total < 0), abs(total))
+        assert w != cut, (hex(x), hex(y), hex(z))
+    assert_matches_reference(fmt, fp_fma(FpConfig(fmt=fmt), a, b, c), want, [a, b, c],
+                             f"fma product sticky corners {fmt_name}")
 
 
 @pytest.mark.softfloat

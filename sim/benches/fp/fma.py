@@ -8,7 +8,8 @@ from pimforge.sim.benches.fp.common import corner_tuples, operand_job, random_op
 from pimforge.sim.golden.fp.fma import fp_fma
 from pimforge.sim.golden.fp.mul import fp_mul
 
-__all__ = ["BENCHES", "fma_operands", "fma_classes", "window_corners", "sticky_corners"]
+__all__ = ["BENCHES", "fma_operands", "fma_classes", "window_corners", "sticky_corners",
+           "product_sticky_corners"]
 
 
 def fma_operands(fmt, rng, n: int) -> list:
@@ -133,6 +134,28 @@ def sticky_corners(fmt) -> list:
     return [np.array(x, dtype=np.int64) for x in (A, B, C)]
 
 
+def product_sticky_corners(fmt) -> list:
+    """Triples where ``c`` is the larger operand and only the product's lowest bits decide a tie:
+    ``c + a*b`` with ``|a*b|`` just above half an ulp of ``c``, ``a*b = (2**(2p-1) + r) 2**k``
+    with ``0 < r < 2**(p-3)`` (``a = 2**(p-1) + x``, ``b = 2**p - 2x + 1``, ``r = 2**(p-1) -
+    x(2x - 1)``), so that the sum lies just off a tie and ``r`` sits more than ``p + 2`` bits
+    below ``c``'s LSB.  ``c``'s significand is even, so dropping ``r`` rounds to ``c`` instead
+    of away from it; either sign of the product, ``c`` at two exponents.  A datapath that
+    shifts the product (the golden model's) needs the sticky there; hw/fp/fma.py keeps the
+    whole product in its window and needs its slice's sticky OR."""
+    p = fmt.precision
+    x = next(x for x in range(1, 1 << p) if x * (2 * x - 1) > 3 << (p - 3))
+    sa, sb = (1 << (p - 1)) + x, (1 << p) - (2 * x - 1)
+    A, B, C = [], [], []
+    for s in (0, fmt.emax - p - 1):             # ea + eb; c's exponent s + p + 1
+        for s_p in (0, 1):
+            for s_c in (0, 1):
+                A.append(_float(fmt, s_p, s // 2, sa))
+                B.append(_float(fmt, 0, s - s // 2, sb))
+                C.append(_float(fmt, s_c, s + p + 1, (1 << (p - 1)) + 2))
+    return [np.array(v, dtype=np.int64) for v in (A, B, C)]
+
+
 def _encode_small(fmt, m: int) -> int:
     """The bit pattern of ``m`` smallest subnormals (``m`` of at most ``precision`` bits)."""
     if m < 1 << fmt.frac_bits:
@@ -143,7 +166,8 @@ def _encode_small(fmt, m: int) -> int:
 
 def fma_bench(cfg, rng, n_random=20000, seed=1):
     corners = [np.concatenate(z) for z in zip(corner_tuples(cfg.fmt, 3), window_corners(cfg.fmt),
-                                                  sticky_corners(cfg.fmt))]
+                                                  sticky_corners(cfg.fmt),
+                                                  product_sticky_corners(cfg.fmt))]
     return operand_job(cfg.fmt, lambda a, b, c: fp_fma(cfg, a, b, c), ["a", "b", "c"], "r", rng,
                        n_random, seed, corners=corners, randoms=fma_operands(cfg.fmt, rng, n_random),
                        classes=fma_classes(n_random))
