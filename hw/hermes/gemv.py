@@ -379,20 +379,16 @@ class HermesGemv(PimComponent):
         # the merge partials wait in a FIFO from the row's last-beat issue to its finish
         pf = fifo.SyncFIFO(width=16 * V, depth=self.timing["out_fifo"])
         m.submodules.p_fifo = pf
-        # lanes of vectors beyond the batch take a +0 partial, so that they leave as +0 whatever
-        # the GPU's beat holds there
-        p_keep = [j.vec_mask.bit_select(s.g * V + u, 1) for u in range(V)]
-        m.d.comb += [pf.w_data.eq(Cat(*[Mux(p_keep[u], lane(self.i_p.payload.data, u, 16), 0)
-                                        for u in range(V)])),
+        # lanes of vectors beyond the batch (the last group's) take a +0 partial, leave as +0
+        pk = Cat(*[j.vec_mask.bit_select(s.g * V + u, 1).replicate(16) for u in range(V)])
+        m.d.comb += [pf.w_data.eq(self.i_p.payload.data[:16 * V] & pk),
                      pf.w_en.eq(s.can & ~j.cols & j.merge & s.k_last)]
         # row finish, the cycle after the last partial landed: the pairwise tree of the Q partials
         fin_v = Signal(name="finish_valid")
         m.d.sync += [fin_v.eq(nv & nt["last"]), fin_g.eq(nt["g"])]
         final, fv, ft = finish_partials(m, cfg.acc, od, words, j.beats, V, valid=fin_v,
                                         side={"g": fin_g})
-        # lanes of vectors beyond the batch (the last group's) leave as +0
-        keep = [j.vec_mask.bit_select(ft["g"] * V + u, 1) for u in range(V)]
-        final = [Mux(keep[u], x, 0) for u, x in enumerate(final)]
+        final = [Mux(j.vec_mask.bit_select(ft["g"] * V + u, 1), x, 0) for u, x in enumerate(final)]
         return {"valid": fv, "vals": final, "fin_v": fin_v, "pf": pf}
 
     def _cols(self, m, j, s, banks, prods, tags):
