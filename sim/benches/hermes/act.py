@@ -5,7 +5,8 @@ A job is a list of :class:`ActVector` (op, kind of values, length) sent back to 
 of one element, partial last beats, several beats and ``max_len``; normal values, signed zeros,
 subnormals, large values whose exponentials underflow, -inf among normal values, and vectors
 with a NaN, a +inf or only -inf (softmax gives NaN everywhere, as float64 does).  The padding
-lanes of a last beat carry random bits (the unit must ignore them).  :func:`act_job` runs the
+lanes of a last beat carry random bits, and the beats other than a vector's first (last) carry
+the other op (a count of 0): the unit must ignore them.  :func:`act_job` runs the
 vectors without stalls, with random stalls on ``i`` (valid) and ``o`` (ready), and with ``o``
 ready one cycle in three.
 """
@@ -111,6 +112,11 @@ def act_beats(cfg, rng, vec: ActVector, x16=None) -> tuple:
     U = cfg.lanes
     garbage = rng.integers(0, 1 << 16, U, dtype=np.int64)
     i = _vector_beats(U, ACT_OPS.index(vec.op), x16, garbage)
+    # the unit reads op on a vector's first beat and count on its last only: the other beats
+    # carry the other op and a count of 0
+    B = len(i["count"])
+    i["op"] = i["op"][:1] + [1 - i["op"][0]] * (B - 1)
+    i["count"] = [0] * (B - 1) + i["count"][-1:]
     o = _vector_beats(U, None, act_golden(cfg, vec.op, x16), np.zeros(U, dtype=np.int64))
     return i, o
 
