@@ -186,8 +186,9 @@ def prove(dut, out_dir, *, mode: str = "bmc", depth: int | None = None, fifos: b
     ``depth`` defaults to :func:`default_depth` of ``dut.latency``; ``shell``, ``extra`` and
     ``response`` are :class:`~pimforge.hw.core.formal.FormalTop`'s (a test's mutation between
     unit and checker; the unit's own properties, its declaration's ``formal``; the input-side
-    response, :func:`~pimforge.hw.core.formal.unit_response`); ``memory_map`` as in
-    :func:`run_sby`.
+    response, :func:`~pimforge.hw.core.formal.unit_response`; a bounded property, whose
+    counters close no induction: ``pimforge prove`` leaves it out of ``prove`` mode);
+    ``memory_map`` as in :func:`run_sby`.
     """
     if depth is None:
         depth = default_depth(getattr(dut, "latency", 0))
