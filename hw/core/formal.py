@@ -32,6 +32,8 @@ likes, so the tracked transfer may meet a unit full of stalled work).  Asserted:
 transfer's latency, or one cycle per output still owed if more are owed than that (the outputs
 ahead of it drain at one a cycle), plus the response's ``slack``, the output count reaches the
 outputs owed up to and including it.  No delay lines: two counters, the target and a timer.
+A trace that never picks is unconstrained, so the response narrows no other property; it is a
+bounded property (its counters are not inductive), for ``bmc`` and ``cover`` runs.
 """
 from __future__ import annotations
 
