@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from amaranth.hdl import Const, Mux, Signal
 
+from pimforge.base.numerics import log2_exact
 from pimforge.hw.core.formal import Owed, Response
 from pimforge.hw.hermes.config import HermesGemvConfig
 from pimforge.hw.hermes.gemv_timing import GemvJob, gemv_schedule
@@ -47,7 +48,7 @@ def gemv_response(cfg: HermesGemvConfig) -> Response:
         k = Signal(len(p.beats), name="resp_beat")
         take_cmd = cmd.valid & cmd.ready
         take_w = iw.valid & iw.ready
-        lg_v = (cfg.vec_lanes - 1).bit_length()
+        lg_v = log2_exact(cfg.vec_lanes)
         with m.If(take_cmd):
             m.d.sync += [cols.eq(p.mode), beats.eq(p.beats), k.eq(0),
                          groups.eq((p.batch + cfg.vec_lanes - 1) >> lg_v)]
