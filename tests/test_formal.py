@@ -1,8 +1,10 @@
 """The formal flow: the stream-protocol checker, the sby runner, `pimforge prove`, unit proofs.
 
 Every proof is shown able to fail: the checker on broken stages, the FIFO check on a FIFO with
-one credit too many, and the unit proofs on mutated units (``MutantShell`` between a unit and the
-checker, or an output FIFO one entry too shallow for its credits).  The full per-unit sweep is
+one credit too many, the unit proofs on mutated units (``MutantShell`` between a unit and the
+checker, or an output FIFO one entry too shallow for its credits), and the input-side response
+on units rebuilt from their source with a one-line input-side mutation that the stream rules
+pass (``RESPONSE_MUTATIONS``, the rows of tests/mutations/formal.yaml).  The full per-unit sweep is
 in ``UNIT_PROOFS``; the default run proves the ones marked ``fast`` (the file: about 60 s of CPU),
 ``PIMFORGE_LONG=1`` the rest.
 """
