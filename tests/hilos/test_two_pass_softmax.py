@@ -64,6 +64,16 @@ def test_golden_partly_filled_beat_of_negative_scores_is_one_hot():
     assert y.tolist() == [0.0, 1.0, 0.0, 0.0, 0.0]
 
 
+def test_golden_masked_positions_score_the_mask_value():
+    """Alg. 1 line 3: a masked position scores mask_value in pass 1 (its y is 0).  With the real
+    score 1 below it, the masked position is the maximum: y = e^-1 / (1 + e^-1) in float64."""
+    cfg = UNIT.config(None, SMALL)
+    x = bits_of([cfg.mask_value - 1.0, 5.0])
+    y = bits_float(FP16, h_sm.two_pass_softmax(x, cfg.block, [False, True])["y"])
+    assert y[1] == 0
+    assert abs(y[0] - np.exp(-1) / (1 + np.exp(-1))) <= 1e-3 * y[0]
+
+
 def test_bench_beats_follow_the_row_block_order():
     """Jobs have G x block/U beats per block, padding only in a segment's last block."""
     cfg = UNIT.config(None, SMALL)

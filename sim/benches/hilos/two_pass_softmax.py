@@ -46,7 +46,9 @@ def default_jobs(cfg) -> list:
     underflow; infinities, NaN and subnormals; and partly filled last beats whose real scores
     are all large and negative, or all large and positive, so that a padding value other than
     -inf in the max tree (the padding lanes' data is 0) or other than +0 in the sum tree
-    changes the result (a maximum of 0 over scores near -600 makes exp overflow: NaN)."""
+    changes the result (a maximum of 0 over scores near -600 makes exp overflow: NaN); and
+    scores near the mask value, so that masked positions weigh like real ones and a wrong mask
+    value changes the result too."""
     b, U = cfg.block, cfg.lanes
     return [SoftmaxJob((1,)),
             SoftmaxJob((100, 16), "normal", "random"),
@@ -60,7 +62,8 @@ def default_jobs(cfg) -> list:
             SoftmaxJob((b + 8,), "special", "random"),
             SoftmaxJob((U + 1,), "negative"),
             SoftmaxJob((b + U + 1, b // 2 + 1), "negative", "random"),
-            SoftmaxJob((U + 1,), "positive")]
+            SoftmaxJob((U + 1,), "positive"),
+            SoftmaxJob((b + U + 1,), "near_mask", "random")]
 
 
 def random_scores(cfg, rng, n: int, kind: str = "normal") -> np.ndarray:
@@ -69,7 +72,8 @@ def random_scores(cfg, rng, n: int, kind: str = "normal") -> np.ndarray:
     -0 mixed (the maximum must take +0, as the golden order says); ``special``: N(0, 3) with a
     quarter of the scores drawn from +-inf, NaN, +-3e38, +-1e-45 (subnormal), +-0, 88, -1e4;
     ``negative``: uniform in [-700, -500] (all below a padding lane's 0, and exp(-x) overflows);
-    ``positive``: uniform in [500, 700] (exp(0 - x) of a padding lane underflows)."""
+    ``positive``: uniform in [500, 700] (exp(0 - x) of a padding lane underflows);
+    ``near_mask``: the mask value -3 .. +1 (a masked position is near the maximum)."""
     G = cfg.d_group
     if kind == "normal":
         x = rng.standard_normal((G, n)) * 3.0
@@ -86,9 +90,11 @@ def random_scores(cfg, rng, n: int, kind: str = "normal") -> np.ndarray:
         x = rng.uniform(-700, -500, (G, n))
     elif kind == "positive":
         x = rng.uniform(500, 700, (G, n))
+    elif kind == "near_mask":
+        x = cfg.mask_value + rng.uniform(-3, 1, (G, n))
     else:
         raise ValueError(f"unknown score kind {kind!r}; allowed: normal, large, equal, zeros, "
-                         "special, negative, positive")
+                         "special, negative, positive, near_mask")
     with np.errstate(over="ignore"):        # +-3e38 becomes +-inf in fp16 scores, on purpose
         return float_bits(cfg.score_fmt, x)
 
