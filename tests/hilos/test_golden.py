@@ -34,3 +34,22 @@ def test_masked_positions_do_not_matter():
     v2[mask] = np.inf
     b = h_att.hilos_attention(_bits(q[0]), _bits(k2), _bits(v2), mask=mask)
     assert np.array_equal(a, b)
+
+
+def test_short_block_of_large_negative_scores():
+    """Five tokens whose scores (q k / 8) lie between -700 and -500, far apart: a short block
+    padded to 128 with -inf gives O = the top token's V row, as float64 does (a padding of 0
+    would make exp(600) overflow, and O NaN)."""
+    rng = np.random.default_rng(9)
+    q = rng.standard_normal(64)
+    q = q / np.linalg.norm(q) * 8.0                   # |q|^2 = 64, so k = -c q scores -8 c
+    c = np.array([62.5, 75.0, 87.5, 68.75, 81.25])    # scores -500 .. -700
+    k = -c[:, None] * q[None, :]
+    v = rng.standard_normal((5, 64))
+    qb, kb, vb = _bits(q), _bits(k), _bits(v)
+    o = num.bits_float(FP16, h_att.hilos_attention(qb, kb, vb))
+    f = [num.bits_float(FP16, x).astype(np.float64) for x in (qb, kb, vb)]
+    ref = g_sys.attention_f64(*f, 1 / 8)
+    assert np.all(np.isfinite(o))
+    assert np.abs(o - ref).max() <= 1e-3 * np.abs(ref).max()
+    np.testing.assert_allclose(ref, f[2][0], rtol=1e-12)   # the top token's V row, one-hot
