@@ -15,7 +15,9 @@ import numpy as np
 
 from pimforge.base.formats import FP16, FP32
 from pimforge.base.numerics import float_bits
-from pimforge.sim.benches.hilos.beats import o_beats, row_block_beats, v_beats
+from pimforge.sim.benches.hilos.beats import (
+    o_beats, pack_rows, row_block_beats, unpack_rows, v_beats
+)
 from pimforge.sim.golden.hilos import sv_gemv as h_sv
 from pimforge.sim.golden.hilos import two_pass_softmax as h_sm
 from pimforge.sim.harness.job import Job, Phase, concat_fields
@@ -126,9 +128,14 @@ def sv_expected(cfg, data: JobData) -> dict:
 
 
 def sv_inputs(cfg, data: JobData) -> dict:
-    """``i_p`` and ``i_v`` beats of one job."""
-    return {"i_p": row_block_beats(cfg, data.y, data.mask, 16, data.segments),
-            "i_v": v_beats(cfg, data.v16)}
+    """``i_p`` and ``i_v`` beats of one job; the padding lanes of ``i_p`` (keep = 0) carry NaN,
+    which the unit never issues."""
+    p = row_block_beats(cfg, data.y, data.mask, 16, data.segments)
+    U = cfg.lanes
+    y = unpack_rows(p["data"], 16, U)
+    pad = ((np.asarray(p["keep"], dtype=np.int64)[:, None] >> np.arange(U)) & 1) == 0
+    p["data"] = pack_rows(np.where(pad, NAN16, y), 16)
+    return {"i_p": p, "i_v": v_beats(cfg, data.v16)}
 
 
 
