@@ -25,6 +25,7 @@ from pimforge.hw.core.formal import FormalTop, has_response, per_transfer, unit_
 from pimforge.hw.hermes import act as hermes_act
 from pimforge.hw.hermes import gemv as hermes_gemv
 from pimforge.hw.pamif import receiver as pamif_receiver
+from pimforge.hw.papi import pu as papi_pu
 from pimforge.hw.papi import scheduler as papi_scheduler
 from pimforge.synth.formal import MAX_DEPTH, default_depth, prove
 
@@ -320,7 +321,6 @@ NO_RESPONSE = {
     "pam_interface": "composite of sender, buffer, receiver",
     "lolpim_dispatcher": "job unit: a program's commands follow its run",
     "lolpim_pingpong": "job unit: a tile's outputs follow its GB set",
-    "papi_pu": "job unit: a row's outputs follow its weight beats",
 }
 
 
@@ -372,6 +372,11 @@ RESPONSE_MUTATIONS = [
     # its row never finishes.  About a minute of CPU per run.
     ("hermes_gemv", GEMV_SMALL, 20, hermes_gemv, "HermesGemv",
      "iw.ready.eq(can & g_last),", 'iw.ready.eq(fsm.ongoing("RUN") & g_last),', False),
+    # papi_pu takes a weight beat while it still loads its vectors and writes its column buffer
+    # only once it runs: the beat is lost and its row never finishes
+    ("papi_pu", PU_SMALL, 16, papi_pu, "PapiPu",
+     "wf.w_en.eq(self.i_w.valid & wf.w_rdy),",
+     'wf.w_en.eq(self.i_w.valid & wf.w_rdy & j.fsm.ongoing("RUN")),', True),
 ]
 
 

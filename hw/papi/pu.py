@@ -51,6 +51,7 @@ from pimforge.hw.fp.accumulate import accumulate, finish_partials
 from pimforge.hw.fp.ops import add_tree, delay, float_op
 from pimforge.hw.papi.config import PU_PRESETS, PapiPuConfig
 from pimforge.hw.papi.hbm import PU_CLOCK_MHZ
+from pimforge.hw.papi.pu_formal import pu_response
 from pimforge.hw.papi.pu_timing import pu_cycles, pu_latency
 from pimforge.hw.papi.streams import ROW_BITS, pu_signatures
 
@@ -321,7 +322,7 @@ class PapiPu(PimComponent):
 UNITS = (HwUnit("papi_pu", "PAPI FC-PIM / Attn-PIM bank processing unit: xPyB FPUs (fp16 "
                 "multipliers + adder tree + accumulator) on HBM3 column reads, each read reused "
                 "across a batch (i_cmd, i_x, i_w -> o)", PapiPuConfig, PapiPu, PU_PRESETS,
-                pu_cycles, paper="PAPI §6.1, §6.2, §6.4",
+                pu_cycles, paper="PAPI §6.1, §6.2, §6.4", response=pu_response,
                 clocks=dict.fromkeys(PU_PRESETS, PresetClock(PU_CLOCK_MHZ,
                                                              "PAPI §6.2: the FPU clock")),
                 # 8 partials at op_depth 8: the depth its small config needs for 100 MHz on ECP5
