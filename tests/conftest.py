@@ -23,6 +23,7 @@ LONG = os.environ.get("PIMFORGE_LONG", "") not in ("", "0")
 # the other worker idle at the end.  Within a file the order is unchanged.
 HEAVY_FIRST = ("tests/test_formal.py", "tests/test_lint.py", "tests/test_synth_smoke.py",
                "tests/pam/test_ru.py", "tests/software/test_model_pam.py",
+               "tests/software/test_reproduce_baseline.py",
                "tests/software/test_pam_attention_cli.py", "tests/software/test_hilos_attention.py",
                "tests/test_synth.py", "tests/test_ready_paths.py", "tests/hermes/test_act.py",
                "tests/hilos/test_two_pass_softmax.py", "tests/test_synth_timing.py",
