@@ -24,6 +24,7 @@ from pimforge.hw.core.fanout import SplitFifo
 from pimforge.hw.core.formal import FormalTop, has_response, per_transfer, unit_response
 from pimforge.hw.hermes import act as hermes_act
 from pimforge.hw.hermes import gemv as hermes_gemv
+from pimforge.hw.lolpim import pingpong as lolpim_pingpong
 from pimforge.hw.pamif import receiver as pamif_receiver
 from pimforge.hw.papi import pu as papi_pu
 from pimforge.hw.papi import scheduler as papi_scheduler
@@ -320,7 +321,6 @@ NO_RESPONSE = {
     "pamif_sender": "job unit: a list's reads follow its entries",
     "pam_interface": "composite of sender, buffer, receiver",
     "lolpim_dispatcher": "job unit: a program's commands follow its run",
-    "lolpim_pingpong": "job unit: a tile's outputs follow its GB set",
 }
 
 
@@ -377,6 +377,10 @@ RESPONSE_MUTATIONS = [
     ("papi_pu", PU_SMALL, 16, papi_pu, "PapiPu",
      "wf.w_en.eq(self.i_w.valid & wf.w_rdy),",
      'wf.w_en.eq(self.i_w.valid & wf.w_rdy & j.fsm.ongoing("RUN")),', True),
+    # lolpim_pingpong's MAC engine waits for one bank beat more than its tile's command says:
+    # the tile's last beat is taken and its accumulation never drains
+    ("lolpim_pingpong", PINGPONG_SMALL, 24, lolpim_pingpong, "LolpimPingpong",
+     "last.eq(p.last_step),", "last.eq(p.last_step + 1),", True),
 ]
 
 

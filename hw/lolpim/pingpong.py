@@ -58,6 +58,7 @@ from pimforge.hw.fp.accumulate import accumulate, finish_partials
 from pimforge.hw.fp.ops import add_tree, delay, delay_valid, float_op
 from pimforge.hw.lolpim.aim import AIM_CLOCK_MHZ
 from pimforge.hw.lolpim.config import PINGPONG_PRESETS, PingpongConfig
+from pimforge.hw.lolpim.pingpong_formal import pingpong_response
 from pimforge.hw.lolpim.pingpong_timing import ACC_IN, pingpong_cycles, pingpong_timing
 from pimforge.hw.lolpim.streams import pingpong_signatures
 
@@ -370,7 +371,7 @@ class LolpimPingpong(PimComponent):
 UNITS = (HwUnit("lolpim_pingpong", "LoL-PIM I/O-aware ping-pong buffering: one AiM channel's "
                 "bf16 PUs with two GB and output-register sets (i_ld, i_gb, i_mac, i_bank -> o)",
                 PingpongConfig, LolpimPingpong, PINGPONG_PRESETS, pingpong_cycles,
-                paper="LoL-PIM §6, Fig. 7b; AiM §2.2, Tables 3 and 5",
+                paper="LoL-PIM §6, Fig. 7b; AiM §2.2, Tables 3 and 5", response=pingpong_response,
                 clocks=dict.fromkeys(PINGPONG_PRESETS, PresetClock(
                     AIM_CLOCK_MHZ, "LoL-PIM Table 5: the AiM PU clock")),
                 # 8 partials at op_depth 8: the depth its small config needs for 100 MHz on ECP5
