@@ -60,6 +60,7 @@ from pimforge.base.numerics import log2_exact
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.lolpim.config import DISPATCHER_PRESETS, DispatcherConfig
+from pimforge.hw.lolpim.dispatcher_formal import dispatcher_response
 from pimforge.hw.lolpim.dispatcher_timing import FIRST_COMMAND_LATENCY, dispatcher_cycles
 from pimforge.hw.lolpim.dpa import KINDS, STATUS, encoding_manifest, run_fields
 from pimforge.hw.lolpim.streams import command_signature, host_signature, status_signature
@@ -385,4 +386,5 @@ UNITS = (HwUnit("lolpim_dispatcher", "LoL-PIM on-module DPA dispatcher: Dyn-Loop
                 "programs expanded per request (LB from T_cur), virtual rows through the Va2Pa "
                 "table, one PIM command a cycle (i -> o, o_status)", DispatcherConfig,
                 LolpimDispatcher, DISPATCHER_PRESETS, dispatcher_cycles,
-                paper="LoL-PIM §5.3, Fig. 6c", synth_bench={"preset": "small"}),)
+                paper="LoL-PIM §5.3, Fig. 6c", synth_bench={"preset": "small"},
+                response=dispatcher_response),)
