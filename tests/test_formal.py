@@ -27,6 +27,7 @@ from pimforge.hw.hermes import gemv as hermes_gemv
 from pimforge.hw.lolpim import dispatcher as lolpim_dispatcher
 from pimforge.hw.lolpim import pingpong as lolpim_pingpong
 from pimforge.hw.pamif import receiver as pamif_receiver
+from pimforge.hw.pamif import sender as pamif_sender
 from pimforge.hw.papi import pu as papi_pu
 from pimforge.hw.papi import scheduler as papi_scheduler
 from pimforge.synth.formal import MAX_DEPTH, default_depth, prove
@@ -319,7 +320,6 @@ NO_RESPONSE = {
     # sweep's config took about 60 times the CPU of the protocol proof alone
     "hermes_act": "job unit: its response makes the bmc far too slow for the sweep",
     "pamif_buffer": "its harness asserts the release bound (hw/pamif/buffer_formal.py)",
-    "pamif_sender": "job unit: a list's reads follow its entries",
     "pam_interface": "composite of sender, buffer, receiver",
 }
 
@@ -392,6 +392,10 @@ RESPONSE_MUTATIONS = [
     # dropped and never reports
     ("lolpim_dispatcher", DISP_SMALL, 24, lolpim_dispatcher, "LolpimDispatcher",
      "m.d.comb += i.ready.eq(idle)", "m.d.comb += i.ready.eq(~r.running)", True),
+    # pamif_sender takes a token's last read answer and never passes it to the buffer
+    ("pamif_sender", {}, None, pamif_sender, "PamifSender",
+     "o.valid.eq(i.valid), i.ready.eq(o.ready),",
+     "o.valid.eq(i.valid & (i.payload.word != cfg.src_words - 1)), i.ready.eq(o.ready),", True),
 ]
 
 

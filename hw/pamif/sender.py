@@ -42,7 +42,7 @@ from pimforge.base.numerics import log2_exact
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.pamif.config import IF_CLOCK, SIM_PRESETS, STATUS, PamifConfig
-from pimforge.hw.pamif.sender_formal import sender_environment
+from pimforge.hw.pamif.sender_formal import sender_environment, sender_response
 from pimforge.hw.pamif.sender_timing import sender_cycles
 from pimforge.hw.pamif.streams import (
     bits, cmd_signature, fill_signature, free_signature, rd_signature, rdata_signature,
@@ -292,4 +292,5 @@ UNITS = (HwUnit("pamif_sender", "PAM interface command reorder unit: migration-l
                 "source reads round-robin over bank groups, tagged words to the buffer "
                 "(i_cmd, i_rd, i_free -> o_rd, o_fill, o_status)", PamifConfig, PamifSender,
                 SIM_PRESETS, sender_cycles, paper="PAM §6.2, Fig. 8d",
-                clocks=dict.fromkeys(SIM_PRESETS, IF_CLOCK), formal=sender_environment),)
+                clocks=dict.fromkeys(SIM_PRESETS, IF_CLOCK), formal=sender_environment,
+                response=sender_response),)

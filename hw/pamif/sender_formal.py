@@ -19,13 +19,19 @@ was requested waits while the list entry it names is loaded), and with answers a
 their entry is complete, ``o_rd_valid_held`` at step 8 (a region freed early moves the window
 past a waiting read).  The counters are cumulative and wide enough for bounded proofs, not for
 k-induction.
+
+The input-side response (:func:`sender_response`): each read answer on ``i_rd`` owes one word
+on ``o_fill``.
 """
 from __future__ import annotations
 
 from amaranth.hdl import Array, Assert, Assume, Cat, Signal
 from amaranth.lib.fifo import SyncFIFO
 
-__all__ = ["sender_environment"]
+from pimforge.hw.core.formal import Response, per_transfer
+from pimforge.hw.pamif.sender_timing import sender_schedule
+
+__all__ = ["sender_environment", "fill_latency", "sender_response"]
 
 
 def sender_environment(m, dut, dut_module, ports, active) -> None:
@@ -57,3 +63,19 @@ def sender_environment(m, dut, dut_module, ports, active) -> None:
     with m.If(free.valid):
         m.d.comb += Assume((freed < cfg.capacity) & (Array(done)[freed] == cfg.src_words),
                            "env_free_after_its_entry_filled")
+
+
+def fill_latency(cfg) -> int:
+    """Cycles from a read answer on ``i_rd`` to its word on ``o_fill`` in the cycle model
+    (:func:`~pimforge.hw.pamif.sender_timing.sender_schedule`, whose memory answers each read
+    the cycle after its request)."""
+    s = sender_schedule(cfg, [(0, 0, 0)])
+    return s["fill"][0] - (s["rd"][0] + 1)
+
+
+def sender_response(cfg) -> Response:
+    """Input-side response: every read answer taken on ``i_rd`` is passed on as one word on
+    ``o_fill`` within :func:`fill_latency`.  (A list's reads and its status wait for the
+    buffer's releases on ``i_free``, which the environment gives when it likes, so they are
+    not counted.)  An answer taken and not passed on is a word the buffer never gets."""
+    return per_transfer({"i_rd": fill_latency(cfg)}, "o_fill")
