@@ -319,7 +319,14 @@ NO_RESPONSE = {
     # a response per ReLU beat and per softmax vector was tried: it passes, but its bmc at the
     # sweep's config took about 60 times the CPU of the protocol proof alone
     "hermes_act": "job unit: its response makes the bmc far too slow for the sweep",
-    "pamif_buffer": "its harness asserts the release bound (hw/pamif/buffer_formal.py)",
+    # a conservation property instead of a count (a word's release waits for the rest of its
+    # region, which the environment sends when it likes): proved by k-induction in
+    # tests/pamif/test_formal_buffer.py
+    "pamif_buffer": "its harness (hw/pamif/buffer_formal.py) states its own: every word taken "
+                    "leaves on o once, unchanged (track_out_once_after_in, "
+                    "track_in_buffer_or_output, count<r>_is_words_in), and a complete head "
+                    "region is released within release_bound = dst_words cycles of o.ready "
+                    "(release_within_bound)",
     "pam_interface": "composite of sender, buffer, receiver",
 }
 
