@@ -48,6 +48,7 @@ from pimforge.hw.fp.accumulate import accumulate
 from pimforge.hw.fp.ops import delay, delay_valid, float_op
 from pimforge.hw.hilos.config import HILOS_PRESETS, KERNEL_CLOCK, SvGemvConfig
 from pimforge.hw.hilos.streams import v_signature, vec_signature, y_signature
+from pimforge.hw.hilos.sv_gemv_formal import sv_response
 from pimforge.hw.hilos.sv_gemv_timing import sv_cycles, sv_timing
 
 __all__ = ["SvGemv"]
@@ -311,5 +312,6 @@ class SvGemv(PimComponent):
 UNITS = (HwUnit("sv_gemv", "HILOS score x V GEMV: O = sum_j y_j V_j for d_group queries, "
                 "double-buffered (i_p, i_v -> o)", SvGemvConfig, SvGemv, HILOS_PRESETS,
                 sv_cycles, paper="HILOS §4.4, Fig. 7e", clocks=dict.fromkeys(HILOS_PRESETS, KERNEL_CLOCK),
+                response=sv_response,
                 # op_depth d / E = 8, the deepest its accumulator revisit allows
                 synth_bench={"set": {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 1, "op_depth": 8}}),)

@@ -46,6 +46,7 @@ from pimforge.hw.fp.mul import mul_stages
 from pimforge.hw.fp.ops import delay, delay_valid, float_op, op_latency
 from pimforge.hw.fp.softmax import merge_latency, merge_stats
 from pimforge.hw.pam.config import PamRuConfig
+from pimforge.hw.pam.ru_formal import ru_response
 from pimforge.hw.pam.ru_timing import (
     COEF_REG, IN_REG, ru_cycle_model, ru_drain_depth, ru_latency, stats_ready
 )
@@ -317,6 +318,6 @@ class PamRu(PimComponent):
 UNITS = (HwUnit("pam_ru", "PAM reduction unit: merges partials (O, m, l) of a request, PAM Alg. 1 "
                 "Reduction (i: data, m, l, last -> o: data, m, l [, norm, lse])",
                 PamRuConfig, PamRu, {"final": {"final": True}, "fp32": {"acc": "fp32"}},
-                ru_cycle_model, paper="PAM §5.2.2, Alg. 1 lines 15-22",
+                ru_cycle_model, paper="PAM §5.2.2, Alg. 1 lines 15-22", response=ru_response,
                 # op_depth 15: the depth its ECP5 figure needs for 100 MHz
                 synth_bench={"set": {"vector_width": 4, "head_dim": 64, "op_depth": 15}}),)
