@@ -39,6 +39,7 @@ from pimforge import api, cli, prove_cli, synth_cli
 from pimforge.software import cli as software_cli
 from pimforge.software.hermes import gemv as hermes_gemv
 from pimforge.software.hilos import attention as hilos_attention
+from pimforge.software.llm import run as llm_run
 from pimforge.software.pam import attention as pam_attention
 from pimforge.software.pam import migrate as pam_migrate
 from pimforge.sweep import cli as sweep_cli
@@ -154,6 +155,7 @@ BASE = {
                                       "--out": "{out}/o.npy"}),
     ("run", "hermes-gemv"): ({}, {"--w": "{w}", "--x": "{x}", "--out": "{out}/y.npy"}),
     ("run", "pam-migrate"): ({}, {"--list": "{list}", "--report": "{out}/r.json"}),
+    ("run", "llm"): ({}, {"--prompt": "The capital of France is", "--tokens": "2"}),
 }
 
 TABLE = {
@@ -231,6 +233,18 @@ TABLE = {
         "--list": Entry(InFile()), "--preset": Entry(PRESET), "--config": Entry(CONFIG),
         "--set": Entry(SET), "--occupied": Entry(InFile()), "--src-image": Entry(InFile()),
         "--seed": Entry(SEED), "--out": Entry(OutFile()), "--report": Entry(REPORT)},
+    ("run", "llm"): {
+        "--prompt": Entry(Text(("",))), "--chat": Entry(Flag()),
+        "--tokens": Entry(Int(1, llm_run.MAX_TOKENS)),
+        "--system": Entry(Text(("nope", "pam,pam", "pam,,hilos"))),
+        "--backend": Entry(Choice(("golden", "rtl"), name="backend")),
+        # a layer index past the model's 30 layers, negative, or not a list of integers
+        "--rtl-layers": Entry(Text(("30", "-1", "x", "0,,1"))),
+        "--rtl-steps": Entry(Int(1, llm_run.MAX_TOKENS)),
+        "--teacher": Entry(InFile(name="--teacher")),
+        "--sparse": Entry(Flag()), "--batch": Entry(Int(1, llm_run.MAX_BATCH)),
+        "--model": Entry(InFile(name="--model")), "--layers": Entry(Int(1, 30)),
+        "--report": Entry(REPORT)},
 }
 
 
@@ -333,7 +347,7 @@ def no_work(monkeypatch):
                       (synth_cli, "run_compare"), (sweep_cli, "run_sweep"),
                       (software_cli, "update_baseline"), (pam_attention, "pam_attention"),
                       (hilos_attention, "hilos_attention"), (hermes_gemv, "hermes_gemv"),
-                      (pam_migrate, "pam_migrate")):
+                      (pam_migrate, "pam_migrate"), (llm_run, "run_llm")):
         monkeypatch.setattr(mod, name, _stub)
     for key, (title, _, rows, line) in list(cli._PROGRESS_BENCHES.items()):
         monkeypatch.setitem(cli._PROGRESS_BENCHES, key, (title, _stub, rows, line))
