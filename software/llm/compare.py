@@ -1,6 +1,8 @@
 """A system's decoding against the reference's, step by step.
 
-Two runs are comparable at a step while they were fed the same tokens: always under teacher
+Step 0's token comes from the prompt's prefill, which runs on the host for every system (as the
+papers leave prefill to the GPU), so it agrees by construction; the steps after it are decode
+steps on the system's units (``decode`` in each row).  Two runs are comparable at a step while they were fed the same tokens: always under teacher
 forcing, and in free-running generation up to the first step where their top-1 choices differ
 (that step included, since its input still agreed).  At a comparable step the report gives the
 top-1 agreement, the reference's top-2 logit margin, the largest logit error and each layer's
@@ -43,7 +45,7 @@ def compare_traces(ref, run, teacher: bool, threshold: float = MARGIN_THRESHOLD)
     steps, divergence = [], None
     comparable = True
     for n, ids in enumerate(run.generated_ids):
-        row = {"step": n, "id": int(ids)}
+        row = {"step": n, "id": int(ids), "decode": bool(run.steps[n].decode)}
         if comparable and n < len(ref.generated_ids):
             rid = int(ref.generated_ids[n])
             m = margin(ref.logits[n])

@@ -1,9 +1,10 @@
 """Decoding: the llama forward pass one token at a time, with a system's :class:`Ops`.
 
-Every position, the prompt's included, runs through the system's operations token by token, so
-each system builds its own KV cache from its own arithmetic; only the generated positions
-(``Step.decode``) count in the hardware's time.  The embedding lookup, the RMSNorms, RoPE, the
-residual adds and the output projection (tied to the embedding) run on the host in float32.
+The prompt is prefilled on the host (the reference :class:`Ops`), as every one of the papers
+leaves prefill to the GPU; that pass also yields the first generated token.  Each later token is
+a decode step (``Step.decode``) through the system's operations, which read the KV cache (the
+prompt's rows from the host, then the system's own).  The embedding lookup, the RMSNorms, RoPE,
+the residual adds and the output projection (tied to the embedding) run on the host in float32.
 """
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ class Decoder:
     """The model and a system's operations, with the KV cache of one sequence."""
 
     def __init__(self, model, ops: Ops | None = None, max_positions: int = 4096):
-        self.model, self.ops = model, ops or Ops()
+        self.model, self.ops, self.host = model, ops or Ops(), Ops()
         c = model.config
         self.cos, self.sin = rope_tables(c.head_dim, c.rope_base, max_positions)
         self.scale = float(1.0 / np.sqrt(c.head_dim))
@@ -61,10 +62,13 @@ class Decoder:
         self.v = [np.zeros((c.n_kv_heads, 0, c.head_dim), np.float32) for _ in range(c.n_layers)]
         self.pos = 0
         self.ops.prepare(model)
+        self.host.prepare(model)
 
     def step(self, token: int, decode: bool):
-        """Feed one token; returns the logits (vocab,), the layers' outputs and the Step."""
-        m, c, ops = self.model, self.model.config, self.ops
+        """Feed one token; returns the logits (vocab,), the layers' outputs and the Step.  A
+        decode step runs on the system's operations, a prefill step on the host's."""
+        m, c = self.model, self.model.config
+        ops = self.ops if decode else self.host
         st = Step(self.pos, decode)
         h = m.embed[int(token)].astype(np.float32)
         outs = np.empty((c.n_layers, c.d_model), np.float32)
