@@ -164,3 +164,31 @@ def test_softmax_zero_max_sign():
         x = float_bits(FP16, np.array(vals))
         assert np.array_equal(fast.act_softmax(x, a.lanes, a.acc, a.partials),
                               act_softmax(x, a.lanes, a.acc, a.partials)["y"])
+
+
+@pytest.mark.parametrize("cfg", list(CFGS))
+@pytest.mark.parametrize("kind", ["normal", "edge", "big", "overflow"])
+def test_row_matrix_equals_golden(cfg, kind):
+    """The prepared rows (bit-reversed beats, trees over halves) give the golden model's bits:
+    every row or a subset, one vector or a batch, the LLM's 576 and 1536-element rows; inputs
+    that are not finite (a NaN in x, an Inf in W) go to the golden model."""
+    c = CFGS[cfg]
+    rng = np.random.default_rng(_seed("m", cfg, kind))
+    for n, d, b in ((48, 576, 1), (20, 1536, 3), (9, 64, 5)):
+        w = _weights(rng, (n, d), kind)
+        x = _weights(rng, (b, d), "edge" if kind == "edge" else "normal", 1.0)
+        m = fast.RowMatrix(c, fpfast.to_float(FP16, w))
+        assert np.array_equal(fpfast.to_bits(FP16, m.rows16()), w)
+        for idx in (None, np.sort(rng.choice(n, n // 3, replace=False))):
+            sel = w if idx is None else w[idx]
+            want = gemv_rows(c, sel, x)
+            assert np.array_equal(fpfast.to_bits(FP16, m(fpfast.to_float(FP16, x), idx)),
+                                  want), (n, d, b, idx is None)
+    x = _weights(rng, (2, 64), "normal", 1.0)
+    x[1, 7] = 0x7E00                                   # NaN
+    w = _weights(rng, (6, 64), "normal")
+    w[2, 3] = 0x7C00                                   # +Inf
+    for ww, xx in ((w, _weights(rng, (2, 64), "normal", 1.0)), (_weights(rng, (6, 64), kind), x)):
+        m = fast.RowMatrix(c, fpfast.to_float(FP16, ww))
+        assert np.array_equal(fpfast.to_bits(FP16, m(fpfast.to_float(FP16, xx))),
+                              gemv_rows(c, ww, xx))

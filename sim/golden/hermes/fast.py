@@ -30,7 +30,7 @@ from pimforge.sim.golden.fp import fast
 from pimforge.sim.golden.hermes import act as act_golden
 from pimforge.sim.golden.hermes import gemv as gemv_golden
 
-__all__ = ["rows", "cols", "softmax", "gemv_rows", "gemv_cols", "act_softmax"]
+__all__ = ["rows", "cols", "softmax", "RowMatrix", "gemv_rows", "gemv_cols", "act_softmax"]
 
 F16 = np.float16
 
@@ -174,6 +174,74 @@ def softmax(x16, lanes: int, acc, partials: int = 4) -> np.ndarray:
     return _checked(lambda v: _softmax(v, lanes, acc, partials),
                     lambda v: act_golden.act_softmax(v, lanes, acc, partials)["y"], [x],
                     x.ndim - 1)
+
+
+def _bitrev(n: int) -> np.ndarray:
+    """The bit-reversal permutation of 0..n-1 (n a power of two)."""
+    bits = n.bit_length() - 1
+    i = np.arange(n)
+    return np.array([int(format(v, f"0{bits}b")[::-1], 2) if bits else 0 for v in i])
+
+
+class RowMatrix:
+    """A matrix's rows prepared once for many row-mode GEMVs (the LLM's weights).
+
+    The pairwise tree of a beat over adjacent pairs is the tree over halves of the beat's
+    elements in bit-reversed order (level one adds elements ``p`` and ``p + E/2``, which hold
+    ``2j`` and ``2j + 1``; the results are again in bit-reversed order), so the rows are held as
+    ``(E, beats, n)`` float32 in that order and every tree level adds two contiguous halves:
+    the same additions as :func:`rows`, in the same order.  ``w16``: float16 (n, d), d a whole
+    number of beats."""
+
+    def __init__(self, cfg, w16):
+        w16 = np.asarray(w16, F16)
+        n, d = w16.shape
+        E = cfg.beat_elems
+        if d % E:
+            raise ValueError(f"hermes_gemv rows: d_in = {d} is not a whole number of {E}-element "
+                             f"beats")
+        self.cfg, self.n, self.d, self.perm = cfg, n, d, _bitrev(E)
+        self.finite = fast.finite(w16)
+        t = w16.reshape(n, d // E, E)[:, :, self.perm].transpose(2, 1, 0)
+        self.t = np.ascontiguousarray(_acc(cfg.acc, t))
+
+    def rows16(self, idx=None) -> np.ndarray:
+        """The float16 rows (n, d) back (the golden model's input)."""
+        t = self.t if idx is None else self.t[:, :, idx]
+        inv = np.argsort(self.perm)
+        return t.transpose(2, 1, 0)[:, :, inv].reshape(t.shape[2], self.d).astype(F16)
+
+    def __call__(self, x16, idx=None) -> np.ndarray:
+        """Row mode over the rows ``idx`` (all when None) for ``x16`` float16 (b, d): float16
+        (len(idx), b), as :func:`rows` gives it."""
+        cfg = self.cfg
+        acc, E, Q = cfg.acc, cfg.beat_elems, cfg.partials
+        x16 = np.asarray(x16, F16)
+        w = self.t if idx is None else self.t[:, :, idx]
+        if not (self.finite and fast.finite(x16)):
+            return rows(cfg, self.rows16(idx), x16)
+        b = x16.shape[0]
+        beats = self.d // E
+        xp = _acc(acc, x16.reshape(b, beats, E)[:, :, self.perm].transpose(2, 1, 0))
+        with np.errstate(over="ignore", invalid="ignore"):
+            prod = fast.mul(acc, w[..., None], xp[:, :, None, :])       # (E, beats, n, b)
+            while prod.shape[0] > 1:
+                h = prod.shape[0] // 2
+                prod = fast.add(acc, prod[:h], prod[h:])
+            t = prod[0]                                                 # (beats, n, b)
+            rounds = -(-beats // Q)
+            grid = np.zeros((rounds * Q, *t.shape[1:]), dtype=t.dtype)
+            grid[:beats] = t
+            grid = grid.reshape(rounds, Q, *t.shape[1:])
+            parts = np.zeros(grid.shape[1:], dtype=t.dtype)
+            for r in range(rounds):
+                parts = fast.add(acc, parts, grid[r])
+            while parts.shape[0] > 1:
+                parts = fast.add(acc, parts[0::2], parts[1::2])
+            y = parts[0].astype(F16)
+        if fast.finite(y):
+            return y
+        return rows(cfg, self.rows16(idx), x16)
 
 
 def _f16(bits):
