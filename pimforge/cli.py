@@ -49,8 +49,8 @@ from pimforge.base.config import config_line, config_to_dict
 from pimforge.base.errors import ToolError, UserError
 from pimforge.base.files import precheck_out_dir
 from pimforge.bench import (
-    accuracy_benchmark, harness_benchmark, hilos_benchmark, model_benchmark, pam_benchmark,
-    sweep_benchmark, synth_benchmark
+    accuracy_benchmark, harness_benchmark, hilos_benchmark, llm_benchmark, model_benchmark,
+    pam_benchmark, sweep_benchmark, synth_benchmark
 )
 from pimforge.demo import run_demo
 from pimforge.export import add_parser as _export_parser
@@ -211,15 +211,16 @@ def _add_bench(sub) -> None:
                        "PAM PU tiers (cycles/token, tokens/s, utilization), the HILOS kernel "
                        "presets (cycles vs bound, GFLOPS vs the paper), the synthesis flow "
                        "(synth all wall time; every unit's area, logic depth and ECP5 fmax), "
-                       "the system model (reproduce wall time) and sweep points/s on one and "
-                       "two workers; "
+                       "the system model (reproduce wall time), sweep points/s on one and "
+                       "two workers, and SmolLM2-135M's tokens/s on the reference and each "
+                       "system's golden models; "
                        "writes JSON files")
     q.add_argument("--out", default="build/bench", metavar="DIR",
                    help="directory for harness.json, accuracy.json, pam.json, hilos.json, "
-                        "synth.json, model.json and sweep.json "
+                        "synth.json, model.json, sweep.json and llm.json "
                         "(default build/bench)")
     q.add_argument("--only", choices=("all", "harness", "accuracy", "pam", "hilos", "synth",
-                                      "model", "sweep"),
+                                      "model", "sweep", "llm"),
                    default="all",
                    help="run one benchmark only (default all)")
     q.add_argument("--cycles", type=int, default=200000, help="operations to stream (default 200000)")
@@ -372,6 +373,12 @@ _PROGRESS_BENCHES = {
                            f"= {r['points_per_second']} points/s "
                            f"({r['points_per_second_after_start']} after "
                            f"{r['cluster_start_s']} s of cluster start)"),
+    "llm": ("SmolLM2-135M on the units (30 layers, wall time on this machine):", llm_benchmark,
+            "results",
+            lambda name, r: f"{name}: " + (f"{r['layer_step_s']} s for one RTL layer-step "
+                                           f"(aim <= {r['aim_s']:g} s)" if "layer_step_s" in r
+                                           else f"{r['tokens_per_s']} tokens/s (aim >= "
+                                                f"{r['aim_tokens_per_s']:g})")),
 }
 
 
