@@ -12,6 +12,8 @@
 >>> res.o, res.rel_err
 >>> res = api.pam_migrate([(5, 3, 7), (9, 0, 1)], api.config("pam_interface"))  # PAM interface
 >>> res.o, res.cycles, res.bandwidth_fraction
+>>> rep = api.run_llm("The capital of France is", systems=("pam", "hilos"), tokens=8)
+>>> rep["systems"]["pam"]["text"], rep["systems"]["pam"]["timing"]   # SmolLM2-135M on PAM
 """
 from __future__ import annotations
 
@@ -26,12 +28,13 @@ from pimforge.registry import get_unit, units
 from pimforge.sim.harness.runner import BenchResult, run_unit
 from pimforge.software.hermes.gemv import HermesGemvResult, hermes_gemv  # Hermes GEMV engine
 from pimforge.software.hilos.attention import HilosAttentionResult, hilos_attention  # HILOS kernel
+from pimforge.software.llm import run as _llm
 from pimforge.software.pam.attention import PamAttentionResult, pam_attention  # PAM Alg. 1 flow
 from pimforge.software.pam.migrate import MigrateResult, pam_migrate  # PAM interface migration
 
 __all__ = ["units", "config", "generate", "elaborate", "run_bench", "BenchResult", "pam_attention",
            "PamAttentionResult", "hilos_attention", "HilosAttentionResult", "hermes_gemv",
-           "HermesGemvResult", "pam_migrate", "MigrateResult"]
+           "HermesGemvResult", "pam_migrate", "MigrateResult", "run_llm"]
 
 
 def config(unit: str, preset: str | None = None, config_file=None, overrides=None, sets=None):
@@ -72,3 +75,17 @@ def run_bench(unit: str, cfg=None, sim: str = "verilator", seed: int = 1, job=No
     if job is None:
         job = u.bench(cfg, np.random.default_rng(seed), seed=seed, **bench_kw)
     return run_unit(u, cfg, job, sim=sim, seed=seed, label=f"{unit} {config_line(cfg)}")
+
+
+def run_llm(prompt: str, systems=("pam",), tokens: int = 16, chat: bool = False,
+            backend: str = "golden", rtl_layers=(0,), rtl_steps: int = 1, teacher=None,
+            sparse: bool = False, batch: int = 1, model=None, layers=None) -> dict:
+    """``pimforge run llm`` as a function: the report (a JSON-able dict) of a prompt decoded by
+    the host reference and each of ``systems``, compared step by step, with each system's
+    modelled time per token.  ``model`` is a GGUF path (default SmolLM2-135M-Instruct)."""
+    req = _llm.LlmRequest(prompt=prompt, tokens=tokens, chat=chat, systems=tuple(systems),
+                          backend=backend, rtl_layers=tuple(rtl_layers), rtl_steps=rtl_steps,
+                          teacher=list(teacher) if teacher is not None else None, sparse=sparse,
+                          batch=batch, model=model, layers=layers)
+    _, tok = _llm.check_request(req)
+    return _llm.run_llm(req, tok)

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 
-from pimforge.base.cliargs import check_int
 from pimforge.base.errors import UserError
 from pimforge.base.files import write_atomic
 from pimforge.software.flow_io import check_out_path
@@ -11,9 +10,6 @@ from pimforge.software.llm import run as llm_run
 from pimforge.software.llm import systems
 
 __all__ = ["add_arguments", "request_from_args", "run_cli"]
-
-BACKENDS = ("golden", "rtl")
-
 
 def add_arguments(flows) -> None:
     """Add the ``llm`` flow to ``pimforge run``'s subparsers."""
@@ -72,14 +68,6 @@ def _int_list(text: str, option: str) -> tuple:
 
 def request_from_args(args) -> llm_run.LlmRequest:
     """The request of a parsed command line, checked as far as it can be without the model."""
-    check_int(args.tokens, "--tokens", 1, llm_run.MAX_TOKENS)
-    check_int(args.rtl_steps, "--rtl-steps", 1, llm_run.MAX_TOKENS)
-    check_int(args.batch, "--batch", 1, llm_run.MAX_BATCH)
-    if args.layers is not None:
-        check_int(args.layers, "--layers", 1, None)
-    if args.backend not in BACKENDS:
-        raise UserError(f"--backend: unknown backend {args.backend!r}; allowed: "
-                        f"{', '.join(BACKENDS)}")
     names = tuple(s.strip() for s in args.system.split(","))
     names = tuple(s for s in names if s != "reference") if names != ("reference",) else ()
     for s in names:

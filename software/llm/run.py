@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pimforge.base.cliargs import check_int
 from pimforge.base.errors import UserError
 from pimforge.software.llm import systems
 from pimforge.software.llm.compare import MARGIN_THRESHOLD, compare_traces
@@ -17,11 +18,12 @@ from pimforge.software.llm.gguf_model import load_model, read_header
 from pimforge.software.llm.ops import Ops
 from pimforge.software.llm.tokenizer import build_tokenizer
 
-__all__ = ["MAX_TOKENS", "MAX_BATCH", "LlmRequest", "check_request", "read_teacher", "run_llm",
+__all__ = ["MAX_TOKENS", "MAX_BATCH", "BACKENDS", "LlmRequest", "check_request", "read_teacher", "run_llm",
            "summary"]
 
 MAX_TOKENS = 4096          # generated tokens of one run (far above a useful golden run)
 MAX_BATCH = 1024           # PAPI's batch of prompt copies
+BACKENDS = ("golden", "rtl")
 
 
 @dataclass
@@ -63,6 +65,14 @@ def read_teacher(path) -> list:
 def check_request(req: LlmRequest) -> tuple:
     """Check ``req`` against the model's header (no weights read); returns the header and the
     tokenizer, and sets ``req.prompt_ids``."""
+    check_int(req.tokens, "--tokens", 1, MAX_TOKENS)
+    check_int(req.rtl_steps, "--rtl-steps", 1, MAX_TOKENS)
+    check_int(req.batch, "--batch", 1, MAX_BATCH)
+    if req.layers is not None:
+        check_int(req.layers, "--layers", 1, None)
+    if req.backend not in BACKENDS:
+        raise UserError(f"--backend: unknown backend {req.backend!r}; allowed: "
+                        f"{', '.join(BACKENDS)}")
     for s in req.systems:
         if s not in systems.SYSTEM_NAMES:
             raise UserError(f"--system: unknown system {s!r}; allowed: "
