@@ -4,8 +4,8 @@ the NDP-DIMMs goes through the golden models of ``hermes_gemv`` and ``hermes_act
 Where each operation runs (Hermes §IV-A2, Fig. 6a):
 
 * **prefill** (the prompt and the step that yields the first token): on the GPU, "adhering to a
-  traditional offloading strategy"; here the host reference.  The KV cache it builds moves to the
-  DIMMs (converted to fp16).  ``prefill="ndp"`` runs those positions through the units too.
+  traditional offloading strategy"; the decoder runs it on the host reference.  The KV cache it
+  builds moves to the DIMMs (converted to fp16).
 * **QKV generation** (``attn_q``, ``attn_k``, ``attn_v``) and the **MLP** (``ffn_gate``,
   ``ffn_up``, ``ffn_down``): the FC layers Hermes splits between the GPU's hot neurons and the
   DIMMs' cold ones.  SmolLM2-135M would fit the GPU whole (the system model's GPU share is 1),
@@ -28,8 +28,12 @@ Where each operation runs (Hermes §IV-A2, Fig. 6a):
 rows) and column-sparse (``ffn_down``: the same neurons as columns) from Hermes' lightweight
 predictor (:mod:`pimforge.software.hermes.predictor`).  SwiGLU is not ReLU-sparse, so the
 monitor counts a neuron as *fired* when its ``|silu(g) u|`` is among the ``keep`` share of the
-layer's largest (nonzero) ones; the prefill's firing gives the state table and the correlation
-tables, and every decode token is predicted (``s1 + 6 s2 > 15``) and updated as the paper says.
+layer's largest (nonzero) ones, and it sees every neuron's activity (the host's float32 dense FFN;
+the system model's :func:`~pimforge.software.hermes.predictor.run_predictor` updates the states
+from the true activity the same way), while the DIMMs compute only the predicted neurons.  The decoder's prefill shows the system no activity, so the state
+table and the correlation tables come from an offline profile (§IV-B's offline sampling): the
+host reference over :data:`CALIBRATION`; then every decode token is predicted
+(``s1 + 6 s2 > 15``) and its states updated as the paper says.
 The inactive neurons give 0.  In column mode each DIMM sums its own columns and merges the
 partial of the DIMMs before it (the engine's merge input), so the result is that chain's.
 
@@ -59,9 +63,12 @@ from pimforge.software.hermes.config import (
     DIMM_LINK, GPU, HOST_LINK, KERNEL_S, SYNC_S, HermesModelConfig
 )
 from pimforge.software.hermes.step import baseline_step
+from pimforge.software.llm.forward import Decoder
 from pimforge.software.llm.ops import Ops
+from pimforge.software.llm.tokenizer import build_tokenizer
 
-__all__ = ["HermesOps", "NDP_LINEARS", "KEEP", "BASELINES"]
+__all__ = ["HermesOps", "NDP_LINEARS", "KEEP", "BASELINES", "CALIBRATION", "calibration_ids",
+           "model_spec"]
 
 NDP_LINEARS = ("attn_q", "attn_k", "attn_v", "ffn_gate", "ffn_up", "ffn_down")
 FFN_ROWS = ("ffn_gate", "ffn_up")
@@ -95,25 +102,48 @@ def model_spec(config) -> wl.ModelSpec:
                         head_dim_override=config.head_dim)
 
 
+CALIBRATION = ("Paris is the capital and the largest city of France. The river Seine runs "
+               "through it, and millions of people visit its museums, parks and cafes every "
+               "year. Scientists measure, engineers build, and children learn to read.")
+
+
+def calibration_ids(model) -> list:
+    """:data:`CALIBRATION`'s token ids in ``model``'s vocabulary."""
+    return build_tokenizer(model.metadata).encode(CALIBRATION)
+
+
+class _Profile(Ops):
+    """The host reference that records the monitor's firing of every FFN neuron."""
+
+    def __init__(self, monitor):
+        self.monitor, self.fired = monitor, {}
+
+    def prepare(self, model) -> None:
+        super().prepare(model)
+        self.fired = [[] for _ in range(model.config.n_layers)]
+
+    def swiglu(self, step, layer: int, g, u):
+        h = super().swiglu(step, layer, g, u)
+        self.fired[layer].append(self.monitor(h))
+        return h
+
+
 class HermesOps(Ops):
     """Hermes' NDP-DIMMs under a llama model (module docstring).  ``sparse``: the predictor's
     row/column-sparse FFN; ``keep``: the share of neurons counted as fired; ``dimms``: NDP-DIMMs
-    (the system model's 8); ``prefill``: ``gpu`` (the paper) or ``ndp``."""
+    (the system model's 8)."""
     name = "hermes"
 
     def __init__(self, backend: str = "golden", rtl_layers=None, rtl_steps=None,
-                 sparse: bool = False, keep: float = KEEP, dimms: int | None = None,
-                 prefill: str = "gpu"):
+                 sparse: bool = False, keep: float = KEEP, dimms: int | None = None):
         if backend == "rtl":
             raise UserError("--backend rtl: the RTL layer-steps are supported on pam, hilos; "
                             "hermes runs golden (its fast RTL engine is smaller than the paper's)")
         if backend != "golden":
             raise UserError(f"--backend must be golden or rtl, not {backend!r}")
-        if prefill not in ("gpu", "ndp"):
-            raise UserError(f"hermes: prefill must be gpu or ndp, not {prefill!r}")
         if not 0.0 < keep <= 1.0:
             raise UserError(f"hermes: keep must be in (0, 1], not {keep}")
-        self.sparse, self.keep, self.prefill = bool(sparse), float(keep), prefill
+        self.sparse, self.keep = bool(sparse), float(keep)
         self.dimms = int(dimms or HermesModelConfig().dimms)
         self.gemv = gemv_preset("hermes")
         self.act = act_preset("hermes")
@@ -127,8 +157,7 @@ class HermesOps(Ops):
         self.spec = model_spec(model.config)
         self._w = {}
         self._parts = {}            # decode position -> {part: seconds}
-        self._fired = [[] for _ in range(model.config.n_layers)]   # prefill firing, per layer
-        self._pred = None           # (states, tables) once decoding starts
+        self._pred = None           # (states, tables), from the offline profile
         self._now = {}              # layer -> this token's fired neurons
         self._active = {}           # layer -> this token's predicted-active neurons
         self._xn = {}               # layer -> this token's FFN input (the accuracy check)
@@ -150,7 +179,7 @@ class HermesOps(Ops):
         return self._w[key]
 
     def _on_ndp(self, step) -> bool:
-        return step.decode or self.prefill == "ndp"
+        return step.decode
 
     def _add(self, step, part: str, seconds: float) -> None:
         if step.decode:
@@ -203,7 +232,14 @@ class HermesOps(Ops):
         return fired & (a > 0)
 
     def _start_predictor(self) -> None:
-        F = [np.array(f, bool) for f in self._fired]
+        """The offline profile: the host reference over :data:`CALIBRATION`, the monitor's
+        firing per layer and token; states from the frequencies, tables from the correlations."""
+        prof = _Profile(self._monitor)
+        ids = calibration_ids(self.model)
+        dec = Decoder(self.model, prof, max_positions=len(ids) + 1)
+        for t in ids:
+            dec.step(t, decode=True)
+        F = [np.array(f, bool) for f in prof.fired]
         states = [hp.init_state(f.mean(0)) for f in F]
         tables = [None] + [hp.top2_correlated(F[i - 1], F[i]) for i in range(1, len(F))]
         self._pred = (states, tables)
@@ -284,17 +320,14 @@ class HermesOps(Ops):
         h = super().swiglu(step, layer, g, u)
         if not self.sparse:
             return h
-        if not step.decode:
-            self._fired[layer].append(self._monitor(h))
-            return h
-        fired = self._monitor(h)
-        self._now[layer] = fired
-        # the predictor's accuracy: against the neurons a dense FFN (host float32) would fire
+        # the monitor sees every neuron's activity, as the system model's predictor runs
+        # (software/hermes/predictor.py run_predictor): the host's float32 dense FFN
         w, xn = self.model.layers[layer], self._xn[layer]
+        fired = self._monitor(super().swiglu(step, layer, w["ffn_gate"] @ xn, w["ffn_up"] @ xn))
         pred = np.zeros(h.size, bool)
         pred[self._active[layer]] = True
-        self.stats.add(pred, self._monitor(super().swiglu(step, layer, w["ffn_gate"] @ xn,
-                                                          w["ffn_up"] @ xn)))
+        self.stats.add(pred, fired)
+        self._now[layer] = fired
         states = self._pred[0]
         states[layer] = hp.update_state(states[layer], fired)
         self.active_share.append(len(self._active[layer]) / h.size)
@@ -338,9 +371,8 @@ class HermesOps(Ops):
                             "paper engine (256 multipliers, fp16 in, fp32 acc), "
                             f"{self.dimms} DIMMs",
              "hermes_act": "decode: the attention softmax (256 lanes, fp32 inside)",
-             "host (GPU)": "prefill" + (" (the units too: prefill=ndp)" if self.prefill == "ndp"
-                                        else "") + ", attn_output (the projection), SwiGLU's "
-                           "SiLU, embedding, norms, RoPE, residuals, LM head",
+             "host (GPU)": "prefill, attn_output (the projection), SwiGLU's SiLU, embedding, "
+                           "norms, RoPE, residuals, LM head",
              "note": "SmolLM2 fits the GPU whole; every QKV/MLP neuron is taken as cold (on "
                      "the DIMMs) so that the DIMMs' arithmetic runs"}
         if self.sparse:

@@ -152,7 +152,7 @@ def test_dense_teacher_forced_agrees(ref, dense):
     err = _err(tr, ref)
     print(f"hermes dense: max logit error {err:.4f}, margins {[round(m, 2) for m in margins]}")
     assert 0 < err < DENSE_ERR
-    # the prefill ran on the GPU (host); every decode step ran on both units
+    # the prefill ran on the host (the decoder's); every decode step ran on both units
     assert not tr.steps[0].decode and not tr.steps[0].cycles
     for st in tr.steps[1:]:
         assert st.cycles["hermes_gemv"] > 0 and st.cycles["hermes_act"] > 0
