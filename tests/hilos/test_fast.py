@@ -85,6 +85,15 @@ def test_one_mask_for_every_head():
     _check(res, _golden(q16, k16, v16, 32, np.broadcast_to(mask, (3, 29)), 0.125, FP32, pre))
 
 
+def test_negative_precomputed_block():
+    """A block whose scores are all negative: its max comes from the scores, not the padding
+    (the short last block is padded with -inf for the max tree)."""
+    q16, k16, v16, _ = _inputs(9, 3, 3, 64, 40, 5)
+    pre = float_bits(FP32, -np.abs(np.random.default_rng(9).standard_normal((3, 3, 5))) - 1.0)
+    res = hilos_groups(q16, k16, v16, 32, None, 0.125, FP32, pre=pre)
+    _check(res, _golden(q16, k16, v16, 32, None, 0.125, FP32, pre))
+
+
 def test_fp16_score_overflow_falls_back():
     """Scores beyond fp16's range become inf in the score format: the golden model runs."""
     q16, k16, v16, pre = _inputs(3, 3, 3, 64, 12, 0, spread=100.0, score_fmt=FP16)

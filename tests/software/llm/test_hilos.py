@@ -6,12 +6,15 @@ RTL benches check), the delayed-writeback split to the spill interval's arithmet
 here, the decoding to the reference under teacher forcing, the timing to the kernel's lower
 bound, and one layer-step to the Verilog."""
 import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
+from pimforge.base.errors import ToolError
 from pimforge.base.formats import FP16, FP32
 from pimforge.base.numerics import float_bits
+from pimforge.hw.hilos.attention_timing import kernel_schedule
 from pimforge.hw.hilos.config import HilosAttentionConfig
 from pimforge.sim.golden.hilos.attention import hilos_group
 from pimforge.software.hilos.config import HilosModelConfig
@@ -19,6 +22,7 @@ from pimforge.software.llm.compare import MARGIN_THRESHOLD, margin
 from pimforge.software.llm.forward import generate
 from pimforge.software.llm.gguf_model import load_model
 from pimforge.software.llm.ops import Ops, Step
+from pimforge.software.llm.systems import hilos as hilos_sys
 from pimforge.software.llm.systems.hilos import UNIT, HilosOps
 from pimforge.software.llm.tokenizer import build_tokenizer
 from conftest import require_sim
@@ -121,6 +125,35 @@ def test_timing_counts_the_kernel(model, ids, ref):
     assert t["s_per_token"] >= max(b["weights"], b["kernel"], b["ssd"]) + b["host_buffer"]
     assert set(t["baselines"]) >= {"FLEX(DRAM)", "FLEX(SSD)", "FLEX(16 SSDs)"}
     assert all(x > 0 for x in t["baselines"].values())
+
+
+def test_kernel_cycles_per_device(model, ids, ref):
+    """The KV heads spread over the SmartSSDs: with 8 devices each of the 3 heads is one job on
+    its own device, so a layer costs one job's cycles; with one device the 3 jobs run back to
+    back.  (The cycle model is the unit's; what is checked is the jobs each layer hands it.)"""
+    cfg = HilosAttentionConfig(d_group=3, head_dim=64)
+    for devices, jobs in ((8, 1), (1, 3)):
+        ops = HilosOps(smartssds=devices)
+        tr = generate(model, ops, ids, 3, teacher=ref.generated_ids)
+        for s in tr.steps[1:]:
+            n_k, c = ops.split[s.pos]
+            want = kernel_schedule(cfg, [(n_k, n_k + c)] * jobs)["cycles"]
+            assert s.cycles[UNIT] == 2 * want, (devices, s.pos)
+
+
+def test_rtl_mismatch_is_an_error(model, ids, monkeypatch):
+    """The RTL check raises when the Verilog's O differs from the golden model's in one bit
+    (a stand-in for the simulation returns the golden O with one bit flipped)."""
+    real = hilos_sys.hatt.hilos_attention
+
+    def fake(q, k, v, mask, pre, block, fmt, scale, backend):
+        o = real(q, k, v, mask, pre, block, fmt, scale, backend="golden").o.copy()
+        o.view(np.uint16)[4, 7] ^= 1
+        return SimpleNamespace(o=o)
+
+    monkeypatch.setattr(hilos_sys.hatt, "hilos_attention", fake)
+    with pytest.raises(ToolError, match="differs from the golden model"):
+        generate(model, HilosOps(backend="rtl", rtl_layers=[1], rtl_steps=1), ids, 2)
 
 
 def test_rtl_layer_step(model, ids):
