@@ -66,15 +66,19 @@ def test_fast_equals_golden_llm_shape(acc):
 
 
 def test_signed_zeros():
-    """Zero scores of both signs (a zero query against keys of both signs, -0 elements of V):
-    the maxima follow the comparator (-0 below +0)."""
+    """Zero scores of both signs: a +0 query (scores +0 but for all-negative rows), a -0 query
+    against positive keys (every score -0, so every maximum is -0) and against keys alternating
+    in sign (tiles holding -0 and +0, whose maximum is +0); V with -0 elements."""
     rng = np.random.default_rng(5)
-    q, k, v = _random(rng, 2, 12)
+    q, k, v = _random(rng, 3, 12)
     q[0] = _bits(np.zeros(64))
-    q[1] = _bits(-np.zeros(64))
-    v[:, ::2] = _bits(-np.zeros((2, 6, 64)))
+    q[1:] = _bits(-np.zeros((2, 64)))
+    k[1] = _bits(np.abs(rng.normal(0, 1, (12, 64))) + 0.1)
+    k[2] = _bits(np.abs(rng.normal(0, 1, (12, 64))) * np.where(np.arange(12) % 2, 1, -1)[:, None])
+    v[:, ::2] = _bits(-np.zeros((3, 6, 64)))
     for acc in (FP16, FP32):
-        _check(acc, 0.125, q, k, v, (5, 4, 3), (2, 2, 2), 4)
+        got = _check(acc, 0.125, q, k, v, (5, 4, 3), (2, 2, 2), 4)
+        assert got["m"][1] == 0x80000000 and got["m"][2] == 0        # -0 and +0
 
 
 @pytest.mark.parametrize("acc", [FP16, FP32], ids=["fp16", "fp32"])

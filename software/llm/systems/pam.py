@@ -12,7 +12,7 @@ What runs where
   (:func:`~pimforge.sim.golden.pam.fast.system_attention_heads`, bit-exact with
   :func:`~pimforge.sim.golden.pam.system.system_attention` and so with the RTL); Q, K and V are
   rounded to fp16, the output comes back as float32.
-* **The host** (the GPUs in PAM's system, §7.1): the projections and the FFN (the :class:`Ops`
+* **The host** (the GPUs in PAM's system, §7.1): the projections and the FFN (the :class:`~pimforge.software.llm.ops.Ops`
   defaults), and the prompt's attention (prefill runs on the GPUs in PAM).
 
 The placement policy (the system model's, :mod:`pimforge.software.pam.locality`)

@@ -16,6 +16,7 @@ from pimforge.hw.pam.config import PamSystemConfig
 from pimforge.hw.pam.pu_timing import pu_schedule
 from pimforge.hw.pam.ru_timing import ru_cycles
 from pimforge.sim.golden.pam.system import system_attention
+from pimforge.software import devices as dv
 from pimforge.software.llm.compare import MARGIN_THRESHOLD, margin
 from pimforge.software.llm.forward import generate
 from pimforge.software.llm.gguf_model import load_model
@@ -214,6 +215,30 @@ def test_longer_context_costs_more_time(model, ids):
         _feed(ops, 0, n, rng, decode_from=n - 1)
         times.append(ops._layer_seconds(ops.records[n - 1][0])["attention"])
     assert times[1] > times[0]
+
+
+def test_layer_time_is_the_slower_of_pus_and_memory(model):
+    """A tier's time: the slower of its PUs (cycles at the tier's clock) and its reads (K and V
+    of each query head's tokens, fp16, at one device's internal bandwidth), plus its RU and,
+    below HBM, Q out and the partial back over its host link; then the final RU.  At these
+    sizes the SSD tier is bound by its flash reads, the DDR tier by its 4-lane PUs."""
+    rng = np.random.default_rng(9)
+    ops = PamOps()
+    ops.prepare(model)
+    _feed(ops, 0, 128, rng, decode_from=127)
+    rec = ops.records[127][0]
+    got = ops._layer_seconds(rec)
+    bound = []
+    for t, tier in enumerate(dv.PAM_TIERS.values()):
+        r, clk = rec["tiers"][tier.name], tier.clock_mhz * 1e6
+        reads = 9 * r["tokens"] * 2 * 64 * 2 / tier.internal_bw
+        link = 0.0 if t == 0 else 9 * (2 * 64 + 64 * 2 + 8) / tier.host_bw
+        assert got["tiers"][tier.name] == pytest.approx(max(r["pu"] / clk, reads)
+                                                        + r["ru"] / clk + link)
+        bound.append(reads > r["pu"] / clk)
+    assert bound[1:] == [False, True]
+    fin = rec["final"] / (dv.PAM_TIERS["hbm"].clock_mhz * 1e6)
+    assert got["attention"] == pytest.approx(max(got["tiers"].values()) + fin)
 
 
 def test_bad_options():
