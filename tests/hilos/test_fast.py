@@ -86,9 +86,11 @@ def test_one_mask_for_every_head():
 
 
 def test_negative_precomputed_block():
-    """A block whose scores are all negative: its max comes from the scores, not the padding
-    (the short last block is padded with -inf for the max tree)."""
+    """Blocks whose scores are all negative (q > 0, k < 0, negative host scores): each max
+    comes from the scores, not the padding (a short block is padded with -inf for the max
+    tree)."""
     q16, k16, v16, _ = _inputs(9, 3, 3, 64, 40, 5)
+    q16, k16 = q16 & 0x7FFF, k16 | 0x8000
     pre = float_bits(FP32, -np.abs(np.random.default_rng(9).standard_normal((3, 3, 5))) - 1.0)
     res = hilos_groups(q16, k16, v16, 32, None, 0.125, FP32, pre=pre)
     _check(res, _golden(q16, k16, v16, 32, None, 0.125, FP32, pre))
