@@ -11,7 +11,7 @@ from pimforge.base.formats import FP16
 from pimforge.base.numerics import float_bits
 from pimforge.hw.papi.config import PapiPuConfig, pu_preset
 from pimforge.sim.golden.papi.fast import (
-    pu_gemv_fast, pu_gemv_float, pu_gemv_prepared, pu_weights
+    pu_gemv_fast, pu_gemv_float, pu_gemv_one_column, pu_gemv_prepared, pu_weights
 )
 from pimforge.sim.golden.papi.pu import pu_gemv
 
@@ -110,6 +110,25 @@ def test_non_finite_falls_back(acc):
     out = pu_gemv_fast(cfg, big_w, big_x)
     assert (out == pu_gemv(cfg, big_w, big_x)).all()
     assert (out[:, 0] == 0x7C00).all()
+
+
+@pytest.mark.parametrize("acc", ["fp16", "fp32"])
+def test_one_column_jobs(acc):
+    """A column per job, lanes past the first zero: signed zeros, subnormal products (fp16
+    underflow), large and ordinary values, against the golden model on the padded beat."""
+    cfg = PapiPuConfig(lanes=16, acc=acc, max_beats=64, max_reuse=8)
+    rng = np.random.default_rng(6)
+    w = rng.standard_normal((5, 7)) * 2.0 ** rng.integers(-14, 8, size=(5, 7))
+    x = rng.standard_normal((5, 3)) * 2.0 ** rng.integers(-14, 4, size=(5, 3))
+    w[0, :3], w[1, :3], x[2, 0] = 0.0, -0.0, -0.0
+    w16, x16 = _bits(w), _bits(x)
+    got = pu_gemv_one_column(cfg, w16.astype(np.uint16).view(np.float16),
+                             x16.astype(np.uint16).view(np.float16))
+    for j in range(5):
+        wp = np.zeros((7, 16), np.int64)
+        xp = np.zeros((3, 16), np.int64)
+        wp[:, 0], xp[:, 0] = w16[j], x16[j]
+        assert (got[j].view(np.uint16).astype(np.int64) == pu_gemv(cfg, wp, xp)).all(), j
 
 
 def test_shape_errors():

@@ -31,7 +31,8 @@ from pimforge.base.formats import FP16, FP32
 from pimforge.sim.golden.fp import fast
 from pimforge.sim.golden.papi.pu import pu_gemv
 
-__all__ = ["pu_weights", "pu_gemv_prepared", "pu_gemv_float", "pu_gemv_fast", "pu_gemv_golden"]
+__all__ = ["pu_weights", "pu_gemv_prepared", "pu_gemv_float", "pu_gemv_fast", "pu_gemv_golden",
+           "pu_gemv_one_column"]
 
 
 def _tree(fmt, x, axis: int):
@@ -91,6 +92,24 @@ def _gemv(acc, Q, wl, xl) -> np.ndarray:
         parts = fast.add(acc, parts, beat[..., i, :, :, :])
     y = _tree(acc, parts, -3)                                 # (..., reuse, rows)
     return np.swapaxes(y, -1, -2).astype(np.float16)
+
+
+def pu_gemv_one_column(cfg, w, x) -> np.ndarray:
+    """Jobs of a single matrix column (a system that spreads a GEMV's columns one per PU):
+    ``w`` (..., rows) and ``x`` (..., reuse) float16 stand for one beat whose lanes past the
+    first are zero.  The unit's tree then adds the product to +0 products and the partials to
+    +0, which changes nothing but the sign of a zero product (``-0 + +0 = +0``); so the result
+    is the product in ``cfg.acc`` plus +0, in fp16.  Returns float16 (..., rows, reuse); equal
+    to the golden model when finite (tests/papi/test_fast.py)."""
+    acc = FP32 if cfg.acc.width == 32 else FP16
+    t = fast.dtype(acc)
+    w = np.asarray(w, np.float16).astype(t)[..., :, None]
+    x = np.asarray(x, np.float16).astype(t)[..., None, :]
+    with np.errstate(over="ignore", invalid="ignore"):
+        p = fast.mul(FP32, w, x)
+        if acc is FP16:
+            p = p.astype(np.float16)
+        return fast.add(acc, p, np.zeros((), t)).astype(np.float16)
 
 
 def pu_gemv_float(cfg, w, x) -> np.ndarray:

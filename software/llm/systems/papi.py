@@ -46,7 +46,9 @@ from pimforge.hw.papi.config import HOST_KINDS, SCHEDULER_PRESETS, SchedulerConf
 from pimforge.hw.papi.perf import PU_CLOCK_MHZ
 from pimforge.hw.papi.scheduler_timing import scheduler_schedule
 from pimforge.sim.golden.fp import fast
-from pimforge.sim.golden.papi.fast import pu_gemv_golden, pu_gemv_prepared, pu_weights
+from pimforge.sim.golden.papi.fast import (
+    pu_gemv_golden, pu_gemv_one_column, pu_gemv_prepared, pu_weights
+)
 from pimforge.sim.golden.papi.scheduler import schedule
 from pimforge.software import workloads as wl
 from pimforge.software.llm.ops import Ops
@@ -264,12 +266,18 @@ class PapiOps(Ops):
         p = np.exp(s - s.max(axis=1, keepdims=True))
         p /= p.sum(axis=1, keepdims=True)
         p16 = np.swapaxes(p, 1, 2).astype(np.float16)              # (hkv, grp, n)
-        # S V: V^T (d, n), tokens over the groups ``rg`` a group, partial sums on the host
+        # S V: V^T (d, n), its tokens over the groups (``own`` a group), partial sums on the host
         own = -(-n // kind.groups)
         nblk = -(-n // own)
-        vt = _blocked(np.swapaxes(v16, 1, 2), nblk, own, cfg.lanes)   # (hkv, nblk, d, p)
-        pb = _blocked(p16, nblk, own, cfg.lanes)                      # (hkv, nblk, grp, p)
-        o = _host_sum(np.moveaxis(_gemv(cfg, pu_weights(cfg, vt), lambda: vt, pb), 1, 0))
+        y = None
+        if own == 1:            # one token a group: a one-column job each
+            y = pu_gemv_one_column(cfg, v16, np.swapaxes(p16, 1, 2))  # (hkv, n, d, grp)
+            y = y if fast.finite(y) else None
+        if y is None:
+            vt = _blocked(np.swapaxes(v16, 1, 2), nblk, own, cfg.lanes)   # (hkv, nblk, d, p)
+            pb = _blocked(p16, nblk, own, cfg.lanes)                      # (hkv, nblk, grp, p)
+            y = _gemv(cfg, pu_weights(cfg, vt), lambda: vt, pb)
+        o = _host_sum(np.moveaxis(y, 1, 0))
         return np.swapaxes(o, 1, 2).reshape(hkv * grp, d).astype(np.float32)
 
     # ------------------------------------------------------------------ report
