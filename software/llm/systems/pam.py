@@ -12,8 +12,9 @@ What runs where
   (:func:`~pimforge.sim.golden.pam.fast.system_attention_heads`, bit-exact with
   :func:`~pimforge.sim.golden.pam.system.system_attention` and so with the RTL); Q, K and V are
   rounded to fp16, the output comes back as float32.
-* **The host** (the GPUs in PAM's system, §7.1): the projections and the FFN (the :class:`~pimforge.software.llm.ops.Ops`
-  defaults), and the prompt's attention (prefill runs on the GPUs in PAM).
+* **The host** (the GPUs in PAM's system, §7.1): the projections and the FFN (the defaults of
+  :class:`~pimforge.software.llm.ops.Ops`), and the prompt's attention (prefill runs on the
+  GPUs in PAM).
 
 The placement policy (the system model's, :mod:`pimforge.software.pam.locality`)
 ------------------------------------------------------------------------------
@@ -152,6 +153,10 @@ class PamOps(Ops):
         self.sys_cfg = PamSystemConfig(hbm_pus=self.pus[0], ddr_pus=self.pus[1],
                                        ssd_pus=self.pus[2], head_dim=c.head_dim, acc=self.acc,
                                        tile_tokens=self.tile)
+        devs = {name: self.sys_cfg.device_config(name) for name in TIERS}
+        self.unit_cfgs = {name: (d.pu_config(), d.ru_config(final=False))
+                          for name, d in devs.items()}
+        self.final_cfg = devs["hbm"].ru_config(final=True)
         rates = [t.token_rate(c.head_dim) for t in self.hw.tiers]
         self.rates = rates
         self.tier = [None] * c.n_layers       # per layer (kv heads, n) int8
@@ -283,8 +288,7 @@ class PamOps(Ops):
         for t, name in enumerate(TIERS):
             if not counts[t]:
                 continue
-            dev = self.sys_cfg.device_config(name)
-            pu_cfg, ru_cfg = dev.pu_config(), dev.ru_config(final=False)
+            pu_cfg, ru_cfg = self.unit_cfgs[name]
             busy = [c for _, c in sets[t] if c]
             pu = [_pu_cycles(pu_cfg, (c,) * heads) for c in busy]
             ru = _ru_cycles(ru_cfg, (len(busy),) * heads)
@@ -292,8 +296,7 @@ class PamOps(Ops):
                 step.add_cycles("pam_pu", c)
             step.add_cycles("pam_ru", ru)
             tiers[name] = {"pu": max(pu), "ru": ru, "tokens": counts[t]}
-        fin_cfg = self.sys_cfg.device_config("hbm").ru_config(final=True)
-        final = _ru_cycles(fin_cfg, (len(tiers),) * heads)
+        final = _ru_cycles(self.final_cfg, (len(tiers),) * heads)
         step.add_cycles("pam_ru", final)
         return {"tiers": tiers, "final": final}
 
