@@ -372,12 +372,15 @@ class PamOps(Ops):
             return {"note": f"the PAM system model has no '{MODEL_NAME}' workload"}
         cfg = PamModelConfig(model=MODEL_NAME)
         lengths = {"ctx": ctx, "total": ctx, "out": 1.0}
-        out = {}
+        out = {"note": f"PAM system model (PAM §7.1 hardware, all its devices; LS-PIM and PAM "
+                       f"with 8x sparse attention): {MODEL_NAME}, one request, context "
+                       f"{ctx:.0f}"}
         for s in SYSTEMS:
             r = model_step(s, cfg, 1, lengths)
             tp = throughput(r)
-            out[s] = {"tokens_per_s": tp if math.isfinite(tp) else None,
-                      "seconds_per_token": r["time"] if math.isfinite(r["time"]) else None}
+            ok = math.isfinite(tp)
+            out[s] = {"tokens_per_s": float(tp) if ok else None,
+                      "seconds_per_token": float(r["time"]) if ok else None}
         return out
 
     def describe(self) -> dict:
