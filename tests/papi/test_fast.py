@@ -27,8 +27,11 @@ def _data(rng, rows, reuse, cols, scale=1.0):
 
 @pytest.mark.parametrize("acc", ["fp16", "fp32"])
 @pytest.mark.parametrize("partials,lanes,beats,reuse", [
-    (4, 16, 9, 1), (4, 16, 4, 5), (4, 4, 7, 3), (8, 16, 13, 2), (16, 8, 20, 4), (4, 16, 1, 2)])
+    (4, 16, 9, 1), (4, 16, 4, 5), (4, 4, 7, 3), (8, 16, 13, 2), (16, 8, 20, 4), (4, 16, 1, 2),
+    (4, 16, 96, 2), (4, 4, 64, 3)])
 def test_random_equals_golden(acc, partials, lanes, beats, reuse):
+    """Long rows (96 beats: ffn_down's 1,536 columns in one job) chain many beats into each
+    partial, where the order of the chain shows."""
     cfg = PapiPuConfig(lanes=lanes, acc=acc, partials=partials, max_beats=64)
     rng = np.random.default_rng(beats * 31 + reuse)
     w, x = _data(rng, 11, reuse, beats * lanes)
