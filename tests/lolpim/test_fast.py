@@ -72,13 +72,16 @@ def test_corner_values(cfg):
     assert fast_taken >= n // 2      # most corner programs stay finite: the fast path is tested
 
 
-def test_exact_cancellation_gives_plus_zero():
-    cfg = PingpongConfig(banks=1, lanes=2, gb_elems=4)
-    # step 0: 1*1 + (-1)*1 = +0; step 1: (-0)*1 + (-0)*1 = -0; partials (+0) + ... = +0
+def test_signed_zeros():
+    """Partials start at +0: steps of -0 products leave them +0; exact cancellation is +0."""
+    cfg = PingpongConfig(banks=2, lanes=2, gb_elems=4)
     load = np.array([[0x3F80, 0x3F80], [0x3F80, 0x3F80]])
-    bank = [np.array([[[0x3F80, 0xBF80]], [[0x8000, 0x8000]]])]
+    # bank 0: every product -0 (both steps' sums -0); bank 1: 1 - 1 = +0, then -0
+    bank = [np.array([[[0x8000, 0x8000], [0x3F80, 0xBF80]],
+                      [[0x8000, 0x8000], [0x8000, 0x8000]]])]
     prog = Program([load], [Tile(2)], bank)
-    assert _same(cfg, prog)[0, 0] == 0x0000
+    assert list(_same(cfg, prog)[0]) == [0x0000, 0x0000]
+    assert _fast_path_taken(cfg, prog)
 
 
 def test_non_finite_inputs_fall_back():
