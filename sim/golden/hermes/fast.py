@@ -99,8 +99,9 @@ def _max(x16):
 
 
 def _softmax(x16, lanes: int, acc, partials: int = 4) -> np.ndarray:
-    """Softmax over the last axis of float16 ``x16`` (..., n), as :func:`~pimforge.sim.golden.
-    hermes.act.act_softmax` computes it.  Returns float16 (..., n)."""
+    """Softmax over the last axis of float16 ``x16`` (..., n), as
+    :func:`~pimforge.sim.golden.hermes.act.act_softmax` computes it.  Returns float16
+    (..., n)."""
     x16 = np.asarray(x16, F16)
     n = x16.shape[-1]
     lead = x16.shape[:-1]
@@ -168,8 +169,9 @@ def cols(cfg, w16, xc16, p16=None) -> np.ndarray:
 
 
 def softmax(x16, lanes: int, acc, partials: int = 4) -> np.ndarray:
-    """Softmax over the last axis of float16 ``x16`` (..., n), as :func:`~pimforge.sim.golden.
-    hermes.act.act_softmax` computes it.  Returns float16 (..., n)."""
+    """Softmax over the last axis of float16 ``x16`` (..., n), as
+    :func:`~pimforge.sim.golden.hermes.act.act_softmax` computes it.  Returns float16
+    (..., n)."""
     x = np.asarray(x16, F16)
     return _checked(lambda v: _softmax(v, lanes, acc, partials),
                     lambda v: act_golden.act_softmax(v, lanes, acc, partials)["y"], [x],

@@ -38,12 +38,16 @@ The inactive neurons give 0.  In column mode each DIMM sums its own columns and 
 partial of the DIMMs before it (the engine's merge input), so the result is that chain's.
 
 Timing (:meth:`HermesOps.timing`) per decode token: each ``hermes_gemv`` job's cycles from the
-exact cycle model with the DIMM's burst arrivals (:func:`~pimforge.hw.hermes.gemv_timing.
-gemv_schedule`, the busiest DIMM's share of the neurons), each softmax from
-:func:`~pimforge.hw.hermes.act_timing.act_cycles`, at the NDP clock; plus the Hermes system
-model's links and GPU (:mod:`pimforge.software.hermes.config`): a synchronisation (``SYNC_S``
-and the activation over PCIe) per transfer, the projection and the LM head on the RTX 4090's
-roofline.  Baselines: the system model's Accelerate, FlexGen and Hermes-base on the same model.
+exact cycle model with the DIMM's burst arrivals
+(:func:`~pimforge.hw.hermes.gemv_timing.gemv_schedule`, on the DIMM with the most of the job's
+neurons: the one the split job waits for), each softmax from
+:func:`~pimforge.hw.hermes.act_timing.act_cycles`, at the NDP clock.  ``Step.cycles`` holds
+those critical-path cycles (the DIMMs work in parallel), so the DIMMs' part of the time is
+``cycles / clock`` (plus, sparse, the DIMM-link hops of the down projection's partials).  Then
+the Hermes system model's links and GPU (:mod:`pimforge.software.hermes.config`): a
+synchronisation (``SYNC_S`` and the activation over PCIe) per transfer, the projection and the
+LM head on the RTX 4090's roofline.  Baselines: the system model's Accelerate, FlexGen and
+Hermes-base on the same model.
 """
 from __future__ import annotations
 
@@ -74,6 +78,7 @@ NDP_LINEARS = ("attn_q", "attn_k", "attn_v", "ffn_gate", "ffn_up", "ffn_down")
 FFN_ROWS = ("ffn_gate", "ffn_up")
 KEEP = 0.5                      # sparse: the share of FFN neurons the monitor counts as fired
 BASELINES = ("Accelerate", "FlexGen", "Hermes-base")
+LINKS = "GPU <-> DIMM transfers (PCIe + sync)"
 BURST_ELEMS = 32                # a 64-byte DRAM burst of fp16
 F16 = np.float16
 BYTES = wl.BYTES_FP16
@@ -167,8 +172,9 @@ class HermesOps(Ops):
 
     def _weights(self, layer: int, name: str, w):
         """One matrix's fp16 neurons as the DIMMs hold them, cached: its rows (padded with zeros
-        to whole bursts and beats) prepared for row mode (:class:`~pimforge.sim.golden.hermes.
-        fast.RowMatrix`), or for a column-sparse ``ffn_down`` its columns (float16)."""
+        to whole bursts and beats) prepared for row mode
+        (:class:`~pimforge.sim.golden.hermes.fast.RowMatrix`), or for a column-sparse
+        ``ffn_down`` its columns (float16)."""
         key = (layer, name)
         if key not in self._w:
             if name == "ffn_down" and self.sparse:
@@ -206,17 +212,18 @@ class HermesOps(Ops):
             self._cyc[key] = cyc
         return cyc
 
+    def _busiest(self, active) -> np.ndarray:
+        """Neuron ``i`` on DIMM ``i mod J``: the local indices of the DIMM with the most active
+        neurons (the first of them), the one a split job waits for."""
+        dimm = active % self.dimms
+        j = int(np.argmax(np.bincount(dimm, minlength=self.dimms))) if len(active) else 0
+        return active[dimm == j] // self.dimms
+
     def _split_cycles(self, step, mode: str, batch: int, active, length: int) -> int:
-        """Neuron ``i`` on DIMM ``i mod J``: every DIMM's job (its local indices), charged as
-        unit invocations; returns the busiest DIMM's cycles."""
-        worst = 0
-        for j in range(self.dimms):
-            mine = active[active % self.dimms == j] // self.dimms
-            c = self._gemv_cycles(mode, batch, mine, length)
-            if c:
-                step.add_cycles("hermes_gemv", c)
-            worst = max(worst, c)
-        return worst
+        """A job split over the DIMMs: the busiest DIMM's cycles, charged to the step."""
+        c = self._gemv_cycles(mode, batch, self._busiest(active), length)
+        step.add_cycles("hermes_gemv", c)
+        return c
 
     def _seconds(self, cycles: float) -> float:
         return cycles / (NDP_CLOCK_MHZ * 1e6)
@@ -278,13 +285,13 @@ class HermesOps(Ops):
         part = "QKV (DIMMs)" if name.startswith("attn_") else "MLP (DIMMs)"
         self._add(step, part, self._seconds(cyc))
         if name in ("attn_q", "ffn_gate"):          # the block's input to the DIMMs
-            self._add(step, part, _link(d_in * BYTES))
+            self._add(step, LINKS, _link(d_in * BYTES))
         if name in ("attn_v", "ffn_up"):            # its outputs back to the host
             rows = self.cfg.d_model + 2 * self.cfg.n_kv_heads * self.cfg.head_dim \
                 if name == "attn_v" else 2 * d_out
-            self._add(step, part, _link(rows * BYTES))
+            self._add(step, LINKS, _link(rows * BYTES))
         if name == "ffn_down":
-            self._add(step, part, _link(d_out * BYTES))
+            self._add(step, LINKS, _link(d_out * BYTES))
         return y
 
     def _down_cols(self, step, layer: int, cols16, h, d_out: int):
@@ -292,15 +299,11 @@ class HermesOps(Ops):
         the partial of the DIMMs before it (module docstring)."""
         idx = self._active[layer]
         y, parts = self.column_chain(cols16, np.asarray(h, np.float32).astype(F16), idx)
-        worst = 0
-        for mine in parts:
-            c = self._gemv_cycles("cols", 1, mine // self.dimms, cols16.shape[1])
-            step.add_cycles("hermes_gemv", c)
-            worst = max(worst, c)
+        worst = self._split_cycles(step, "cols", 1, idx, cols16.shape[1])
         out = np.zeros(d_out, np.float32) if y is None else y[0, :d_out].astype(np.float32)
         hop = d_out * BYTES / DIMM_LINK.effective
-        self._add(step, "MLP (DIMMs)", self._seconds(worst) + max(0, len(parts) - 1) * hop
-                  + _link(d_out * BYTES))
+        self._add(step, "MLP (DIMMs)", self._seconds(worst) + max(0, len(parts) - 1) * hop)
+        self._add(step, LINKS, _link(d_out * BYTES))
         return out
 
     def column_chain(self, cols16, h16, idx) -> tuple:
@@ -349,18 +352,17 @@ class HermesOps(Ops):
         p = fast.softmax(s.transpose(0, 2, 1), self.act.lanes, self.act.acc,
                          self.act.partials)                                 # (hkv, grp, n)
         o = fast.cols(self.gemv, v16, p.transpose(0, 2, 1))                 # (hkv, grp, hd')
-        # one KV head per DIMM: QK^T, the group's softmaxes and S.V
+        # one KV head per DIMM (in parallel, ``rounds`` of them each): QK^T, the group's
+        # softmaxes and S.V
         keys = np.arange(n)
         qk = self._gemv_cycles("rows", grp, keys, k16.shape[-1])
         sm = act_cycles(self.act, "softmax", n)
         sv = self._gemv_cycles("cols", grp, keys, v16.shape[-1])
-        for _ in range(hkv):
-            step.add_cycles("hermes_gemv", qk + sv)
-            for _ in range(grp):
-                step.add_cycles("hermes_act", sm)
         rounds = math.ceil(hkv / self.dimms)
-        self._add(step, "attention (DIMMs)",
-                  rounds * self._seconds(qk + grp * sm + sv) + _link(q.size * BYTES))
+        step.add_cycles("hermes_gemv", rounds * (qk + sv))
+        step.add_cycles("hermes_act", rounds * grp * sm)
+        self._add(step, "attention (DIMMs)", rounds * self._seconds(qk + grp * sm + sv))
+        self._add(step, LINKS, _link(q.size * BYTES))
         return o[..., :hd].reshape(hkv * grp, hd).astype(np.float32)
 
     # -- reports

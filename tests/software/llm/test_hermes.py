@@ -103,7 +103,7 @@ def test_attention_is_the_golden_chain(model):
     ops.prepare(model)
     c = model.config
     rng = np.random.default_rng(4)
-    n = 37
+    n = 300                                   # more than one beat of the paper's 256 lanes
     q = rng.standard_normal((c.n_heads, c.head_dim)).astype(np.float32)
     k = rng.standard_normal((c.n_kv_heads, n, c.head_dim)).astype(np.float32)
     v = rng.standard_normal((c.n_kv_heads, n, c.head_dim)).astype(np.float32)
@@ -192,6 +192,15 @@ def test_sparse_effect_is_measured(model, ids, ref, dense, sparse):
           f"{stats['recall']:.3f} precision {stats['precision']:.3f}; top-1 agreement {agree}; "
           f"max logit error {err:.3f} (dense {derr:.4f})")
     assert err > derr
+    # the split waits for the DIMM with the most active neurons: no faster than its weights
+    peak = DDR4_3200.peak_bytes_per_ns * 1e9
+    c = model.config
+    floor = 0.0
+    for st in str_.steps[1:]:
+        for layer in range(c.n_layers):
+            busy = np.bincount(sops.active_log[(st.pos, layer)] % sops.dimms).max()
+            floor += busy * 3 * c.d_model * 2 / peak / (len(str_.steps) - 1)
+    assert sops.timing(str_.steps)["parts_s"]["MLP (DIMMs)"] >= floor
     assert stats["tp"] + stats["fn"] > 0
     assert sops.timing(str_.steps)["predictor"]["active_share"] == pytest.approx(share)
 
@@ -209,6 +218,9 @@ def test_timing_parts_and_bandwidth_floor(model, dense):
     qkv = c.d_model * (c.d_model + 2 * c.n_kv_heads * c.head_dim) * 2 / ops.dimms / peak
     assert t["parts_s"]["MLP (DIMMs)"] >= c.n_layers * mlp
     assert t["parts_s"]["QKV (DIMMs)"] >= c.n_layers * qkv
+    # dense: the DIMMs' parts are the units' critical-path cycles at the NDP clock
+    dimm = sum(v for k, v in t["parts_s"].items() if "(DIMMs)" in k)
+    assert dimm == pytest.approx(sum(t["cycles_per_token"].values()) / (t["clock_mhz"] * 1e6))
     assert set(t["baselines"]) == set(BASELINES)
     for b in t["baselines"].values():
         assert b["tokens_per_s"] > 0
