@@ -74,7 +74,7 @@ _KERNEL_OF = {n: k for k, ms in FC_KERNELS.items() for n in ms}
 
 
 def kernel_shapes(c) -> dict:
-    """(rows, cols) of each :data:`FC_KERNELS` kernel for a :class:`LlamaConfig` ``c``."""
+    """(rows, cols) of each :data:`FC_KERNELS` kernel for a :class:`~pimforge.software.llm.gguf_model.LlamaConfig` ``c``."""
     q, kv = c.n_heads * c.head_dim, c.n_kv_heads * c.head_dim
     return {"qkv": (q + 2 * kv, c.d_model), "proj": (c.d_model, q),
             "up": (2 * c.d_ffn, c.d_model), "down": (c.d_model, c.d_ffn)}
