@@ -26,16 +26,17 @@ Where each operation runs (Hermes §IV-A2, Fig. 6a):
 
 ``sparse=True`` (§IV-C): the FFN runs row-sparse (``ffn_gate``, ``ffn_up``: the predicted-active
 rows) and column-sparse (``ffn_down``: the same neurons as columns) from Hermes' lightweight
-predictor (:mod:`pimforge.software.hermes.predictor`).  SwiGLU is not ReLU-sparse, so the
-monitor counts a neuron as *fired* when its ``|silu(g) u|`` is among the ``keep`` share of the
-layer's largest (nonzero) ones, and it sees every neuron's activity (the host's float32 dense FFN;
-the system model's :func:`~pimforge.software.hermes.predictor.run_predictor` updates the states
-from the true activity the same way), while the DIMMs compute only the predicted neurons.  The decoder's prefill shows the system no activity, so the state
-table and the correlation tables come from an offline profile (§IV-B's offline sampling): the
-host reference over :data:`CALIBRATION`; then every decode token is predicted
-(``s1 + 6 s2 > 15``) and its states updated as the paper says.
-The inactive neurons give 0.  In column mode each DIMM sums its own columns and merges the
-partial of the DIMMs before it (the engine's merge input), so the result is that chain's.
+predictor (:mod:`pimforge.software.hermes.predictor`); the inactive neurons give 0.  SwiGLU is
+not ReLU-sparse, so the monitor counts a neuron as *fired* when its ``|silu(g) u|`` is among the
+``keep`` share of the layer's largest (nonzero) ones.  The monitor sees every neuron's activity
+(the host's float32 dense FFN; the system model's
+:func:`~pimforge.software.hermes.predictor.run_predictor` updates the states from the true
+activity the same way), while the DIMMs compute only the predicted neurons.  The decoder's
+prefill shows the system no activity, so the state table and the correlation tables come from an
+offline profile (§IV-B's offline sampling): the host reference over :data:`CALIBRATION`; then
+every decode token is predicted (``s1 + 6 s2 > 15``) and its states updated as the paper says.
+In column mode each DIMM sums its own columns and merges the partial of the DIMMs before it (the
+engine's merge input), so the result is that chain's.
 
 Timing (:meth:`HermesOps.timing`) per decode token: each ``hermes_gemv`` job's cycles from the
 exact cycle model with the DIMM's burst arrivals
