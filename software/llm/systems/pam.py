@@ -1,8 +1,8 @@
 """PAM on a real LLM: decode attention through PAMattention (PAM Alg. 1, §5), the KV cache
 placed over the HBM, DDR and SSD tiers by PAM's placement and migration policy (§6.3).
 
-What runs where
----------------
+**What runs where.**
+
 * **PAM's units** (``pam_pu``, ``pam_ru``): the attention of every decode step.  Per layer, the
   3 KV heads' tokens sit in the three tiers as the policy placed them; each tier's tokens go
   contiguously and evenly to its PUs (``pam_device``), each PU computes the local-attention
@@ -16,8 +16,7 @@ What runs where
   :class:`~pimforge.software.llm.ops.Ops`), and the prompt's attention (prefill runs on the
   GPUs in PAM).
 
-The placement policy (the system model's, :mod:`pimforge.software.pam.locality`)
-------------------------------------------------------------------------------
+**The placement policy** (the system model's, :mod:`pimforge.software.pam.locality`).
 Per layer and KV head, each token has a tier and an importance ``I`` (PAM eq. 7,
 :func:`~pimforge.software.pam.locality.importance_update`), updated every step (prompt steps
 included) from the step's attention probabilities, averaged over the KV head's query heads and
