@@ -60,11 +60,11 @@ def compare_traces(ref, run, teacher: bool, threshold: float = MARGIN_THRESHOLD)
                                               f" the threshold {threshold}: not a near-tie")}
                 comparable = teacher
         steps.append(row)
-    compared = [s for s in steps if "agree" in s]
+    compared = [s for s in steps if "agree" in s and s["decode"]]
     strong = [s for s in compared if s["ref_margin"] >= threshold]
     return {
         "steps": steps, "divergence": divergence, "threshold": threshold,
-        "compared_steps": len(compared),
+        "compared_steps": len(compared),          # decode steps compared (not the prefill's)
         "agree_steps": sum(s["agree"] for s in compared),
         "strong_steps": len(strong),
         "strong_disagreements": [s["step"] for s in strong if not s["agree"]],

@@ -18,8 +18,8 @@ from pimforge.software.llm.gguf_model import load_model, read_header
 from pimforge.software.llm.ops import Ops
 from pimforge.software.llm.tokenizer import build_tokenizer
 
-__all__ = ["MAX_TOKENS", "MAX_BATCH", "BACKENDS", "LlmRequest", "check_request", "read_teacher", "run_llm",
-           "summary"]
+__all__ = ["MAX_TOKENS", "MAX_BATCH", "BACKENDS", "LlmRequest", "check_request", "read_teacher",
+           "run_llm", "rates", "summary"]
 
 MAX_TOKENS = 4096          # generated tokens of one run (far above a useful golden run)
 MAX_BATCH = 1024           # PAPI's batch of prompt copies
@@ -161,8 +161,22 @@ def run_llm(req: LlmRequest, tok, model=None) -> dict:
     return report
 
 
+def _rate(v):
+    """tokens/s of a timing or baseline entry: a number, or a dict with ``tokens_per_s``."""
+    if isinstance(v, dict):
+        v = v.get("tokens_per_s")
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def rates(timing: dict) -> tuple:
+    """A system's modelled tokens/s and its baselines' (``{name: tokens/s}``, the entries that
+    are rates) from its ``timing`` dict."""
+    base = {k: _rate(v) for k, v in (timing.get("baselines") or {}).items()}
+    return _rate(timing), {k: v for k, v in base.items() if v is not None}
+
+
 def _fmt_rate(x) -> str:
-    return "-" if x is None else f"{x:,.1f}"
+    return f"{x:,.0f}" if x >= 100 else f"{x:,.2f}"
 
 
 def summary(report: dict) -> str:
@@ -175,17 +189,18 @@ def summary(report: dict) -> str:
         lines.append(f"{name} ({r['backend']}): {r['text']!r}")
         d = r["divergence"]
         err = r["max_logit_error"]
-        lines.append(f"  top-1 agrees on {r['agree_steps']}/{r['compared_steps']} compared steps;"
-                     f" max logit error {err:.4f}" if err is not None else "  nothing compared")
+        lines.append(f"  top-1 agrees on {r['agree_steps']}/{r['compared_steps']} compared decode "
+                     f"steps; max logit error {err:.4f}" if err is not None
+                     else "  nothing compared")
         if d is not None:
             lines.append(f"  first differs at step {d['step']}: {d['reason']}")
         if r["strong_disagreements"]:
             lines.append(f"  DISAGREES at margin >= {r['threshold']} on steps "
                          f"{r['strong_disagreements']}")
-        t = r.get("timing") or {}
-        if t.get("tokens_per_s") is not None:
-            base = ", ".join(f"{k} {_fmt_rate(v)}" for k, v in (t.get("baselines") or {}).items())
-            lines.append(f"  modelled: {_fmt_rate(t['tokens_per_s'])} tokens/s on {name}"
-                         + (f" (baselines: {base})" if base else ""))
+        own, base = rates(r.get("timing") or {})
+        if own is not None:
+            text = ", ".join(f"{k} {_fmt_rate(v)}" for k, v in base.items())
+            lines.append(f"  modelled: {_fmt_rate(own)} tokens/s on {name}'s hardware"
+                         + (f"; baselines: {text}" if text else ""))
         lines.append(f"  golden/RTL run took {r['wall_s']:.1f} s on this machine")
     return "\n".join(lines)
