@@ -3,16 +3,22 @@ paper puts on its hardware through the units' golden models (or their Verilog)."
 from __future__ import annotations
 
 from pimforge.base.errors import UserError
+from pimforge.software.llm.systems.hermes import HermesOps
+from pimforge.software.llm.systems.hilos import HilosOps
+from pimforge.software.llm.systems.lolpim import LolpimOps
+from pimforge.software.llm.systems.pam import PamOps
+from pimforge.software.llm.systems.papi import PapiOps
 
-__all__ = ["SYSTEM_NAMES", "RTL_SYSTEMS", "OPTIONS", "make_ops"]
+__all__ = ["SYSTEM_NAMES", "RTL_SYSTEMS", "CLASSES", "OPTIONS", "make_ops"]
 
 SYSTEM_NAMES = ("pam", "hilos", "hermes", "lolpim", "papi")
 RTL_SYSTEMS = ("pam", "hilos")       # systems whose layer-steps can run on the Verilog
-CLASSES = {}
+CLASSES = {"pam": PamOps, "hilos": HilosOps, "hermes": HermesOps, "lolpim": LolpimOps,
+           "papi": PapiOps}
 # the run options each system takes
-OPTIONS = {"pam": ("backend", "rtl_layers", "rtl_steps"),
-           "hilos": ("backend", "rtl_layers", "rtl_steps"),
-           "hermes": ("sparse",), "lolpim": (), "papi": ("batch",)}
+_RUN = ("backend", "rtl_layers", "rtl_steps")
+OPTIONS = {"pam": _RUN, "hilos": _RUN, "hermes": _RUN + ("sparse",), "lolpim": _RUN,
+           "papi": _RUN + ("batch",)}
 
 
 def make_ops(name: str, **opts):
