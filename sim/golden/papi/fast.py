@@ -1,5 +1,5 @@
-"""A vectorized ``papi_pu`` golden model, bit-exact with :func:`~pimforge.sim.golden.papi.pu.pu_gemv`
-on finite values.
+"""A vectorized ``papi_pu`` golden model, bit-exact on finite values with
+:func:`~pimforge.sim.golden.papi.pu.pu_gemv`.
 
 :func:`~pimforge.sim.golden.papi.pu.pu_gemv` emulates every fp16/fp32 operation on integer bit
 patterns, beat by beat; a decoder layer's GEMVs need it in milliseconds.  This model does the same

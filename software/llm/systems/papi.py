@@ -28,8 +28,8 @@ Where each operation runs, decode steps (prefill is the GPUs', §7.4: compute-bo
   host's, as in the system model.
 
 Time: the units' cycle models (``papi_pu``: :mod:`pimforge.hw.papi.pu_timing` through
-:mod:`pimforge.software.papi.pim_time`; ``papi_scheduler``: :mod:`pimforge.hw.papi.scheduler_timing`)
-for every invocation of a decode step, and the PAPI system model (:mod:`pimforge.software.papi`)
+:mod:`pimforge.software.papi.pim_time`; ``papi_scheduler``:
+:mod:`pimforge.hw.papi.scheduler_timing`) for every invocation of a decode step, and the PAPI system model (:mod:`pimforge.software.papi`)
 for the power cap, the GPUs, NVLink, PCIe and the baselines of §7, with SmolLM2's own (GQA)
 matrix shapes.
 """
@@ -74,7 +74,8 @@ _KERNEL_OF = {n: k for k, ms in FC_KERNELS.items() for n in ms}
 
 
 def kernel_shapes(c) -> dict:
-    """(rows, cols) of each :data:`FC_KERNELS` kernel for a :class:`~pimforge.software.llm.gguf_model.LlamaConfig` ``c``."""
+    """(rows, cols) of each :data:`FC_KERNELS` kernel of a model whose config is ``c`` (a
+    :class:`~pimforge.software.llm.gguf_model.LlamaConfig`)."""
     q, kv = c.n_heads * c.head_dim, c.n_kv_heads * c.head_dim
     return {"qkv": (q + 2 * kv, c.d_model), "proj": (c.d_model, q),
             "up": (2 * c.d_ffn, c.d_model), "down": (c.d_model, c.d_ffn)}
@@ -109,8 +110,7 @@ def _blocked(a, cs: int, cg: int, lanes: int) -> np.ndarray:
     """(..., n, cols) -> (..., cs, n, cgp): column block j = cols [j cg, (j + 1) cg), padded with
     zeros to a multiple of ``lanes`` (the unit's column reads)."""
     cgp = -(-cg // lanes) * lanes
-    n, cols = a.shape[-2:]
-    out = np.zeros(a.shape[:-2] + (cs, n, cgp), a.dtype)
+    out = np.zeros(a.shape[:-2] + (cs, a.shape[-2], cgp), a.dtype)
     for j in range(cs):
         blk = a[..., j * cg:(j + 1) * cg]
         out[..., j, :, :blk.shape[-1]] = blk
