@@ -8,7 +8,6 @@ under teacher forcing."""
 import numpy as np
 import pytest
 
-from conftest import LONG
 from pimforge.base.errors import UserError
 from pimforge.hw.papi.config import pu_preset
 from pimforge.hw.papi.perf import PU_CLOCK_MHZ
@@ -207,8 +206,8 @@ def test_bad_options():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not LONG, reason="the full model: PIMFORGE_LONG=1")
 def test_full_model_agreement():
+    """The 30-layer model, 8 tokens (make test-long)."""
     m = load_model()
     ids = build_tokenizer(m.metadata).encode(PROMPT)
     r = generate(m, Ops(), ids, 8)
