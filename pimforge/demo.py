@@ -21,6 +21,7 @@ from pimforge.sim.golden.lolpim.dispatcher import Session
 from pimforge.sim.golden.papi.scheduler import eos_per_iteration, schedule
 from pimforge.software.hermes.reproduce import reproduce as hermes_reproduce
 from pimforge.software.hilos.reproduce import reproduce as hilos_reproduce
+from pimforge.software.llm.run import rates as llm_rates
 from pimforge.software.lolpim.reproduce import reproduce as lolpim_reproduce
 from pimforge.software import workloads as wl
 from pimforge.software.papi.config import FPU_AREA_OURS
@@ -96,6 +97,7 @@ def run_demo(out="build/demo", full: bool = False) -> int:
           f"({res.cycles_per_second:,.0f} simulated cycles/s)")
     print()
     ok = _pam_demo()
+    ok = _llm_demo() and ok
     ok = _hilos_demo() and ok
     ok = _hermes_demo(out / "model") and ok
     ok = _pamif_demo() and ok
@@ -226,6 +228,27 @@ def _pam_demo() -> bool:
     print(f"  {'PASS' if same else 'FAIL'}: RTL output equals the golden flow bit for bit")
     return bool(ok)
 
+
+
+def _llm_demo() -> bool:
+    """SmolLM2-135M-Instruct answering a question on PAM: decode attention through PAMattention's
+    golden models, layer 0 of the first decode step on the PU and RU Verilog, beside the host
+    reference (`pimforge run llm`)."""
+    question = "What is the capital of France?"
+    print(f"== a real LLM on the units (`pimforge run llm`): SmolLM2-135M-Instruct, 30 layers, "
+          f"asked {question!r}; PAM runs decode attention, layer 0 of the first decode step on "
+          f"the Verilog", flush=True)
+    rep = api.run_llm(question, systems=("pam",), tokens=8, chat=True, backend="rtl")
+    pam = rep["systems"]["pam"]
+    print(f"  reference (host, float32): {rep['reference']['text']!r}")
+    print(f"  PAM (golden + RTL):        {pam['text']!r}")
+    own, _ = llm_rates(pam["timing"])
+    ok = pam["agree_steps"] == pam["compared_steps"] and pam["rtl_layer_steps"] > 0
+    print(f"  {'PASS' if ok else 'FAIL'}: top-1 agrees on {pam['agree_steps']} of "
+          f"{pam['compared_steps']} decode steps (max logit error {pam['max_logit_error']:.3f});"
+          f" {pam['rtl_layer_steps']} layer-step(s) on the RTL equal golden bit for bit; "
+          f"modelled {own:,.0f} tokens/s on PAM's hardware")
+    return bool(ok)
 
 
 def _hilos_demo() -> bool:

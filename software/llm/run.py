@@ -134,6 +134,11 @@ def _decode(model, ops, req, tok, label):
     return tr, time.perf_counter() - t0
 
 
+def _rtl_checked(ops) -> list:
+    """The layer-steps a system ran on the Verilog (each asserted equal to its golden model)."""
+    return list(getattr(ops, "rtl_runs", None) or getattr(ops, "rtl_checked", None) or [])
+
+
 def run_llm(req: LlmRequest, tok, model=None) -> dict:
     """Decode ``req`` on the reference and each system; returns the report (a JSON-able dict).
     ``model`` reuses loaded weights (else they are read from ``req.model``)."""
@@ -156,7 +161,7 @@ def run_llm(req: LlmRequest, tok, model=None) -> dict:
         res = compare_traces(ref, tr, teacher)
         res.update(generated_ids=tr.generated_ids, text=tok.decode(tr.generated_ids),
                    wall_s=wall, placement=ops.describe(), timing=ops.timing(tr.steps),
-                   backend=req.backend)
+                   backend=req.backend, rtl_layer_steps=len(_rtl_checked(ops)))
         report["systems"][name] = res
     return report
 
@@ -202,5 +207,8 @@ def summary(report: dict) -> str:
             text = ", ".join(f"{k} {_fmt_rate(v)}" for k, v in base.items())
             lines.append(f"  modelled: {_fmt_rate(own)} tokens/s on {name}'s hardware"
                          + (f"; baselines: {text}" if text else ""))
-        lines.append(f"  golden/RTL run took {r['wall_s']:.1f} s on this machine")
+        if r["backend"] == "rtl":
+            lines.append(f"  RTL: {r['rtl_layer_steps']} layer-step(s) on the Verilog, each "
+                         f"equal to the golden model bit for bit")
+        lines.append(f"  the run took {r['wall_s']:.1f} s on this machine")
     return "\n".join(lines)
