@@ -6,8 +6,12 @@
 """
 import os
 
-import numpy as np
-import pytest
+# Two workers share two cores: a multi-threaded BLAS in each (the LLM tests' matrix-vector
+# products) would oversubscribe them many times over.  Set before NumPy loads its BLAS.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 
 os.environ.setdefault("PIMFORGE_QUIET", "1")
 # The suite's Verilator builds outweigh its simulations: the models' per-cycle C++ at -O0 builds
