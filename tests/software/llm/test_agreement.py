@@ -70,5 +70,6 @@ def test_full_model_pam_and_hilos():
 @pytest.mark.slow
 def test_full_model_every_system_teacher_forced():
     ref = api.run_llm(PROMPT, systems=(), tokens=16, chat=True)["reference"]["generated_ids"]
-    rep = api.run_llm(PROMPT, systems=SYSTEM_NAMES, tokens=16, chat=True, teacher=ref[:-1])
+    rep = api.run_llm(PROMPT, systems=SYSTEM_NAMES, tokens=len(ref), chat=True,
+                      teacher=ref[:-1])
     _contract(rep, teacher=True)
