@@ -27,8 +27,12 @@ KV heads spread over the devices) at the SmartSSD's clock, bounded below by its 
 :meth:`~pimforge.software.devices.SmartSSD.kernel_time` bounds it; the other resources (weights
 over the GPU link, the GPU, the SSDs' flash reads and page spills, the chassis link, the host
 buffer's serial work) from the HILOS system model's step
-(:func:`~pimforge.software.hilos.step.step_hilos`) at the step's context, batch 1.  The
-baselines are the same system model's FlexGen systems (§6.1) at the same points.
+(:func:`~pimforge.software.hilos.step.step_hilos`) at the step's context, batch 1, its host
+buffer and chassis traffic at the model's average buffer of ``(c - 1) / 2`` tokens.  The
+baselines are the same system model's FlexGen systems (§6.1) at the same points, and its own
+HILOS estimate (the kernel from the calibrated per-job cycles instead of this run's).  Like
+FlexGen, the model streams the weights to the GPU every step, which bounds a model this small:
+HILOS removes KV traffic, and at short contexts there is little of it.
 """
 from __future__ import annotations
 
