@@ -34,14 +34,23 @@ def _fast_path_taken(cfg, prog):
     return fast.run_values(cfg.partials, lm, prog.tiles, bm)[1]
 
 
+def _wide(rng, prog):
+    """The program's values spread over 2**-24 .. 2**24: bf16 products of 16 bits then round
+    in fp32 sums, so every order of addition shows (values of one scale mostly add exactly)."""
+    def spread(a):
+        return bf16(fast.bf16_values(a).astype(np.float64) * 2.0 ** rng.integers(-24, 25, a.shape))
+    return Program([spread(x) for x in prog.loads], prog.tiles, [spread(x) for x in prog.bank])
+
+
 @pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: f"b{c.banks}l{c.lanes}q{c.partials}")
 def test_random_programs(cfg):
     rng = np.random.default_rng(cfg.banks * 100 + cfg.lanes)
     big = cfg.banks * cfg.lanes > 64          # the golden model is slow on AiM's 256 MACs
-    for _ in range(6 if big else 25):
+    for _ in range(4 if big else 15):
         prog = random_program(cfg, rng, chunks=int(rng.integers(1, 4 if big else 6)))
-        _same(cfg, prog)
-        assert _fast_path_taken(cfg, prog)
+        for p in (prog, _wide(rng, prog)):
+            _same(cfg, p)
+            assert _fast_path_taken(cfg, p)
 
 
 # corner values as bf16 bits: signed zeros, the smallest and largest subnormals, the smallest
@@ -70,6 +79,36 @@ def test_corner_values(cfg):
         _same(cfg, prog)
         fast_taken += _fast_path_taken(cfg, prog)
     assert fast_taken >= n // 2      # most corner programs stay finite: the fast path is tested
+
+
+def _cancelling(rng, prog):
+    """GB beats of ones and bank columns of small integers (|x| <= 64) where, per bank and
+    step, two lanes hold +2**24 and -2**24 (half the time) or one lane holds +-2**24 (30 %):
+    the exact sums are small, and any other order of additions (lanes or steps) rounds a small
+    term away against 2**24 and shows in the bf16 output (ordinary values rarely do: bf16
+    hides most last-bit differences of fp32 sums)."""
+    def columns(a):
+        v = rng.integers(-64, 65, a.shape).astype(np.float64)
+        L = a.shape[-1]
+        r = rng.random(a.shape[:-1])[..., None]
+        i = rng.integers(L, size=a.shape[:-1])[..., None]
+        j = (i + rng.integers(1, L, size=i.shape)) % L
+        big = np.where(rng.random(i.shape) < 0.5, 2.0 ** 24, -2.0 ** 24)
+        np.put_along_axis(v, i, np.where(r < 0.5, 2.0 ** 24, np.where(
+            r < 0.8, big, np.take_along_axis(v, i, -1))), -1)
+        np.put_along_axis(v, j, np.where(r < 0.5, -2.0 ** 24, np.take_along_axis(v, j, -1)), -1)
+        return bf16(v)
+    return Program([bf16(np.ones(x.shape)) for x in prog.loads], prog.tiles,
+                   [columns(x) for x in prog.bank])
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: f"b{c.banks}l{c.lanes}q{c.partials}")
+def test_order_of_additions(cfg):
+    rng = np.random.default_rng(cfg.lanes + 3)
+    for _ in range(4 if cfg.banks * cfg.lanes > 64 else 12):
+        prog = _cancelling(rng, random_program(cfg, rng, chunks=3))
+        _same(cfg, prog)
+        assert _fast_path_taken(cfg, prog)
 
 
 def test_signed_zeros():

@@ -111,7 +111,14 @@ def _values(partials, loads, tiles, bank):
         s = tile.steps
         g = loads[used]
         g = g[:, None, :s] if g.ndim == 2 else g[:, :, :s]
-        sums.append(_halves(c[:, :, :s] * g))                       # (banks, steps)
+        c = c[:, :, :s]
+        if c.shape[0] > 1:                      # the tree's first level with the products
+            h = c.shape[0] // 2
+            x = c[:h] * g[:h]
+            x += c[h:] * g[h:]
+        else:
+            x = c * g
+        sums.append(_halves(x))                                     # (banks, steps)
         if start is None:
             start = len(sums) - 1, n
         n += s
