@@ -76,7 +76,6 @@ __all__ = ["HermesOps", "NDP_LINEARS", "KEEP", "BASELINES", "CALIBRATION", "cali
            "model_spec"]
 
 NDP_LINEARS = ("attn_q", "attn_k", "attn_v", "ffn_gate", "ffn_up", "ffn_down")
-FFN_ROWS = ("ffn_gate", "ffn_up")
 KEEP = 0.5                      # sparse: the share of FFN neurons the monitor counts as fired
 BASELINES = ("Accelerate", "FlexGen", "Hermes-base")
 LINKS = "GPU <-> DIMM transfers (PCIe + sync)"
