@@ -31,8 +31,9 @@ holds V^T row d of KV head g, 256 tokens in columns 16-31), each channel's GB ho
 of its head (three passes: the query heads of a group).  Queries are scaled by 1/sqrt(d_h)
 (a power of two, exact) before bf16.
 
-**Timing.**  Per decode step, the PU's exact cycle model (:func:`pimforge.hw.lolpim.pingpong_timing.
-schedule`, GDDR6 banks) on each invocation's program, ping-pong on (LoL-PIM) and off (AiMX); the
+**Timing.**  Per decode step, the PU's exact cycle model
+(:func:`~pimforge.hw.lolpim.pingpong_timing.schedule`, GDDR6 banks) on each invocation's
+program, ping-pong on (LoL-PIM) and off (AiMX); the
 dispatcher's cycle model (:func:`pimforge.hw.lolpim.dispatcher_timing.run_slots`); the dispatcher
 runs ahead of the PU (one command a cycle), so only its first-command latency adds.  Per token:
 those at the 1 GHz PU clock, plus from the LoL-PIM system model the LM head on the module's
@@ -77,8 +78,8 @@ VERIFY_CHANNELS = (0, CH - 1)           # channels ``verify=True`` runs on the g
 
 
 def model_spec(config) -> wl.ModelSpec:
-    """The system model's description of a llama model (:class:`~pimforge.software.llm.
-    gguf_model.LlamaConfig`)."""
+    """The system model's description of a llama model
+    (:class:`~pimforge.software.llm.gguf_model.LlamaConfig`)."""
     return wl.ModelSpec(config.name or "llama", config.n_layers, config.d_model, config.n_heads,
                         config.n_kv_heads, config.d_ffn, config.vocab, True, "GGUF metadata",
                         tied_embeddings=True, head_dim_override=config.head_dim)
@@ -86,8 +87,8 @@ def model_spec(config) -> wl.ModelSpec:
 
 class GemvLayout:
     """One weight matrix (out, in) in AiM's GEMV mapping over the module's channels: the
-    bf16 values lane-major (groups, lanes, PUs, columns) float32 (:mod:`~pimforge.sim.golden.
-    lolpim.fast`) and the pages they fill."""
+    bf16 values lane-major (groups, lanes, PUs, columns) float32
+    (:mod:`~pimforge.sim.golden.lolpim.fast`) and the pages they fill."""
 
     def __init__(self, w, pu, page_elems: int, base: int):
         R, C = w.shape
