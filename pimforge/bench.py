@@ -34,11 +34,7 @@ from pimforge.sim.harness.job import Job, Phase
 from pimforge.sim.harness.stall import StallPattern
 from pimforge.sim.reference.ulp import reference_values, ulp_errors
 from pimforge.software.devices import PAM_TIERS, SMARTSSD
-from pimforge.software.llm import forward as llm_forward
-from pimforge.software.llm import gguf_model as llm_gguf
-from pimforge.software.llm import ops as llm_ops
-from pimforge.software.llm import systems as llm_systems
-from pimforge.software.llm import tokenizer as llm_tokenizer
+from pimforge.software.llm import bench as llm_bench
 from pimforge.sweep.run import run_sweep
 from pimforge.sweep.spec import parse_spec
 from pimforge.synth.run import SynthJob, synthesize_many
@@ -455,53 +451,9 @@ def sweep_benchmark(out, worker_counts=(1, 2), progress=print) -> dict:
     return report
 
 
-# a paragraph whose tokens, with the chat template, bring the context to about 128 tokens
-LLM_BENCH_PROMPT = (
-    "Processing-in-memory puts arithmetic next to the memory arrays, so that the weights and the "
-    "key-value cache of a large language model need not cross a narrow bus for every generated "
-    "token. Explain, in a few sentences, why decoding one token at a time is limited by memory "
-    "bandwidth rather than by arithmetic, and what that means for the design of an accelerator "
-    "that serves long contexts.")
-LLM_BENCH_TOKENS = 9          # 8 decode steps after the prefill's token
-LLM_AIMS = {"reference_tokens_per_s": 10.0, "golden_tokens_per_s": 1.0, "rtl_layer_step_s": 60.0}
-
-
-def _timed_generate(model, ops, ids, n):
-    """generate() with each token's wall time (from the progress callback)."""
-    marks = [time.perf_counter()]
-    tr = llm_forward.generate(model, ops, ids, n,
-                              progress=lambda *_: marks.append(time.perf_counter()))
-    return tr, np.diff(marks)
-
-
 def llm_benchmark(out, progress=print) -> dict:
-    """Wall time a token of SmolLM2-135M (30 layers) on the host reference and on each system's
-    golden models at a context of about 128 tokens, and one RTL layer-step of PAM and HILOS,
-    against the aims in :data:`LLM_AIMS`."""
-    model = llm_gguf.load_model()
-    tok = llm_tokenizer.build_tokenizer(model.metadata)
-    ids = tok.encode(tok.chat(LLM_BENCH_PROMPT))
-    results = {}
-    progress(f"reference, {len(ids)} prompt tokens")
-    _, dt = _timed_generate(model, llm_ops.Ops(), ids, LLM_BENCH_TOKENS)
-    results["reference"] = {"tokens_per_s": round(1 / float(np.mean(dt[1:])), 2),
-                            "prefill_s": round(float(dt[0]), 2),
-                            "aim_tokens_per_s": LLM_AIMS["reference_tokens_per_s"]}
-    for name in llm_systems.SYSTEM_NAMES:
-        progress(f"{name} golden")
-        _, dt = _timed_generate(model, llm_systems.make_ops(name), ids, LLM_BENCH_TOKENS)
-        results[name] = {"tokens_per_s": round(1 / float(np.mean(dt[1:])), 3),
-                         "s_per_token": round(float(np.mean(dt[1:])), 3),
-                         "context": len(ids) + LLM_BENCH_TOKENS,
-                         "aim_tokens_per_s": LLM_AIMS["golden_tokens_per_s"]}
-    small = llm_gguf.load_model(n_layers=1)
-    for name in llm_systems.RTL_SYSTEMS:
-        progress(f"{name}: one RTL layer-step")
-        ops = llm_systems.make_ops(name, backend="rtl", rtl_layers=[0], rtl_steps=1)
-        _, dt = _timed_generate(small, ops, ids, 2)
-        results[f"{name}_rtl"] = {"layer_step_s": round(float(dt[1]), 2),
-                                  "aim_s": LLM_AIMS["rtl_layer_step_s"]}
-    report = {"benchmark": "SmolLM2-135M on the units", "prompt_tokens": len(ids),
-              "results": results, **_machine()}
+    """SmolLM2-135M's wall time a token on the reference and each system's golden models, and
+    one RTL layer-step (:func:`pimforge.software.llm.bench.measure`), into ``out``."""
+    report = {**llm_bench.measure(progress), **_machine()}
     _write_json(Path(out), report)
     return report
