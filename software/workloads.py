@@ -169,6 +169,10 @@ MODELS = {m.name: m for m in (
               "5,120, FFN 13,696, vocabulary 152,064"),
     ModelSpec("Qwen1.5-72B", 80, 8192, 64, 64, 24576, 152064, True, _QWEN + "72B: hidden "
               "8,192, FFN 24,576, vocabulary 152,064"),
+    ModelSpec("SmolLM2-135M", 30, 576, 9, 3, 1536, 49152, True, "the model `pimforge run llm` "
+              "decodes (its GGUF's llama.* metadata): 30 layers, hidden 576, 9 heads of 64, 3 KV "
+              "heads, SwiGLU FFN 1,536, vocabulary 49,152, tied embeddings",
+              tied_embeddings=True),
 )}
 
 
