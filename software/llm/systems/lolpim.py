@@ -485,6 +485,9 @@ class LolpimOps(Ops):
             "aimx_serial_units": {"seconds_per_token": off, "tokens_per_s": 1.0 / off},
             "context": int(ctx[0]),
             "system_model_tokens_per_s": {k: r.tokens_per_s for k, r in model.items()},
+            "baselines": {"AiMX, no ping-pong (units)": 1.0 / off,
+                          **{k: model[k].tokens_per_s for k in ("PIM (AiMX)", "GPU-HBM",
+                                                                "GPU-GDDR")}},
             "modelled": "one AiMX module (16 GDDR6-AiM channels in lockstep, 256 PUs) holds "
                         "the model; PU cycles from the exact cycle model on each invocation's "
                         "program; the dispatcher issues ahead of the PU (its first-command "

@@ -25,16 +25,6 @@ PROMPT = "The capital of France is"
 
 
 @pytest.fixture(scope="module")
-def model():
-    return load_model(n_layers=2)
-
-
-@pytest.fixture(scope="module")
-def ids(model):
-    return build_tokenizer(model.metadata).encode(PROMPT)
-
-
-@pytest.fixture(scope="module")
 def runs(model, ids):
     ref = generate(model, Ops(), ids, 4)
     ops = LolpimOps()
@@ -160,6 +150,9 @@ def test_timing(runs):
     sm = tm["system_model_tokens_per_s"]
     assert set(sm) == {"LoL-PIM(123)", "LoL-PIM(1)", "PIM (AiMX)", "GPU-HBM", "GPU-GDDR"}
     assert sm["LoL-PIM(123)"] > sm["LoL-PIM(1)"] > sm["PIM (AiMX)"] > 0
+    base = tm["baselines"]
+    assert base["AiMX, no ping-pong (units)"] == tm["aimx_serial_units"]["tokens_per_s"]
+    assert all(base[k] == sm[k] for k in ("PIM (AiMX)", "GPU-HBM", "GPU-GDDR"))
     assert set(ops.describe()) and ops.timing([]) == {}
 
 
