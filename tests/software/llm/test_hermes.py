@@ -58,21 +58,6 @@ def _agree(a, b):
 
 
 @pytest.fixture(scope="module")
-def model():
-    return load_model(n_layers=2)
-
-
-@pytest.fixture(scope="module")
-def ids(model):
-    return build_tokenizer(model.metadata).encode(PROMPT)
-
-
-@pytest.fixture(scope="module")
-def ref(model, ids):
-    return generate(model, Ops(), ids, 4)
-
-
-@pytest.fixture(scope="module")
 def dense(model, ids, ref):
     ops = HermesOps()
     return ops, generate(model, ops, ids, 4, teacher=ref.generated_ids)

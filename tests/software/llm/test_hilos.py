@@ -30,21 +30,6 @@ from conftest import require_sim
 PROMPT = "The capital of France is"
 
 
-@pytest.fixture(scope="module")
-def model():
-    return load_model(n_layers=2)
-
-
-@pytest.fixture(scope="module")
-def ids(model):
-    return build_tokenizer(model.metadata).encode(PROMPT)
-
-
-@pytest.fixture(scope="module")
-def ref(model, ids):
-    return generate(model, Ops(), ids, 4)
-
-
 def _bits16(x):
     return np.asarray(x, np.float32).astype(np.float16).view(np.uint16).astype(np.int64)
 

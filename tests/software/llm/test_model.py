@@ -16,16 +16,6 @@ PROMPT = "The capital of France is"
 
 
 @pytest.fixture(scope="module")
-def model():
-    return load_model(n_layers=2)
-
-
-@pytest.fixture(scope="module")
-def full():
-    return load_model()
-
-
-@pytest.fixture(scope="module")
 def tok():
     return build_tokenizer(read_header().metadata)
 

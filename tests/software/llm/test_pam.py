@@ -20,27 +20,12 @@ from pimforge.software import devices as dv
 from pimforge.software.llm.compare import MARGIN_THRESHOLD, margin
 from pimforge.software.llm.forward import generate
 from pimforge.software.llm.gguf_model import load_model
-from pimforge.software.llm.ops import Ops, Step, softmax_attention
+from pimforge.software.llm.ops import Step, softmax_attention
 from pimforge.software.llm.systems.pam import PamOps, tier_caps
 from pimforge.software.llm.tokenizer import build_tokenizer
 from conftest import LONG, require_sim
 
 PROMPT = "The capital of France is"
-
-
-@pytest.fixture(scope="module")
-def model():
-    return load_model(n_layers=2)
-
-
-@pytest.fixture(scope="module")
-def ids(model):
-    return build_tokenizer(model.metadata).encode(PROMPT)
-
-
-@pytest.fixture(scope="module")
-def ref(model, ids):
-    return generate(model, Ops(), ids, 4)
 
 
 def _bits16(x):

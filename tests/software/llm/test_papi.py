@@ -25,21 +25,6 @@ PROMPT = "The capital of France is"
 
 
 @pytest.fixture(scope="module")
-def model():
-    return load_model(n_layers=2)
-
-
-@pytest.fixture(scope="module")
-def ids(model):
-    return build_tokenizer(model.metadata).encode(PROMPT)
-
-
-@pytest.fixture(scope="module")
-def ref(model, ids):
-    return generate(model, Ops(), ids, 4)
-
-
-@pytest.fixture(scope="module")
 def run1(model, ids, ref):
     ops = PapiOps()
     return ops, generate(model, ops, ids, 4, teacher=ref.generated_ids)
