@@ -1,7 +1,9 @@
-"""Decoding: the llama forward pass one token at a time, with a system's :class:`Ops`.
+"""Decoding: the llama forward pass one token at a time, with a system's
+:class:`~pimforge.software.llm.ops.Ops`.
 
-The prompt is prefilled on the host (the reference :class:`Ops`), as every one of the papers
-leaves prefill to the GPU; that pass also yields the first generated token.  Each later token is
+The prompt is prefilled on the host (the reference :class:`~pimforge.software.llm.ops.Ops`), as
+every one of the papers leaves prefill to the GPU; that pass also yields the first generated
+token.  Each later token is
 a decode step (``Step.decode``) through the system's operations, which read the KV cache (the
 prompt's rows from the host, then the system's own).  The embedding lookup, the RMSNorms, RoPE,
 the residual adds and the output projection (tied to the embedding) run on the host in float32.

@@ -48,7 +48,7 @@ class TextTokenizer:
 
 
 def build_tokenizer(meta: dict, path: str = "") -> TextTokenizer:
-    """The tokenizer of a GGUF's ``tokenizer.*`` metadata (as :func:`load_model` keeps it)."""
+    """The tokenizer of a GGUF's ``tokenizer.*`` metadata (as :func:`~pimforge.software.llm.gguf_model.load_model` keeps it)."""
     if Tokenizer is None:
         raise UserError(f"--model: the package 'tokenizers' is not installed; install it with: "
                         f"{INSTALL_HINT}")
