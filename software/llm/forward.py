@@ -3,9 +3,8 @@
 
 The prompt is prefilled on the host (the reference :class:`~pimforge.software.llm.ops.Ops`), as
 every one of the papers leaves prefill to the GPU; that pass also yields the first generated
-token.  Each later token is
-a decode step (``Step.decode``) through the system's operations, which read the KV cache (the
-prompt's rows from the host, then the system's own).  The embedding lookup, the RMSNorms, RoPE,
+token.  Each later token is a decode step (``Step.decode``) through the system's operations,
+which read the KV cache (the prompt's rows from the host, then the system's own).  The embedding lookup, the RMSNorms, RoPE,
 the residual adds and the output projection (tied to the embedding) run on the host in float32.
 """
 from __future__ import annotations
