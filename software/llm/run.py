@@ -186,7 +186,7 @@ def _fmt_rate(x) -> str:
 
 def summary(report: dict) -> str:
     """The text ``run llm`` prints."""
-    lines = [f"model {report['model']['name']} ({report['model']['layers']} layers), "
+    lines = [f"model {Path(report['model']['path']).name} ({report['model']['layers']} layers), "
              f"{len(report['prompt_ids'])} prompt tokens"
              + (", teacher-forced" if report["teacher"] is not None else ""),
              f"reference: {report['reference']['text']!r}"]
