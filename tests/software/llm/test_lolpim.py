@@ -13,13 +13,12 @@ import pytest
 from pimforge.base.errors import UserError
 from pimforge.hw.lolpim.dpa import OPS
 from pimforge.hw.lolpim.perf import kernel_cycles
-from pimforge.software.llm.compare import MARGIN_THRESHOLD, margin
+from pimforge.software.llm.compare import MARGIN_THRESHOLD
 from pimforge.software.llm.forward import generate
-from pimforge.software.llm.gguf_model import load_model
 from pimforge.software.llm.ops import LINEARS, Ops, Step, softmax_attention
 from pimforge.software.llm.systems.lolpim import CHUNK_TOKENS, KV_BASE, LolpimOps
-from pimforge.software.llm.tokenizer import build_tokenizer
 from conftest import LONG
+from llm_checks import full_model_errors, teacher_forced_errors
 
 PROMPT = "The capital of France is"
 
@@ -47,12 +46,7 @@ def _kv(rng, n):
 
 def test_teacher_forced_agreement(runs):
     ref, tr, _, wall = runs
-    errs = []
-    for n in range(4):
-        if margin(ref.logits[n]) >= MARGIN_THRESHOLD:
-            assert tr.generated_ids[n] == ref.generated_ids[n], n
-        errs.append(float(np.abs(tr.logits[n] - ref.logits[n]).max()))
-    assert errs[0] == 0.0                  # step 0 is the prompt's: the host's, exactly
+    errs = teacher_forced_errors(ref, tr)
     # bf16 weights, inputs and outputs (8 significant bits, AiM's 2-byte output registers) on
     # two layers: a few tenths of a logit at most
     assert 0 < max(errs) < 0.5
@@ -163,13 +157,5 @@ def test_rtl_backend_refused():
 
 @pytest.mark.slow
 @pytest.mark.skipif(not LONG, reason="the full 30-layer model: PIMFORGE_LONG=1")
-def test_full_model_teacher_forced():
-    m = load_model()
-    ids = build_tokenizer(m.metadata).encode(PROMPT)
-    ref = generate(m, Ops(), ids, 8)
-    tr = generate(m, LolpimOps(), ids, 8, teacher=ref.generated_ids)
-    for n in range(8):
-        if margin(ref.logits[n]) >= MARGIN_THRESHOLD:
-            assert tr.generated_ids[n] == ref.generated_ids[n], n
-    assert max(float(np.abs(a - b).max()) for a, b in zip(ref.logits, tr.logits)) < \
-        MARGIN_THRESHOLD / 2
+def test_full_model_teacher_forced(full, ids):
+    assert max(full_model_errors(full, ids, LolpimOps())) < MARGIN_THRESHOLD / 2

@@ -12,14 +12,13 @@ from pimforge.base.errors import UserError
 from pimforge.hw.papi.config import pu_preset
 from pimforge.hw.papi.perf import PU_CLOCK_MHZ
 from pimforge.sim.golden.papi.pu import pu_gemv
-from pimforge.software.llm.compare import MARGIN_THRESHOLD, margin
+from pimforge.software.llm.compare import MARGIN_THRESHOLD
 from pimforge.software.llm.forward import generate
-from pimforge.software.llm.gguf_model import load_model
 from pimforge.software.llm.ops import Ops, Step, softmax_attention
 from pimforge.software.llm.systems.papi import ATTN_UNIT, FC_UNIT, SCHED_UNIT, PapiOps
-from pimforge.software.llm.tokenizer import build_tokenizer
 from pimforge.software.papi.config import ATTN_STACKS, FC_STACKS
 from pimforge.software.papi.hardware import pim_attention, pim_fc
+from llm_checks import full_model_errors, teacher_forced_errors
 
 PROMPT = "The capital of France is"
 
@@ -101,13 +100,7 @@ def test_teacher_forced_agreement(ref, run1):
     """Top-1 equals the reference's wherever the reference's margin is at least the threshold;
     the logit error stays far under it."""
     _, tr = run1
-    errs = []
-    for n in range(4):
-        err = float(np.abs(tr.logits[n] - ref.logits[n]).max())
-        errs.append(err)
-        if margin(ref.logits[n]) >= MARGIN_THRESHOLD:
-            assert tr.generated_ids[n] == ref.generated_ids[n], n
-    assert errs[0] == 0.0                         # step 0 is the host's prefill
+    errs = teacher_forced_errors(ref, tr)
     assert max(errs) < MARGIN_THRESHOLD / 4, errs
     assert all(s.cycles[FC_UNIT] > 0 and s.cycles[ATTN_UNIT] > 0 for s in tr.steps[1:])
 
@@ -191,12 +184,6 @@ def test_bad_options():
 
 
 @pytest.mark.slow
-def test_full_model_agreement():
+def test_full_model_agreement(full, ids):
     """The 30-layer model, 8 tokens (make test-long)."""
-    m = load_model()
-    ids = build_tokenizer(m.metadata).encode(PROMPT)
-    r = generate(m, Ops(), ids, 8)
-    tr = generate(m, PapiOps(), ids, 8, teacher=r.generated_ids)
-    for n in range(8):
-        if margin(r.logits[n]) >= MARGIN_THRESHOLD:
-            assert tr.generated_ids[n] == r.generated_ids[n], n
+    assert max(full_model_errors(full, ids, PapiOps())) < MARGIN_THRESHOLD / 2
