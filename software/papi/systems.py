@@ -19,7 +19,7 @@ from pimforge.software.papi.hardware import (
 from pimforge.software.papi.sched import placements
 from pimforge.software.papi.workload import sample_requests
 
-__all__ = ["Hw", "hw_for", "fc_matrices", "fc_layer", "iteration", "run_batch", "calibrate_alpha",
+__all__ = ["Hw", "hw_for", "fc_matrices", "fc_layer", "fc_cost", "iteration", "run_batch", "calibrate_alpha",
            "RunResult", "run_system", "ALPHA_GRID", "PARTS"]
 
 ALPHA_GRID = tuple(range(1, 1025))
@@ -59,16 +59,23 @@ def fc_layer(hw: Hw, mname: str, n: int, where: str) -> tuple:
     """(compute, communication) Cost of one layer's FC kernels on ``n`` tokens, ``where`` gpu or
     pim; the LM head is counted once per iteration by :func:`iteration`."""
     m = wl.get_model(mname)
+    return fc_cost(hw, fc_matrices(m), m.hidden, n, where)
+
+
+def fc_cost(hw: Hw, matrices, hidden: int, n: int, where: str) -> tuple:
+    """(compute, communication) Cost of FC kernels of shapes ``matrices`` ((rows, cols) each) on
+    ``n`` tokens, ``where`` gpu (with the two all-reduces of a layer of width ``hidden``) or
+    pim (with each kernel's transfers)."""
     comp, comm = Cost(), Cost()
-    for rows, cols in fc_matrices(m):
+    for rows, cols in matrices:
         if where == "gpu":
             comp += gpu_fc(rows, cols, n)
         else:
             comp += pim_fc(hw.fc_kind, FC_STACKS, rows, cols, n, hw.cap)
             comm += fc_transfer(n, rows, cols, FC_STACKS)
     if where == "gpu":
-        comm += allreduce(n, m.hidden)
-        comm += allreduce(n, m.hidden)
+        comm += allreduce(n, hidden)
+        comm += allreduce(n, hidden)
     return comp, comm
 
 

@@ -56,10 +56,10 @@ from pimforge.software.papi.config import (
     ATTN_STACKS, FC_STACKS, SYSTEM_SETUP, SYSTEMS, PapiModelConfig
 )
 from pimforge.software.papi.hardware import (
-    Cost, allreduce, attn_transfer, fc_transfer, gpu_fc, pim_attention, pim_fc
+    attn_transfer, fc_transfer, gpu_fc, pim_attention, pim_fc
 )
 from pimforge.software.papi.pim_time import gemv_cycles
-from pimforge.software.papi.systems import calibrate_alpha, hw_for
+from pimforge.software.papi.systems import calibrate_alpha, fc_cost, hw_for
 
 __all__ = ["PapiOps", "FC_KERNELS", "fc_blocks", "attn_block", "kernel_shapes"]
 
@@ -301,16 +301,7 @@ class PapiOps(Ops):
         (the PAPI system model's parts; SmolLM2's shapes)."""
         c, B = self.cfg, self.batch
         n = B * TLP
-        fc, comm = Cost(), Cost()
-        for rows, cols in self.shapes.values():
-            if where == "gpu":
-                fc += gpu_fc(rows, cols, n)
-            else:
-                fc += pim_fc(hw.fc_kind, FC_STACKS, rows, cols, n, hw.cap)
-                comm += fc_transfer(n, rows, cols, FC_STACKS)
-        if where == "gpu":
-            comm += allreduce(n, c.d_model)
-            comm += allreduce(n, c.d_model)
+        fc, comm = fc_cost(hw, self.shapes.values(), c.d_model, n, where)
         att = pim_attention(hw.attn_kind, ATTN_STACKS, _Gqa(c.n_kv_heads, c.head_dim),
                             np.full(B, context), c.group * TLP, hw.cap)
         # Q, K and V of the new tokens out and the outputs back: attn_transfer moves 4 x hidden
