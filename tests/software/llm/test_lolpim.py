@@ -5,8 +5,6 @@ The PU programs are held to the golden model (channel by channel, ``verify``); t
 float references; the dispatcher's command stream to the paper's loop (one DOT-PROD per 256-token
 KV chunk, rows through the lazily filled Va2Pa table); the cycles to the AiM channel's GEMV cycle
 model; the decoding to the reference under teacher forcing."""
-import time
-
 import numpy as np
 import pytest
 
@@ -24,12 +22,9 @@ PROMPT = "The capital of France is"
 
 
 @pytest.fixture(scope="module")
-def runs(model, ids):
-    ref = generate(model, Ops(), ids, 4)
+def runs(model, ids, ref):
     ops = LolpimOps()
-    t0 = time.monotonic()
-    tr = generate(model, ops, ids, 4, teacher=ref.generated_ids)
-    return ref, tr, ops, time.monotonic() - t0
+    return ref, generate(model, ops, ids, 4, teacher=ref.generated_ids), ops
 
 
 @pytest.fixture(scope="module")
@@ -45,12 +40,11 @@ def _kv(rng, n):
 
 
 def test_teacher_forced_agreement(runs):
-    ref, tr, _, wall = runs
+    ref, tr, _ = runs
     errs = teacher_forced_errors(ref, tr)
     # bf16 weights, inputs and outputs (8 significant bits, AiM's 2-byte output registers) on
     # two layers: a few tenths of a logit at most
     assert 0 < max(errs) < 0.5
-    assert wall < 20
 
 
 def test_linears_against_float(model, ready):
@@ -134,7 +128,7 @@ def test_gemv_cycles_are_the_channel_model(model):
 
 
 def test_timing(runs):
-    _, tr, ops, _ = runs
+    _, tr, ops = runs
     tm = ops.timing(tr.steps)
     cyc = tm["cycles_per_token"]
     assert 0 < cyc["lolpim_pingpong"] < cyc["aimx_serial"]

@@ -6,7 +6,6 @@ gathered here from the policy's placement; the policy to the rules of the system
 (shares of the context, importance order, evictions, Algorithm 2's swaps moving importance up);
 the cycles to the units' cycle models; the decoding to the reference under teacher forcing; one
 layer-step to the Verilog (long run: its four Verilator builds take over a minute)."""
-import time
 
 import numpy as np
 import pytest
@@ -170,14 +169,12 @@ def test_cycles_are_the_cycle_models(model):
 
 def test_two_layers_teacher_forced(model, ids, ref):
     """Under the reference's own continuation PAM's top-1 matches wherever the reference's
-    margin resolves it, the logits stay close, and the run is quick."""
-    t0 = time.monotonic()
+    margin resolves it and the logits stay close (the run's speed is benchmarked by `pimforge
+    bench --only llm`, not timed here)."""
     ops = PamOps()
     tr = generate(model, ops, ids, 4, teacher=ref.generated_ids)
-    wall = time.monotonic() - t0
     errs = teacher_forced_errors(ref, tr)
     assert 0 < max(errs) < 0.1             # fp16 K, V and accumulation on two layers
-    assert wall < 20
     tm = ops.timing(tr.steps)
     assert tm["tokens_per_s"] > 0 and tm["seconds_per_token"] == pytest.approx(
         tm["parts"]["gemm_gpu"] + tm["parts"]["attention"] + tm["parts"]["migration"])
@@ -228,22 +225,19 @@ def test_bad_options():
 
 
 @pytest.mark.rtl
-@pytest.mark.slow
 def test_rtl_layer_step_equals_golden(model, ids):
     """One layer-step (layer 0, the first decode step) on the Verilog of pam_pu and pam_ru over
-    the three tiers; the run asserts RTL == golden bit for bit.  Long run: the four Verilator
-    builds (the HBM/SSD and DDR PUs, the RU and the final RU at d = 64) take over a minute on a
-    fresh cache; with built models the layer-step takes about 13 s."""
+    the three tiers; the run asserts RTL == golden bit for bit.  Most of its time on a fresh
+    build cache is the four Verilator builds (the HBM/SSD and DDR PUs, the RU and the final RU
+    at d = 64)."""
     require_sim("verilator")
     ops = PamOps(backend="rtl", rtl_layers=[0], rtl_steps=1)
-    t0 = time.monotonic()
     tr = generate(model, ops, ids, 3)
     assert len(ops.rtl_runs) == 1
     run = ops.rtl_runs[0]
     assert run["layer"] == 0 and run["pos"] == len(ids) and run["simulations"] == 7
     gold = generate(model, PamOps(), ids, 3)
     assert all(np.array_equal(a, b) for a, b in zip(tr.logits, gold.logits))
-    assert time.monotonic() - t0 < 600
 
 
 @pytest.mark.slow
