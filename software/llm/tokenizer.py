@@ -58,8 +58,11 @@ def build_tokenizer(meta: dict, path: str = "") -> TextTokenizer:
         raise UserError(f"--model: {path}: tokenizer {kind!r} with pre-tokenizer {pre!r} is not "
                         f"supported; allowed: model 'gpt2' (byte-level BPE) with pre-tokenizer "
                         f"{', '.join(PRE_TOKENIZERS)}")
+    if not meta.get("tokenizer.ggml.tokens"):
+        raise UserError(f"--model: {path}: the GGUF has no tokenizer.ggml.tokens")
     tokens = list(meta["tokenizer.ggml.tokens"])
-    merges = [tuple(m.split(" ", 1)) for m in meta["tokenizer.ggml.merges"]]
+    # a vocabulary of bytes alone needs no merges (and GGUF then stores none)
+    merges = [tuple(m.split(" ", 1)) for m in meta.get("tokenizer.ggml.merges") or []]
     vocab = {t: i for i, t in enumerate(tokens)}
     tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, fuse_unk=False))
     byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
