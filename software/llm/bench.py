@@ -16,13 +16,13 @@ from pimforge.software.llm.tokenizer import build_tokenizer
 __all__ = ["LLM_BENCH_PROMPT", "LLM_BENCH_TOKENS", "LLM_AIMS", "measure"]
 
 
-# a paragraph whose tokens, with the chat template, bring the context to about 128 tokens
+# a paragraph whose tokens, with the chat template, bring the decode steps' context up to 128
 LLM_BENCH_PROMPT = (
     "Processing-in-memory puts arithmetic next to the memory arrays, so that the weights and the "
     "key-value cache of a large language model need not cross a narrow bus for every generated "
     "token. Explain, in a few sentences, why decoding one token at a time is limited by memory "
     "bandwidth rather than by arithmetic, and what that means for the design of an accelerator "
-    "that serves long contexts.")
+    "that serves long contexts. Mention the key-value cache and the weights.")
 LLM_BENCH_TOKENS = 9          # 8 decode steps after the prefill's token
 LLM_AIMS = {"reference_tokens_per_s": 10.0, "golden_tokens_per_s": 1.0, "rtl_layer_step_s": 60.0}
 
