@@ -205,7 +205,8 @@ def summary(report: dict) -> str:
         own, base = rates(r.get("timing") or {})
         if own is not None:
             text = ", ".join(f"{k} {_fmt_rate(v)}" for k, v in base.items())
-            lines.append(f"  modelled: {_fmt_rate(own)} tokens/s on {name}'s hardware"
+            lines.append(f"  modelled: {_fmt_rate(own)} tokens/s on "
+                         f"{systems.TITLES.get(name, name)}'s hardware"
                          + (f"; baselines: {text}" if text else ""))
         if r["backend"] == "rtl":
             lines.append(f"  RTL: {r['rtl_layer_steps']} layer-step(s) on the Verilog, each "

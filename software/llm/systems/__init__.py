@@ -9,9 +9,10 @@ from pimforge.software.llm.systems.lolpim import LolpimOps
 from pimforge.software.llm.systems.pam import PamOps
 from pimforge.software.llm.systems.papi import PapiOps
 
-__all__ = ["SYSTEM_NAMES", "RTL_SYSTEMS", "CLASSES", "OPTIONS", "make_ops"]
+__all__ = ["SYSTEM_NAMES", "TITLES", "RTL_SYSTEMS", "CLASSES", "OPTIONS", "make_ops"]
 
 SYSTEM_NAMES = ("pam", "hilos", "hermes", "lolpim", "papi")
+TITLES = {"pam": "PAM", "hilos": "HILOS", "hermes": "Hermes", "lolpim": "LoL-PIM", "papi": "PAPI"}
 RTL_SYSTEMS = ("pam", "hilos")       # systems whose layer-steps can run on the Verilog
 CLASSES = {"pam": PamOps, "hilos": HilosOps, "hermes": HermesOps, "lolpim": LolpimOps,
            "papi": PapiOps}
