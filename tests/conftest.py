@@ -26,6 +26,8 @@ LONG = os.environ.get("PIMFORGE_LONG", "") not in ("", "0")
 # last (the root's test_formal, test_lint, test_synth* sort after the unit folders) would leave
 # the other worker idle at the end.  Within a file the order is unchanged.
 HEAVY_FIRST = ("tests/test_formal.py", "tests/test_lint.py", "tests/test_synth_smoke.py",
+               "tests/software/llm/test_hilos.py", "tests/software/llm/test_pam.py",
+               "tests/software/llm/test_agreement.py",
                "tests/pam/test_ru.py", "tests/software/test_model_pam.py",
                "tests/software/test_reproduce_baseline.py",
                "tests/software/test_pam_attention_cli.py", "tests/software/test_hilos_attention.py",
