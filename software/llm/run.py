@@ -11,6 +11,7 @@ from pathlib import Path
 
 from pimforge.base.cliargs import check_int
 from pimforge.base.errors import UserError
+from pimforge.hw.papi.config import SCHEDULER_PRESETS, SchedulerConfig
 from pimforge.software.llm import systems
 from pimforge.software.llm.compare import MARGIN_THRESHOLD, compare_traces
 from pimforge.software.llm.forward import generate
@@ -22,7 +23,8 @@ __all__ = ["MAX_TOKENS", "MAX_BATCH", "BACKENDS", "LlmRequest", "check_request",
            "run_llm", "rates", "summary"]
 
 MAX_TOKENS = 4096          # generated tokens of one run (far above a useful golden run)
-MAX_BATCH = 1024           # PAPI's batch of prompt copies
+# PAPI's batch of prompt copies: the scheduler's largest (its paper preset's running batch)
+MAX_BATCH = SchedulerConfig(**SCHEDULER_PRESETS["paper"]).max_batch
 BACKENDS = ("golden", "rtl")
 
 
