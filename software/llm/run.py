@@ -26,6 +26,7 @@ MAX_TOKENS = 4096          # generated tokens of one run (far above a useful gol
 # PAPI's batch of prompt copies: the scheduler's largest (its paper preset's running batch)
 MAX_BATCH = SchedulerConfig(**SCHEDULER_PRESETS["paper"]).max_batch
 BACKENDS = ("golden", "rtl")
+SHOWN_STEPS = 12           # decode steps the summary lists per system (the report has all)
 
 
 @dataclass
@@ -199,6 +200,14 @@ def summary(report: dict) -> str:
         lines.append(f"  top-1 agrees on {r['agree_steps']}/{r['compared_steps']} compared decode "
                      f"steps; max logit error {err:.4f}" if err is not None
                      else "  nothing compared")
+        rows = [st for st in r["steps"] if st.get("decode") and "agree" in st]
+        if rows:
+            shown = "  ".join(f"{st['ref_margin']:.2f}/{st['max_logit_error']:.3f}/"
+                              f"{max(st['layer_error']):.1e}" + ("" if st["agree"] else " (differs)")
+                              for st in rows[:SHOWN_STEPS])
+            more = f"  ... ({len(rows)} in --report)" if len(rows) > SHOWN_STEPS else ""
+            lines.append("  per decode step, reference margin / max logit error / worst layer "
+                         f"error: {shown}{more}")
         if d is not None:
             lines.append(f"  first differs at step {d['step']}: {d['reason']}")
         if r["strong_disagreements"]:
