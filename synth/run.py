@@ -182,7 +182,7 @@ class SynthJob:
         """Verilog text, top name and the operator inventory (elaborated once per mode)."""
         flat = self.flat if flat is None else flat
         if flat not in self._elab:
-            text, comp, ops = elaborate_top(self.unit, self.cfg, flat)
+            text, comp, ops, _ = elaborate_top(self.unit, self.cfg, flat)
             self._elab[flat] = (drop_zero_memory_init(text), comp.top, dict(ops))
         return self._elab[flat]
 

@@ -6,6 +6,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from pimforge.base.config import UnitConfig, config_to_dict
+from pimforge.hw.core.activity import op_action, probe
 from pimforge.hw.core.payload import payload_layout
 from pimforge.hw.core.pipeline import build_pipeline
 
@@ -104,6 +105,16 @@ class PipelinedUnit(PimComponent):
     def stages(self) -> list:
         raise NotImplementedError
 
+    @property
+    def action(self) -> str | None:
+        """The action one input transfer performs, for the activity probe
+        (:mod:`pimforge.hw.core.activity`): a float unit ``fp_<kind>`` does one ``<kind>`` in
+        its result format (``cfg.fmt``, or ``cfg.dst`` for a conversion)."""
+        if not self.UNIT.startswith("fp_"):
+            return None
+        fmt = getattr(self.cfg, "fmt", None) or self.cfg.dst
+        return op_action(self.UNIT[3:], fmt)
+
     def _pack_outputs(self, values: dict):
         parts = []
         for name, field in self._outputs.items():
@@ -119,6 +130,8 @@ class PipelinedUnit(PimComponent):
         inputs = {name: self.i.payload[name] for name in self._inputs}
         build_pipeline(m, self.stages(), inputs, self.cfg.pipeline_depth, self.i, self.o,
                        self._pack_outputs)
+        if self.action is not None:
+            probe(m, self.action, self.i.valid & self.i.ready)
         return m
 
 

@@ -12,8 +12,12 @@ single flat module (``pimforge generate --flat``).
 """
 from __future__ import annotations
 
-from amaranth.back import verilog
+from contextlib import ExitStack
 
+from amaranth.back import verilog
+from amaranth.hdl import Fragment, Value, ValueCastable
+
+from pimforge.hw.core.activity import probing
 from pimforge.hw.core.inventory import recording
 from pimforge.hw.core.macros import macro_mode
 
@@ -27,39 +31,59 @@ def operator_prefix(top: str) -> str:
     return f"{top}__"
 
 
-def elaborate(unit, cfg, flat: bool = False) -> tuple:
+def elaborate(unit, cfg, flat: bool = False, probes: bool = False) -> tuple:
     """Return ``(verilog_text, manifest_dict, component)`` for a unit's config.
 
     ``unit`` is a :class:`~pimforge.hw.core.unit.HwUnit` (or anything with ``name`` and
-    ``factory``)."""
-    key = (unit.name, cfg, flat)
+    ``factory``).  With ``probes`` the top module also has the activity counters of
+    :mod:`pimforge.hw.core.activity` as output ports, listed in the manifest's ``"probes"``
+    (the benches build this form; generation and synthesis never do)."""
+    key = (unit.name, cfg, flat, probes)
     if key not in _CACHE:
-        _CACHE[key] = _flat(unit, cfg) if flat else _hierarchical(unit, cfg)
+        text, comp, ops, found = elaborate_top(unit, cfg, flat=flat, prefixed=not flat,
+                                               probes=probes)
+        if not flat:
+            for op in sorted({k for k in ops if not k.inline}):
+                text += "\n" + ops.verilog[op](op, operator_prefix(comp.top))[0]
+        manifest = comp.manifest()
+        if probes:
+            manifest["probes"] = [{"action": p.key, "port": p.name} for p in found]
+        _CACHE[key] = (text, manifest, comp)
     return _CACHE[key]
 
 
-def elaborate_top(unit, cfg, flat: bool, prefixed: bool = False) -> tuple:
-    """``(top_verilog, component, operator Counter)``: the unit flat, or its top module with
-    each float operator an instance of a module ``pf_op_...`` (``<top>__pf_op_...`` if
+def _ports(comp, found) -> dict:
+    """Top-level ports: the component's signature (as Amaranth names them) and the probes
+    (directions are inferred from the drivers, as for any fragment)."""
+    ports = {}
+    for path, _member, value in comp.signature.flatten(comp):
+        if isinstance(value, ValueCastable):
+            value = value.as_value()
+        if isinstance(value, Value):
+            ports["__".join(map(str, path))] = (value, None)
+    for p in found:
+        ports[p.name] = (p.signal, None)
+    return ports
+
+
+def elaborate_top(unit, cfg, flat: bool, prefixed: bool = False, probes: bool = False) -> tuple:
+    """``(top_verilog, component, operator Counter, probes)``: the unit flat, or its top module
+    with each float operator an instance of a module ``pf_op_...`` (``<top>__pf_op_...`` if
     ``prefixed``) that the text does not contain.  Generation appends those modules;
-    hierarchical synthesis synthesizes them on their own."""
+    hierarchical synthesis synthesizes them on their own.  ``probes`` is the list of
+    :class:`~pimforge.hw.core.activity.Probe` (empty unless asked for)."""
     comp = unit.factory(cfg)   # operators are built when it elaborates, inside the block
-    with recording() as ops:
-        if flat:
+    found = []
+    with ExitStack() as stack:
+        ops = stack.enter_context(recording())
+        if not flat:
+            stack.enter_context(macro_mode(operator_prefix(comp.top) if prefixed else ""))
+        if not probes:
             text = verilog.convert(comp, name=comp.top, emit_src=False)
         else:
-            with macro_mode(operator_prefix(comp.top) if prefixed else ""):
-                text = verilog.convert(comp, name=comp.top, emit_src=False)
-    return text, comp, ops
-
-
-def _flat(unit, cfg) -> tuple:
-    text, comp, _ = elaborate_top(unit, cfg, flat=True)
-    return text, comp.manifest(), comp
-
-
-def _hierarchical(unit, cfg) -> tuple:
-    text, comp, ops = elaborate_top(unit, cfg, flat=False, prefixed=True)
-    for op in sorted({k for k in ops if not k.inline}):
-        text += "\n" + ops.verilog[op](op, operator_prefix(comp.top))[0]
-    return text, comp.manifest(), comp
+            found = stack.enter_context(probing())
+            # Elaborate first, so that every counter exists before the ports are listed.
+            frag = Fragment.get(comp, None)
+            text = verilog.convert(frag, name=comp.top, emit_src=False,
+                                   ports=_ports(comp, found))
+    return text, comp, ops, found

@@ -12,7 +12,7 @@ whose output wire ends in
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Elaboratable, Module, Mux, Signal, Value
-from amaranth.lib.memory import Memory
+from pimforge.hw.core.activity import Memory
 
 __all__ = ["copies", "COPY_MARK", "SplitFifo"]
 

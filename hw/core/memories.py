@@ -22,7 +22,7 @@ Yosys to BRAM, and a buffer would need to fill half a URAM (144 Kbit in one bank
 """
 from __future__ import annotations
 
-from amaranth.lib.memory import Memory
+from pimforge.hw.core.activity import Memory
 
 __all__ = ["BLOCK_BITS", "BLOCK_SHAPES", "MIN_FILL", "Buffer", "blocks_needed", "block_fill",
            "is_block_ram", "buffer"]

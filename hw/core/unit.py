@@ -71,6 +71,11 @@ class HwUnit:
         latencies of its cycle model (:class:`~pimforge.hw.core.formal.Response`, checked by
         ``pimforge prove``), or None: a unit whose cycle model is
         :func:`~pimforge.hw.core.pipeline.streaming_cycles` then owes one output per input.
+    activity : ``activity(cfg, n_ops) -> {action: count}``, the actions
+        (:mod:`pimforge.hw.core.activity`) a job of ``n_ops`` back-to-back ops performs, the
+        same job as ``cycle_model``'s; the unit's tests check it, and the richer per-job model
+        beside it, against the RTL's probe counts exactly.  ``pimforge synth`` turns it into
+        power (:mod:`pimforge.hw.core.energy`).
     synth_bench : how ``pimforge bench --only synth`` builds the unit's synthesis row:
         ``{"preset": P, "set": {...}, "timeout_s": N, "skip": reason}``, each key optional.
     """
@@ -86,6 +91,7 @@ class HwUnit:
     formal: Callable | None = None
     response: Callable | None = None
     synth_bench: dict = field(default_factory=dict)
+    activity: Callable | None = None
 
     def config(self, preset: str | None = None, *layers: dict, source: str = "config"):
         """The config from defaults, the preset, then each mapping in ``layers`` in turn."""

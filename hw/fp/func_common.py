@@ -5,7 +5,7 @@ component shell.  :mod:`pimforge.sim.golden.fp.func_common` mirrors them.
 from __future__ import annotations
 
 from amaranth.hdl import Signal, signed, unsigned
-from amaranth.lib.memory import Memory
+from pimforge.hw.core.activity import Memory
 
 from pimforge.hw.core.component import PipelinedUnit
 from pimforge.hw.core.payload import fp

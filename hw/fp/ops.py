@@ -26,6 +26,7 @@ from pimforge.base.errors import UserError
 from pimforge.base.files import build_dir, write_atomic
 from pimforge.base.formats import parse_format
 from pimforge.hw.core import macros
+from pimforge.hw.core.activity import op_action, probe
 from pimforge.hw.core.inventory import OpKey, op_key, record
 from pimforge.hw.core.pipeline import register_positions
 from pimforge.hw.core.ports import top_ports
@@ -74,18 +75,21 @@ def op_latency(kind: str, op_depth: int) -> int:
     return op_depth + (1 if kind in _FUNCS else 0)
 
 
-def comb_op(m, kind: str, fmt, operands: dict, src=None) -> dict:
+def comb_op(m, kind: str, fmt, operands: dict, src=None, fire=None) -> dict:
     """A float operation with no registers (for decisions that must take effect in one cycle,
-    such as the running-maximum compare)."""
+    such as the running-maximum compare); ``fire`` is high in the cycles its operands are data
+    (the activity probe, :mod:`pimforge.hw.core.activity`)."""
     src = src if kind in _SRC_KINDS else None
     record(kind, fmt, src, operands=operands, verilog=operator_verilog)
+    if fire is not None:
+        probe(m, op_action(kind, fmt), fire)
     if macros.active():  # hierarchical synthesis: a black-box instance of the operator
         return instantiate(m, op_key(kind, fmt, src, operands=operands), operands, "cop")
     return run_stages(m, _stages(kind, fmt, src), dict(operands))
 
 
 def float_op(m, kind: str, fmt, op_depth: int, operands: dict, valid=None, side=None, src=None,
-             name: str = "op", pre=None):
+             name: str = "op", pre=None, fire=None):
     """Build one free-running float operation.
 
     Returns ``(outputs, valid_out, side_out)``; ``outputs`` is the last stage's dict (``r`` for
@@ -218,7 +222,7 @@ def add_tree(m, fmt, op_depth: int, level: list, valid=None, side=None, name: st
         for i in range(0, len(level), 2):
             r, v, t = float_op(m, "add", fmt, op_depth, {"a": level[i], "b": level[i + 1]},
                                valid=valid if i == 0 else None, side=side if i == 0 else None,
-                               name=f"{name}_{depth}_{i // 2}")
+                               name=f"{name}_{depth}_{i // 2}", fire=valid)
             nxt.append(r["r"])
             if i == 0:
                 valid, side = v, t

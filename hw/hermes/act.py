@@ -43,7 +43,7 @@ Microarchitecture (one vector at a time, softmax in three passes over the buffer
 from __future__ import annotations
 
 from amaranth.hdl import Array, Cat, Module, Mux, Signal
-from amaranth.lib.memory import Memory
+from pimforge.hw.core.activity import Memory
 from amaranth.lib.wiring import In, Out
 
 from pimforge.base.formats import FP16

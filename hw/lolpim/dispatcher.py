@@ -53,7 +53,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
-from amaranth.lib.memory import Memory
+from pimforge.hw.core.activity import Memory
 from amaranth.lib.wiring import In, Out
 
 from pimforge.base.numerics import log2_exact

@@ -47,7 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
-from amaranth.lib.memory import Memory
+from pimforge.hw.core.activity import Memory
 from amaranth.lib.wiring import In, Out
 
 from pimforge.base.formats import BF16, FP32

@@ -31,7 +31,7 @@ cycles from the last input beat to the first output beat; the outputs then follo
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Module, Mux, Signal
-from amaranth.lib.memory import Memory
+from pimforge.hw.core.activity import Memory
 from amaranth.lib.wiring import In, Out
 
 from pimforge.base.formats import FP16

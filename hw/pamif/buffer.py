@@ -36,7 +36,7 @@ cfg : PamifConfig
 from __future__ import annotations
 
 from amaranth.hdl import Array, Cat, Module, Signal
-from amaranth.lib.memory import Memory
+from pimforge.hw.core.activity import Memory
 from amaranth.lib.wiring import In, Out
 
 from pimforge.base.numerics import log2_exact

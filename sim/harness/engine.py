@@ -182,12 +182,15 @@ async def run_phase(dut, manifest, phase, drain_cycles, timeout_factor) -> Phase
             break
     for s in sources:
         s.valid.value = s.driven_valid = 0
+    actions = {}
+    for p in manifest.get("probes", ()):
+        actions[p["action"]] = actions.get(p["action"], 0) + int(getattr(dut, p["port"]).value)
     return PhaseResult(
         name=phase.name, cycles=last_transfer + 1,
         in_stamps={s.name: s.stamps for s in sources},
         out_stamps={k.name: k.stamps for k in sinks},
         received={k.name: k.received for k in sinks},
-        errors=errors)
+        errors=errors, actions=actions, probe_cycles=cyc)
 
 
 def _offer_ok(s, cyc, stamps) -> bool:

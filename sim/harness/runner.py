@@ -340,7 +340,7 @@ class BenchResult:
 def run_unit(unit, cfg, job, sim: str = "verilator", seed: int = 0, label: str = "") -> BenchResult:
     """Elaborate ``unit`` (a :class:`~pimforge.hw.core.unit.HwUnit`) at ``cfg`` and run ``job``
     on its Verilog (:func:`run`), checked against the job's expected outputs."""
-    verilog, manifest, comp = elaborate(unit, cfg)
+    verilog, manifest, comp = elaborate(unit, cfg, probes=True)
     res = run(verilog, comp.top, manifest, job, sim=sim, seed=seed, label=label or unit.name)
     return BenchResult(unit.name, cfg, sim, res["passed"], res["phases"], manifest, res["wall_s"],
                        res["log"])
