@@ -134,7 +134,8 @@ def accumulate(m, products: list, *, valid, addr, first, depth: int, op_depth: i
     for i, p in enumerate(products):
         r, v, t = float_op(m, "add", fmt, op_depth, forward_lane(fwd, i, p),
                            valid=valid if i == 0 else None,
-                           side=tags if i == 0 else None, name=f"{name}{i}", pre=forward_stage)
+                           side=tags if i == 0 else None, name=f"{name}{i}", pre=forward_stage,
+                           fire=valid)
         sums.append(r["r"])
         if i == 0:
             v_out, t_out = v, t

@@ -210,13 +210,19 @@ def beat_tree(m, x, valid, levels: int, width: int, combine, name: str):
     return x, valid
 
 
-def add_tree(m, fmt, op_depth: int, level: list, valid=None, side=None, name: str = "tree"):
+def add_tree(m, fmt, op_depth: int, level: list, valid=None, side=None, name: str = "tree",
+             fire=None):
     """A pipelined pairwise adder tree over ``level`` (a power-of-two list of ``fmt`` values):
     ``log2(len)`` levels of :func:`float_op` adds, ``(level[0] + level[1]) + (level[2] + ...)``.
     ``valid`` and ``side`` travel with the first adder of each level (pass ``None`` for a tree
-    whose timing another tree of the same shape carries).  Adders are named
-    ``{name}_{depth}_{index}``.  Returns ``(sum, valid, side)``."""
+    whose timing another tree of the same shape carries, and its ``fire``: the lead tree's
+    input valid, for the activity probes).  Adders are named ``{name}_{depth}_{index}``.
+    Returns ``(sum, valid, side)``."""
     depth = 0
+    given = valid is not None
+    # a tree without its own valid still carries ``fire`` down its levels, for the probes (a
+    # valid chain nothing reads, which synthesis removes)
+    valid = valid if given else fire
     while len(level) > 1:
         nxt = []
         for i in range(0, len(level), 2):
@@ -225,9 +231,9 @@ def add_tree(m, fmt, op_depth: int, level: list, valid=None, side=None, name: st
                                name=f"{name}_{depth}_{i // 2}", fire=valid)
             nxt.append(r["r"])
             if i == 0:
-                valid, side = v, t
-        level, depth = nxt, depth + 1
-    return level[0], valid, side
+                lead_v, side = v, t
+        level, depth, valid = nxt, depth + 1, lead_v
+    return level[0], (valid if given else None), side
 
 
 def add_partials(m, fmt, op_depth: int, parts: list, lanes: int, valid=None, side=None,
@@ -243,7 +249,7 @@ def add_partials(m, fmt, op_depth: int, parts: list, lanes: int, valid=None, sid
         lead = u == 0
         r, v, t = add_tree(m, fmt, op_depth, [p[w * u:w * (u + 1)] for p in parts],
                            valid=valid if lead else None, side=side if lead else None,
-                           name=f"{name}{u}")
+                           name=f"{name}{u}", fire=valid)
         sums.append(r)
         if lead:
             v0, t0 = v, t
