@@ -44,7 +44,8 @@ class Table:
 
 @dataclass
 class Plot:
-    """``kind`` ``bar`` (grouped bars: ``groups`` on the x axis, one bar per series), ``line``
+    """``kind`` ``bar`` (grouped bars: ``groups`` on the x axis, one bar per series),
+    ``stacked`` (one bar per group, the series stacked in order), ``line``
     (``x`` values shared by every series) or ``scatter`` (each series an ``(xs, ys)`` pair,
     drawn as points, or as a line if its label is in ``lines``).  ``series`` maps a label to
     its y values (None or NaN draws nothing, e.g. OOM); ``labels`` optionally writes a text
@@ -180,7 +181,16 @@ def _png(plot: Plot) -> bytes:
     import matplotlib.pyplot as plt
     width = min(14.0, max(6.0, 0.45 * len(plot.groups) + 2.0))
     fig, ax = plt.subplots(figsize=(width, 4.5), dpi=110)
-    if plot.kind == "bar":
+    if plot.kind == "stacked":
+        xs = np.arange(len(plot.groups))
+        bottom = np.zeros(len(plot.groups))
+        for name, ys in plot.series.items():
+            ys = np.nan_to_num(np.array([np.nan if v is None else v for v in ys], float))
+            ax.bar(xs, ys, 0.6, bottom=bottom, label=name)
+            bottom += ys
+        ax.set_xticks(xs)
+        ax.set_xticklabels(plot.groups, rotation=30, ha="right", fontsize=8)
+    elif plot.kind == "bar":
         names = list(plot.series)
         n = max(1, len(names))
         width = 0.8 / n
