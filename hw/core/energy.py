@@ -101,6 +101,7 @@ class EnergyTable:
         if len(parts) != 3:
             raise UserError(f"action '{key}': an action key is <class>:<kind>:<shape>")
         cls, kind, shape = parts
+        component_of(key)       # an unknown class says so, before "no entry"
         if cls == "op":
             return self._op(key, kind, shape)
         if cls in ("sram", "rom"):
