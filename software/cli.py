@@ -18,6 +18,7 @@ from pimforge.base.cliargs import add_config_arguments, check_seed, config_args
 from pimforge.base.config import config_layers, config_to_dict, layered_config
 from pimforge.base.errors import UserError
 from pimforge.base.files import precheck_out_dir
+from pimforge.hw.core.energy import TABLE_PATH, table
 from pimforge.software.baseline import BASELINE_SEED, update_baseline
 from pimforge.software.report import fmt, write_result
 
@@ -103,6 +104,9 @@ def _describe(name: str) -> int:
     print("presets:")
     for p, over in mod.PRESETS.items():
         print(f"  {p}: " + (", ".join(f"{k}={v}" for k, v in over.items()) or "(the defaults)"))
+    print(f"energy table ({TABLE_PATH.name}): action = value unit [node]: source")
+    for r in table().rows():
+        print(f"  {r['key']} = {r['value']} {r['unit']} [{r['node']}]: {r['source']}")
     return 0
 
 
