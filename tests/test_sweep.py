@@ -186,8 +186,8 @@ BAD = [
      ["unknown key 'axis'", "allowed:", "axes"]),
     ("unknown-axis", "unit: fp_add\naxes: {lanes: [2]}\nmetrics: [cycles]\n",
      ["unknown field 'lanes' in axes", "allowed: fmt, ftz, pipeline_depth"]),
-    ("unknown-metric", "unit: fp_add\naxes: {fmt: [fp16]}\nmetrics: [power]\n",
-     ["unknown metric 'power'", "allowed: nand2"]),
+    ("unknown-metric", "unit: fp_add\naxes: {fmt: [fp16]}\nmetrics: [watts]\n",
+     ["unknown metric 'watts'", "allowed: nand2"]),
     ("out-of-range", "unit: fp_add\naxes: {pipeline_depth: [1, 17]}\nmetrics: [cycles]\n",
      ["field 'pipeline_depth': got 17", "an integer in 0..16"]),
     ("bad-range", "unit: fp_add\naxes: {pipeline_depth: {from: 1, to: 3, step: 0}}\n"

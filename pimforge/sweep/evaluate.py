@@ -15,6 +15,7 @@ import traceback
 from pimforge import api
 from pimforge.base.config import layered_config
 from pimforge.base.errors import ToolError, UserError
+from pimforge.hw.core.energy import table
 from pimforge.registry import get_unit
 from pimforge.software.cli import SYSTEMS, system_module
 from pimforge.synth import flows
@@ -74,6 +75,23 @@ def _cycle_metrics(task, unit, cfg, measured) -> dict:
     return out
 
 
+def _energy_metrics(task, unit, cfg, measured) -> dict:
+    if unit.activity is None:
+        raise UserError(f"{unit.name} has no activity model; drop energy_per_op and power "
+                        f"from metrics")
+    n = task["ops"]
+    dyn_j = table("asap7").joules(unit.activity(cfg, n))
+    out = {"energy_per_op": float(f"{dyn_j / n * 1e12:.6g}")}
+    clock = task["clock_mhz"]
+    if clock == "fmax":
+        clock = measured.get("fmax")
+    if clock and unit.cycle_model is not None:
+        seconds = int(unit.cycle_model(cfg, n)) / (clock * 1e6)
+        static = table("asap7").static_w(measured.get("asap7_um2") or 0.0)
+        out["power"] = float(f"{dyn_j / seconds + static:.6g}")
+    return out
+
+
 def _unit_point(task, config, cache) -> dict:
     unit = get_unit(task["target"])
     cfg = unit.config(None, (config, "point"))
@@ -81,6 +99,8 @@ def _unit_point(task, config, cache) -> dict:
     out = _synth_metrics(task, unit, cfg, cache)
     if {"cycles", "tokens_per_s", "utilization"} & set(wanted):
         out.update(_cycle_metrics(task, unit, cfg, out))
+    if {"energy_per_op", "power"} & set(wanted):
+        out.update(_energy_metrics(task, unit, cfg, out))
     if "rtl" in wanted:
         kw = {"n_random": RTL_RANDOM_OPS} if "n_random" in inspect.signature(unit.bench).parameters else {}
         res = api.run_bench(unit.name, cfg, seed=task["rtl_seed"], **kw)
@@ -102,7 +122,14 @@ def _system_point(task, config) -> dict:
                         f"allowed: {', '.join(systems)}")
     row = systems[name]
     tps = row.get("tokens_per_s", row.get("throughput"))
-    return {"model_tokens_per_s": None if tps is None or tps != tps else round(float(tps), 4)}
+    out = {"model_tokens_per_s": None if tps is None or tps != tps else round(float(tps), 4)}
+    if {"model_j_per_token", "model_power"} & set(task["metrics"]):
+        energy = res.data.get("energy", {}).get(name)
+        if energy is None:
+            raise UserError(f"model {task['target']} reports no energy for '{name}'; drop "
+                            f"model_j_per_token and model_power from metrics")
+        out.update(model_j_per_token=energy["j_per_token"], model_power=energy["power_w"])
+    return {k: v for k, v in out.items() if k in task["metrics"]}
 
 
 def evaluate_point(task: dict, config: dict, cache=None) -> dict:

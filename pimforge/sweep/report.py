@@ -23,7 +23,8 @@ from pimforge.sweep.spec import METRICS
 __all__ = ["MINIMIZE", "MAXIMIZE", "pareto", "fronts", "best_per_metric", "sweep_files",
            "table_rows", "write_sweep", "front_table", "best_table"]
 
-MINIMIZE = ("nand2", "asap7_um2", "depth", "lut", "dsp", "cycles")
+MINIMIZE = ("nand2", "asap7_um2", "depth", "lut", "dsp", "cycles", "energy_per_op", "power",
+            "model_j_per_token", "model_power")
 MAXIMIZE = ("fmax", "tokens_per_s", "utilization", "model_tokens_per_s")
 
 
@@ -64,6 +65,12 @@ def fronts(metrics) -> list:
         out.append(("pareto_area_throughput", area, "tokens_per_s", "area against throughput"))
     if area and "fmax" in metrics:
         out.append(("pareto_fmax_area", area, "fmax", "fmax against area"))
+    if "energy_per_op" in metrics and "tokens_per_s" in metrics:
+        out.append(("pareto_energy_throughput", "energy_per_op", "tokens_per_s",
+                    "energy against throughput"))
+    if "model_j_per_token" in metrics and "model_tokens_per_s" in metrics:
+        out.append(("pareto_energy_throughput", "model_j_per_token", "model_tokens_per_s",
+                    "energy against throughput"))
     return out
 
 

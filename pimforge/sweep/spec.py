@@ -46,11 +46,17 @@ UNIT_METRICS = {
     "tokens_per_s": "workload.ops / cycles x clock_mhz: tokens (operations) per second",
     "utilization": "cycles at the steady-state rate over all cycles of the job: "
                    "(c(2n) - c(n)) / c(n), the rest being fill, drain and per-job overheads",
+    "energy_per_op": "pJ per operation at ASAP7: the unit's activity model on a job of "
+                     "workload.ops ops, priced by the energy table (pimforge model --describe)",
+    "power": "W at clock_mhz: the job's dynamic energy over its cycles, plus ASAP7 leakage of "
+             "its area when asap7_um2 is measured too",
     "rtl": "the cocotb bench on Verilator against the golden model (pass or fail)",
 }
 SYSTEM_METRICS = {
     "model_tokens_per_s": "the system model's decoding throughput (tokens/s) of model_system "
                           "at the workload of the point's config",
+    "model_j_per_token": "the system model's energy per output token (J) of model_system",
+    "model_power": "the system model's average decoding power (W) of model_system",
 }
 METRICS = {**UNIT_METRICS, **SYSTEM_METRICS}
 
@@ -165,9 +171,10 @@ def _clock(where, data, unit_name, preset, metrics):
         stated = HW_UNITS[unit_name].clocks.get(preset) if unit_name in HW_UNITS else None
         clock = stated.mhz if stated else None      # a system sweep's preset states no clock
     if clock is None:
-        if "tokens_per_s" in metrics:
-            raise _err(where, "clock_mhz: tokens_per_s needs a clock; allowed: a number of MHz "
-                              "or 'fmax' (with the fmax metric)")
+        for m in ("tokens_per_s", "power"):
+            if m in metrics:
+                raise _err(where, f"clock_mhz: {m} needs a clock; allowed: a number of MHz "
+                                  f"or 'fmax' (with the fmax metric)")
         return None
     if clock == "fmax":
         if "fmax" not in metrics:
