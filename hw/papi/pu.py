@@ -52,7 +52,7 @@ from pimforge.hw.fp.ops import add_tree, delay, float_op
 from pimforge.hw.papi.config import PU_PRESETS, PapiPuConfig
 from pimforge.hw.papi.hbm import PU_CLOCK_MHZ
 from pimforge.hw.papi.pu_formal import pu_response
-from pimforge.hw.papi.pu_timing import pu_cycles, pu_latency
+from pimforge.hw.papi.pu_timing import pu_cycles, pu_latency, pu_activity
 from pimforge.hw.papi.streams import ROW_BITS, pu_signatures
 
 __all__ = ["PapiPu"]
@@ -244,6 +244,9 @@ class PapiPu(PimComponent):
         cfg = self.cfg
         kind, src = ("mul_wide", FP16) if cfg.acc.width == 32 else ("mul", None)
         sums, tags = [], None
+        # the lead multiplier's valid, for the probes of the trees that carry none: every FPU
+        # multiplies and sums in every issue cycle (lanes past ``reuse`` too, on stale vectors)
+        lead_v = None
         for p in range(cfg.fpus):
             prods, v0, t0 = [], None, None
             for e in range(cfg.lanes):
@@ -252,12 +255,12 @@ class PapiPu(PimComponent):
                 r, v, t = float_op(m, kind, cfg.acc, cfg.op_depth,
                                    {"a": _lane(s["w"], e, 16), "b": _lane(s[f"x{p}"], e, 16)},
                                    valid=s["_valid"] if first else None, side=side, src=src,
-                                   name=f"fpu{p}_mul{e}")
+                                   name=f"fpu{p}_mul{e}", fire=s["_valid"])
                 prods.append(r["r"])
                 if first:
-                    v0, t0 = v, t
+                    v0, t0, lead_v = v, t, v
             total, v, t = add_tree(m, cfg.acc, cfg.op_depth, prods, valid=v0, side=t0,
-                                   name=f"fpu{p}_tree")
+                                   name=f"fpu{p}_tree", fire=lead_v)
             sums.append(total)
             if p == 0:
                 tags = dict(t, valid=v)
@@ -290,12 +293,12 @@ class PapiPu(PimComponent):
         cfg = self.cfg
         vals, valid, g = fin["vals"], fin["valid"], fin["g"]
         if cfg.acc.width == 32:
-            outs = []
+            outs, fire = [], valid
             for p, x in enumerate(vals):
                 r, v, t = float_op(m, "convert", FP16, cfg.op_depth, {"a": x},
                                    valid=valid if p == 0 else None,
                                    side={"g": g} if p == 0 else None, src=cfg.acc,
-                                   name=f"o_conv{p}")
+                                   name=f"o_conv{p}", fire=fire)
                 outs.append(r["r"])
                 if p == 0:
                     valid, g = v, t["g"]
@@ -323,6 +326,7 @@ UNITS = (HwUnit("papi_pu", "PAPI FC-PIM / Attn-PIM bank processing unit: xPyB FP
                 "multipliers + adder tree + accumulator) on HBM3 column reads, each read reused "
                 "across a batch (i_cmd, i_x, i_w -> o)", PapiPuConfig, PapiPu, PU_PRESETS,
                 pu_cycles, paper="PAPI §6.1, §6.2, §6.4", response=pu_response,
+                activity=pu_activity,
                 clocks=dict.fromkeys(PU_PRESETS, PresetClock(PU_CLOCK_MHZ,
                                                              "PAPI §6.2: the FPU clock")),
                 # 8 partials at op_depth 8: the depth its small config needs for 100 MHz on ECP5

@@ -24,11 +24,13 @@ from __future__ import annotations
 
 from collections import deque
 
+from pimforge.base.formats import FP16
+from pimforge.hw.core.activity import mem_action, op_action
 from pimforge.hw.fp.accumulate import ACC_READ, DRAIN_READ
 from pimforge.hw.papi.config import PapiPuConfig
 from pimforge.hw.papi.hbm import HBM3, BankModel, Hbm3Timing
 
-__all__ = ["pu_latency", "pu_run", "pu_schedule", "pu_cycles"]
+__all__ = ["pu_latency", "pu_run", "pu_schedule", "pu_cycles", "pu_activity"]
 
 
 def pu_latency(lanes: int, op_depth: int, acc_bits: int = 16, partials: int = 4) -> int:
@@ -130,3 +132,38 @@ def pu_cycles(cfg: PapiPuConfig, rows: int, reuse: int = 1, beats: int = 0) -> i
     beats = beats or cfg.max_beats
     last = pu_run(rows * beats, cfg.banks, cfg.groups(reuse), cfg.wbuf)
     return last + pu_latency(cfg.lanes, cfg.op_depth, cfg.acc.width, cfg.partials) + 1
+
+
+def pu_activity(cfg: PapiPuConfig, rows: int, reuse: int = 1, beats: int = 0) -> dict:
+    """The actions of one job (``rows`` rows per bank, ``beats`` column reads per row, default
+    ``max_beats``, ``reuse`` input vectors), the job of :func:`pu_cycles`.
+
+    * the x load writes each of the ``reuse x beats`` input beats into one FPU's buffer;
+    * an issue cycle is one (row, beat, bank, vector group): ``rows x beats x banks x G`` of
+      them, G = ``ceil(reuse / fpus)``.  In each, every FPU multiplies its ``lanes`` products,
+      sums them in its ``lanes - 1``-adder tree and adds the sum into a partial (its first
+      ``partials`` beats add into +0, an add all the same), and the partial bank takes one
+      write.  All ``fpus`` FPUs work in every issue cycle, also those whose vector lies past
+      ``reuse`` (its output leaves as +0): the hardware does not gate them.
+    * a (row, bank, group) finishes once: per FPU the ``partials - 1`` adds of the finish tree
+      (partials no beat reached read as +0 and are added too), and with an fp32 ``acc`` one
+      conversion to fp16.
+
+    The FIFOs (column buffer, output) are Amaranth's, not counted; the x buffers' and the
+    bank's reads are combinational (not counted, :mod:`pimforge.hw.core.activity`).
+    """
+    beats = beats or cfg.max_beats
+    P, L, A, Q = cfg.fpus, cfg.lanes, cfg.acc, cfg.partials
+    issues = rows * beats * cfg.banks * cfg.groups(reuse)
+    finishes = rows * cfg.banks * cfg.groups(reuse)
+    mul = "mul_wide" if A.width == 32 else "mul"
+    counts = {
+        mem_action("write", cfg.max_groups * cfg.max_beats, 16 * L): reuse * beats,
+        op_action(mul, A): issues * P * L,
+        op_action("add", A): issues * P * (L - 1) + issues * P + finishes * P * (Q - 1),
+        mem_action("write", Q * cfg.banks * cfg.max_groups, A.width * P): issues,
+    }
+    if A.width == 32:
+        counts[op_action("convert", FP16)] = finishes * P
+    return counts
+

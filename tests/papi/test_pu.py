@@ -8,17 +8,21 @@ config errors.
 import math
 import time
 
+import dataclasses
+
 import numpy as np
 import pytest
+from activity_checks import assert_actions
 from conftest import require_sim
 
 from pimforge import api
 from pimforge.base.errors import ConfigError
-from pimforge.base.formats import FP16
+from pimforge.base.formats import FP16, FP32
 from pimforge.base.numerics import bits_float, float_bits
 from pimforge.hw.papi.config import PapiPuConfig, pu_preset
 from pimforge.hw.papi.perf import PU_CLOCK_MHZ, pu_gemv_cycles
-from pimforge.hw.papi.pu_timing import pu_cycles, pu_run
+from pimforge.hw.catalog import HW_UNITS
+from pimforge.hw.papi.pu_timing import pu_activity, pu_cycles, pu_run
 from pimforge.sim.benches.papi.pu import make_data, pu_job, pu_jobs_back_to_back
 from pimforge.sim.golden.papi.pu import pu_gemv
 
@@ -119,6 +123,26 @@ def test_cycle_model_against_rtl(rtl_run):
     assert ph.out_stamps["o"][-1] - start + 1 == pu_cycles(cfg, 3, cfg.max_reuse)
 
 
+def test_activity_model_against_rtl(rtl_run):
+    """The probes' action counts equal :func:`pu_activity` in both phases: every count follows
+    from the issue cycles and the finishes, which stalls only move in time."""
+    cfg, res = rtl_run
+    for ph in res.phases:
+        assert_actions(ph, pu_activity(cfg, 3, cfg.max_reuse), ph.name)
+
+
+def test_unit_activity_against_rtl():
+    """``HwUnit.activity(cfg, n)`` on the cycle model's job (n rows per bank, one vector,
+    ``max_beats`` beats), with an fp32 accumulator: the wide multipliers and the output
+    conversions (no stall phase: the counts do not depend on stalls, as above)."""
+    require_sim("verilator")
+    cfg = dataclasses.replace(CFGS["1P2B"], acc=FP32)
+    res = api.run_bench("papi_pu", cfg,
+                        job=pu_job(cfg, np.random.default_rng(5), rows=2, reuse=1, stalls=False))
+    assert res.passed, res.summary()
+    assert_actions(res.phases[0], HW_UNITS["papi_pu"].activity(cfg, 2))
+
+
 @pytest.mark.parametrize("name", [pytest.param("4P1B", marks=pytest.mark.slow), "1P2B", "deep"])
 def test_rtl_jobs_back_to_back(name):
     """Jobs of different shapes with no reset between them: job 1 fills every vector group
@@ -135,6 +159,13 @@ def test_rtl_jobs_back_to_back(name):
     assert res.passed, f"papi_pu {name} back to back:\n{res.summary()}"
     n = sum(rows * cfg.banks * cfg.groups(reuse) for rows, reuse, _ in shapes)
     assert all(len(p.received["o"]) == n for p in res.phases)
+    # the jobs' actions add up, stale state or not
+    total = {}
+    for shape in shapes:
+        for key, count in pu_activity(cfg, *shape).items():
+            total[key] = total.get(key, 0) + count
+    for ph in res.phases:
+        assert_actions(ph, total, ph.name)
 
 
 # ------------------------------------------------------------------ the contract
