@@ -96,8 +96,10 @@ class FpAdd(PipelinedUnit):
 
 UNITS = (
     HwUnit("fp_add", "IEEE float adder, RNE, subnormals, pipelined (i: a, b -> o: r = a + b)",
-           FpConfig, FpAdd, FORMAT_PRESETS, streaming_cycles, paper="IEEE 754-2019 §5.4.1 addition"),
+           FpConfig, FpAdd, FORMAT_PRESETS, streaming_cycles, paper="IEEE 754-2019 §5.4.1 addition",
+           activity=core.streaming_activity("add")),
     HwUnit("fp_sub", "IEEE float subtractor, RNE, subnormals, pipelined (i: a, b -> o: r = a - b)",
            FpConfig, lambda cfg: FpAdd(cfg, subtract=True), FORMAT_PRESETS, streaming_cycles,
-           paper="IEEE 754-2019 §5.4.1 subtraction"),
+           paper="IEEE 754-2019 §5.4.1 subtraction",
+           activity=core.streaming_activity("sub")),
 )

@@ -97,4 +97,5 @@ CMP_PRESETS = {name: {"fmt": name, "pipeline_depth": 1} for name in ("fp16", "bf
 UNITS = (HwUnit("fp_cmp", "IEEE quiet compare with maximum/minimum, pipelined "
                 "(i: a, b -> o: less, equal, greater, unordered, max, min)",
                 FpConfig, FpCmp, CMP_PRESETS, streaming_cycles,
-                paper="IEEE 754-2019 §5.11 quiet comparison, §9.6 maximum / minimum"),)
+                paper="IEEE 754-2019 §5.11 quiet comparison, §9.6 maximum / minimum",
+                activity=core.streaming_activity("cmp")),)

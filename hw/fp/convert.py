@@ -76,4 +76,5 @@ CONVERT_PRESETS = {f"{s}_to_{d}": {"src": s, "dst": d}
 UNITS = (HwUnit("fp_convert", "float-to-float format conversion, RNE, subnormals, pipelined "
                 "(i: a -> o: r = a in dst format)",
                 FpConvertConfig, FpConvert, CONVERT_PRESETS, streaming_cycles,
-                paper="IEEE 754-2019 §5.4.2 convertFormat"),)
+                paper="IEEE 754-2019 §5.4.2 convertFormat",
+                activity=core.streaming_activity("convert", "dst")),)

@@ -16,12 +16,13 @@ from __future__ import annotations
 from amaranth.hdl import Cat, Const, Mux, Signal, Value, signed, unsigned
 
 from pimforge.base.formats import FloatFormat
+from pimforge.hw.core.activity import op_action
 from pimforge.hw.core.pipeline import levels
 
 __all__ = ["exp_shape", "unpack", "lzc", "shift_steps", "amount_bits",
            "shifter_stages", "multiply_stages", "round_stages", "run_stages", "special_result",
            "aligned_add_stages", "pass_on", "LV_MUX", "lv_log", "lv_add", "lv_cmp", "lv_fanout",
-           "lv_lzc"]
+           "lv_lzc", "streaming_activity"]
 
 
 def exp_shape(fmt: FloatFormat, extra: int = 0):
@@ -463,3 +464,19 @@ def aligned_add_stages(fmt: FloatFormat, ftz: bool, width: int, exp_min: int | N
 
     return [addsub, sign] + round_stages(fmt, ftz, width, post,
                                          None if exp_min is None else exp_min + 1, shift_groups=2)
+
+
+def streaming_activity(kind: str, fmt_field: str = "fmt"):
+    """The activity model ``activity(cfg, n_ops)`` of a pipelined float unit (``fp_<kind>``):
+    each input transfer is one ``kind`` operation in the result format ``cfg.<fmt_field>``
+    (``dst`` for a conversion), so a job of ``n_ops`` operations counts ``n_ops`` of them, with
+    or without stalls (a stalled operand waits in its register; nothing is computed twice).
+
+    Nothing else is counted: the datapath has no memories but the special-function units'
+    coefficient tables, which are read combinationally (a constant read enable: the table is
+    looked up in every cycle, used or not, so it has no event of its own; see
+    :mod:`pimforge.hw.core.activity`)."""
+    def activity(cfg, n_ops: int) -> dict:
+        return {op_action(kind, getattr(cfg, fmt_field)): n_ops} if n_ops else {}
+    activity.__doc__ = f"One ``{kind}`` per operation of the job (:func:`streaming_activity`)."
+    return activity

@@ -100,4 +100,5 @@ class FpExp(FpFuncUnit):
 
 UNITS = (HwUnit("fp_exp", "float exponential exp(a), table + quadratic, <= 1 ulp (i: a -> o: r)",
                 FpFuncConfig, FpExp, FUNC_PRESETS, streaming_cycles,
-                paper="IEEE 754-2019 §9.2 exp, within 1 ulp (not correctly rounded)"),)
+                paper="IEEE 754-2019 §9.2 exp, within 1 ulp (not correctly rounded)",
+                activity=core.streaming_activity("exp")),)

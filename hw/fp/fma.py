@@ -210,4 +210,5 @@ class FpFma(PipelinedUnit):
 
 UNITS = (HwUnit("fp_fma", "IEEE fused multiply-add, single rounding, RNE, subnormals, pipelined "
                 "(i: a, b, c -> o: r = a * b + c)", FpConfig, FpFma, FORMAT_PRESETS, streaming_cycles,
-                paper="IEEE 754-2019 §5.4.1 fusedMultiplyAdd"),)
+                paper="IEEE 754-2019 §5.4.1 fusedMultiplyAdd",
+                activity=core.streaming_activity("fma")),)

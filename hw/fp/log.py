@@ -108,4 +108,5 @@ class FpLog(FpFuncUnit):
 
 UNITS = (HwUnit("fp_log", "float natural logarithm log(a), table + quadratic, <= 1 ulp (i: a -> o: r)",
                 FpFuncConfig, FpLog, FUNC_PRESETS, streaming_cycles,
-                paper="IEEE 754-2019 §9.2 log, within 1 ulp (not correctly rounded)"),)
+                paper="IEEE 754-2019 §9.2 log, within 1 ulp (not correctly rounded)",
+                activity=core.streaming_activity("log")),)

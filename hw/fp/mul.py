@@ -89,4 +89,5 @@ class FpMul(PipelinedUnit):
 
 UNITS = (HwUnit("fp_mul", "IEEE float multiplier, RNE, subnormals, pipelined (i: a, b -> o: r = a * b)",
                 FpConfig, FpMul, FORMAT_PRESETS, streaming_cycles,
-                paper="IEEE 754-2019 §5.4.1 multiplication"),)
+                paper="IEEE 754-2019 §5.4.1 multiplication",
+                activity=core.streaming_activity("mul")),)

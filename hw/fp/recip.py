@@ -70,4 +70,5 @@ class FpRecip(FpFuncUnit):
 
 UNITS = (HwUnit("fp_recip", "float reciprocal 1/a, table + quadratic, <= 1 ulp (i: a -> o: r)",
                 FpFuncConfig, FpRecip, FUNC_PRESETS, streaming_cycles,
-                paper="IEEE 754-2019 §3.4 formats; 1 / a within 1 ulp (not correctly rounded)"),)
+                paper="IEEE 754-2019 §3.4 formats; 1 / a within 1 ulp (not correctly rounded)",
+                activity=core.streaming_activity("recip")),)
