@@ -163,6 +163,11 @@ def unit_page(app, unit) -> str:
         "The cycle count of a job of back-to-back operations; the unit's tests check it "
         "against the RTL's.\n",
         _described(app, unit.cycle_model, "function", "The unit declares no cycle model."),
+        "## Activity model\n",
+        "The actions (float operations, SRAM accesses) of the same job, which the energy model "
+        "prices ({doc}`/guide/energy`); the unit's tests check them against the RTL's probe "
+        "counts.\n",
+        _described(app, unit.activity, "function", "The unit declares no activity model."),
         "## Formal environment\n",
         _formal(app, unit.formal),
         "## Commands\n",
