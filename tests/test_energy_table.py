@@ -94,3 +94,8 @@ def test_unknown_node_names_the_nodes():
     with pytest.raises(UserError, match="one of 45nm, 22nm, asap7"):
         table("3nm")
     assert set(NODES) == {"45nm", "22nm", "asap7"}
+
+
+def test_a_small_sram_shrinks_with_the_square_root_of_its_capacity():
+    """256 bytes (8 words of 256 bits): the 8 KB per-bit figure (10 pJ / 64) x sqrt(256 / 8192)."""
+    assert table().pj("sram:read:8x256") == pytest.approx(256 * 10 / 64 * (256 / 8192) ** 0.5)
