@@ -43,7 +43,7 @@ from pimforge.base.numerics import log2_exact
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.pamif.buffer_formal import buffer_properties
-from pimforge.hw.pamif.buffer_timing import buffer_cycles
+from pimforge.hw.pamif.buffer_timing import buffer_activity, buffer_cycles
 from pimforge.hw.pamif.config import IF_CLOCK, SIM_PRESETS, PamifConfig
 from pimforge.hw.pamif.streams import drain_signature, fill_signature, free_signature
 
@@ -150,4 +150,4 @@ UNITS = (HwUnit("pamif_buffer", "PAM interface re-layout buffer: source-width fi
                 "into token regions, released in list order in destination width (i -> o, "
                 "o_free)", PamifConfig, PamifBuffer, SIM_PRESETS, buffer_cycles,
                 paper="PAM §6.2, Fig. 8d", clocks=dict.fromkeys(SIM_PRESETS, IF_CLOCK),
-                formal=buffer_properties),)
+                formal=buffer_properties, activity=buffer_activity),)

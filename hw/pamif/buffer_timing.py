@@ -1,9 +1,10 @@
-"""The cycle model of ``pamif_buffer`` (:mod:`pimforge.hw.pamif.buffer`)."""
+"""The cycle and activity models of ``pamif_buffer`` (:mod:`pimforge.hw.pamif.buffer`)."""
 from __future__ import annotations
 
+from pimforge.hw.core.activity import mem_action
 from pimforge.hw.pamif.config import PamifConfig
 
-__all__ = ["buffer_cycles"]
+__all__ = ["buffer_cycles", "buffer_memory", "buffer_activity"]
 
 
 def buffer_cycles(cfg: PamifConfig, n_tokens: int) -> int:
@@ -20,3 +21,21 @@ def buffer_cycles(cfg: PamifConfig, n_tokens: int) -> int:
         read_end = max(fill_end + 1, read_end + 1) + Nd - 1
         freed.append(read_end)
     return read_end + 2 if n_tokens else 0
+
+
+def buffer_memory(cfg: PamifConfig) -> tuple:
+    """``(depth, width)`` of the buffer's memory: ``regions`` tokens of the wider side's words."""
+    return cfg.regions * cfg.token_bytes * 8 // cfg.wide_bits, cfg.wide_bits
+
+
+def buffer_activity(cfg: PamifConfig, n_tokens: int) -> dict:
+    """Memory accesses of ``n_tokens`` tokens through the buffer, in any fill order and with any
+    stalls: each source word is one write (a narrow source writes one lane of a wide word, still
+    one access), each destination word one read of the wide word that holds it (a narrow
+    destination reads the same wide word once per lane, selecting the lane after the read).  The
+    read port is enabled only when a word advances to the output, so a stalled drain reads
+    nothing more."""
+    depth, width = buffer_memory(cfg)
+    counts = {mem_action("write", depth, width): n_tokens * cfg.src_words,
+              mem_action("read", depth, width): n_tokens * cfg.dst_words}
+    return {k: v for k, v in counts.items() if v}

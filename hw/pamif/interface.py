@@ -30,7 +30,7 @@ from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.pamif.buffer import PamifBuffer
 from pimforge.hw.pamif.config import IF_CLOCK, PAIR_PRESETS, PamifConfig
-from pimforge.hw.pamif.interface_timing import interface_cycles
+from pimforge.hw.pamif.interface_timing import interface_activity, interface_cycles
 from pimforge.hw.pamif.receiver import PamifReceiver
 from pimforge.hw.pamif.sender import PamifSender
 from pimforge.hw.pamif.streams import (
@@ -88,4 +88,5 @@ class PamInterface(PimComponent):
 UNITS = (HwUnit("pam_interface", "PAM interface: KV re-layout between memory tiers, sender + "
                 "re-layout buffer + receiver (i_cmd, i_rd -> o_rd, o_wr, o_status)",
                 PamifConfig, PamInterface, PAIR_PRESETS, interface_cycles,
-                paper="PAM §6.2, Fig. 8d", clocks=dict.fromkeys(PAIR_PRESETS, IF_CLOCK)),)
+                paper="PAM §6.2, Fig. 8d", clocks=dict.fromkeys(PAIR_PRESETS, IF_CLOCK),
+                activity=interface_activity),)

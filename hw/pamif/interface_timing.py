@@ -23,12 +23,16 @@ Register semantics mirrored (one line each in the RTL):
 """
 from __future__ import annotations
 
+from collections import Counter
+
+from pimforge.hw.pamif.buffer_timing import buffer_activity
 from pimforge.hw.pamif.config import PamifConfig
 from pimforge.hw.pamif.memory import ReadModel, WriteModel
 from pimforge.hw.pamif.migration import read_addresses, read_order, write_addresses
-from pimforge.hw.pamif.sender_timing import LOAD_TO_ISSUE
+from pimforge.hw.pamif.receiver_timing import receiver_activity
+from pimforge.hw.pamif.sender_timing import LOAD_TO_ISSUE, sender_activity
 
-__all__ = ["interface_schedule", "migration_cycles", "interface_cycles"]
+__all__ = ["interface_schedule", "migration_cycles", "interface_cycles", "interface_activity"]
 
 
 class _Twin:
@@ -148,3 +152,17 @@ def interface_cycles(cfg: PamifConfig, n_entries: int) -> int:
     destination slot = entry) with the bench's memory models: the exact cycle model
     :func:`~pimforge.hw.pamif.interface_timing.interface_schedule`."""
     return interface_schedule(cfg, [(j, j, j) for j in range(n_entries)])["cycles"]
+
+
+def interface_activity(cfg: PamifConfig, *accepted: int, rejected=()) -> dict:
+    """Memory accesses of lists run back to back, ``accepted`` (entry counts of the lists
+    answered OK) and ``rejected`` (those answered with an error), with any memory timing and
+    stalls.  The sender stores every list
+    (:func:`~pimforge.hw.pamif.sender_timing.sender_activity`); the buffer moves every token of
+    the accepted ones (:func:`~pimforge.hw.pamif.buffer_timing.buffer_activity`), a rejected
+    list none; the receiver counts nothing
+    (:func:`~pimforge.hw.pamif.receiver_timing.receiver_activity`)."""
+    counts = Counter(sender_activity(cfg, *accepted, *rejected))
+    counts.update(buffer_activity(cfg, sum(accepted)))
+    counts.update(receiver_activity(cfg, sum(accepted) * cfg.dst_words))
+    return dict(counts)

@@ -27,7 +27,7 @@ from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.pamif.config import IF_CLOCK, SIM_PRESETS, PamifConfig
 from pimforge.hw.pamif.receiver_formal import receiver_response
-from pimforge.hw.pamif.receiver_timing import receiver_cycles
+from pimforge.hw.pamif.receiver_timing import receiver_activity, receiver_cycles
 from pimforge.hw.pamif.sender import slot_word_address
 from pimforge.hw.pamif.streams import drain_signature, wr_signature
 
@@ -67,4 +67,5 @@ class PamifReceiver(PimComponent):
 UNITS = (HwUnit("pamif_receiver", "PAM interface address generation unit: released words to "
                 "destination-layout write addresses (i -> o_wr)", PamifConfig, PamifReceiver,
                 SIM_PRESETS, receiver_cycles, paper="PAM §6.2, Fig. 8d",
-                clocks=dict.fromkeys(SIM_PRESETS, IF_CLOCK), response=receiver_response),)
+                clocks=dict.fromkeys(SIM_PRESETS, IF_CLOCK), response=receiver_response,
+                activity=receiver_activity),)

@@ -43,7 +43,7 @@ from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.pamif.config import IF_CLOCK, SIM_PRESETS, STATUS, PamifConfig
 from pimforge.hw.pamif.sender_formal import sender_environment, sender_response
-from pimforge.hw.pamif.sender_timing import sender_cycles
+from pimforge.hw.pamif.sender_timing import sender_activity, sender_cycles
 from pimforge.hw.pamif.streams import (
     bits, cmd_signature, fill_signature, free_signature, rd_signature, rdata_signature,
     status_signature
@@ -293,4 +293,4 @@ UNITS = (HwUnit("pamif_sender", "PAM interface command reorder unit: migration-l
                 "(i_cmd, i_rd, i_free -> o_rd, o_fill, o_status)", PamifConfig, PamifSender,
                 SIM_PRESETS, sender_cycles, paper="PAM §6.2, Fig. 8d",
                 clocks=dict.fromkeys(SIM_PRESETS, IF_CLOCK), formal=sender_environment,
-                response=sender_response),)
+                response=sender_response, activity=sender_activity),)

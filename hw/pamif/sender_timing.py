@@ -1,11 +1,17 @@
 """The cycle model of ``pamif_sender`` alone (:mod:`pimforge.hw.pamif.sender`), with the standalone
-bench's surroundings; the unit's cycle model is :func:`sender_cycles`."""
+bench's surroundings; the unit's cycle model is :func:`sender_cycles`, its activity model
+:func:`sender_activity`."""
 from __future__ import annotations
 
+from collections import Counter
+
+from pimforge.hw.core.activity import mem_action
 from pimforge.hw.pamif.config import PamifConfig
 from pimforge.hw.pamif.migration import read_order
+from pimforge.hw.pamif.streams import bits
 
-__all__ = ["LOAD_TO_ISSUE", "FREE_DELAY", "last_fill_index", "sender_schedule", "sender_cycles"]
+__all__ = ["LOAD_TO_ISSUE", "FREE_DELAY", "last_fill_index", "sender_schedule", "sender_cycles",
+           "sender_activity"]
 
 
 LOAD_TO_ISSUE = 2       # the last entry's cycle to the first read: DECIDE, then ISSUE
@@ -53,3 +59,20 @@ def sender_cycles(cfg: PamifConfig, n_entries: int) -> int:
     """Cycles of a list of entries 0 .. n-1 (source and destination slot = entry) on the
     standalone sender: :func:`pimforge.hw.pamif.sender_timing.sender_schedule`."""
     return sender_schedule(cfg, [(j, j, j) for j in range(n_entries)])["cycles"]
+
+
+def sender_activity(cfg: PamifConfig, *list_lengths: int) -> dict:
+    """Memory accesses of lists of ``list_lengths`` entries (accepted or not), with any stalls.
+
+    The load stores each entry it takes, up to ``capacity`` per list, before any check decides
+    (a rejected list's entries are stored too, and overwritten by the next list): one write of
+    its source slot into the list memory of source slots, one of its destination slot into that
+    of destination slots, and one of its index into its source group's queue (one queue per
+    group, all of one shape).  Every read of these memories is combinational (the issue's and
+    the fill's lookups), so the reads count nothing (:mod:`pimforge.hw.core.activity`)."""
+    C = cfg.capacity
+    stored = sum(min(n, C) for n in list_lengths)
+    counts = Counter()
+    for width in (bits(cfg.src_slots), bits(cfg.dst_slots), bits(C)):
+        counts[mem_action("write", C, width)] += stored
+    return {k: v for k, v in counts.items() if v}

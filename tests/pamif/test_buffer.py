@@ -8,12 +8,14 @@ run in the long run.
 """
 import numpy as np
 import pytest
+from activity_checks import assert_actions
 from conftest import require_sim
 
 from pimforge import api
 from pimforge.base.errors import ConfigError
-from pimforge.hw.pamif.buffer_timing import buffer_cycles
+from pimforge.hw.pamif.buffer_timing import buffer_activity, buffer_cycles, buffer_memory
 from pimforge.hw.pamif.config import SIM_PRESETS, PamifConfig, pair_preset
+from pimforge.registry import get_unit
 from pimforge.sim.benches.pamif.buffer import buffer_job
 
 DEFAULT = PamifConfig()
@@ -38,6 +40,21 @@ def test_rtl_matches_golden_with_and_without_stalls(run):
 def test_cycle_model_is_exact(run):
     ph = run.phases[0]
     assert ph.cycles == buffer_cycles(DEFAULT, len(ph.received["o_free"]))
+
+
+def test_activity_model_is_exact(run):
+    """Each fill word one write, each drain word one read, in token order without stalls (the
+    cycle model's job: the unit's ``activity(cfg, n)``) and in the sender's order with stalls
+    (the read waits for the drain, so stalls add no reads)."""
+    for ph in run.phases:
+        assert_actions(ph, get_unit("pamif_buffer").activity(DEFAULT, len(ph.received["o_free"])))
+
+
+def test_activity_model_counts_words_not_lanes():
+    """32-bit source words into 8-bit destination words: 2 writes and 8 reads of the one 32-bit
+    word line per token (the default's 4 regions of 8 bytes are 8 lines)."""
+    assert buffer_memory(DEFAULT) == (8, 32)
+    assert buffer_activity(DEFAULT, 3) == {"sram:write:8x32": 6, "sram:read:8x32": 24}
 
 
 def test_cycle_model_counts_the_window():
@@ -69,6 +86,8 @@ def test_rtl_every_small_pair(preset):
     res = api.run_bench("pamif_buffer", cfg, job=buffer_job(cfg, np.random.default_rng(2)))
     assert res.passed, res.summary()
     assert res.phases[0].cycles == buffer_cycles(cfg, len(res.phases[0].received["o_free"]))
+    for ph in res.phases:
+        assert_actions(ph, buffer_activity(cfg, len(ph.received["o_free"])))
 
 
 def test_config_errors():

@@ -9,16 +9,20 @@ small ordered pairs, each with its own build, run in the long run (``PIMFORGE_LO
 """
 import numpy as np
 import pytest
+from activity_checks import assert_actions
 from conftest import require_sim
 
 from pimforge import api
 from pimforge.hw.pamif.config import PAPER_PAIRS, SIM_PRESETS, STATUS, PamifConfig, pair_preset
-from pimforge.hw.pamif.interface_timing import interface_cycles, interface_schedule
+from pimforge.hw.pamif.interface_timing import (
+    interface_activity, interface_cycles, interface_schedule
+)
 from pimforge.hw.pamif.layout import IF_PERIOD_PS, side_bandwidth
 from pimforge.hw.pamif.migration import interleaved_list
 from pimforge.hw.pamif.perf import TOLERANCE, migration_estimate
 from pimforge.hw.pamif.streams import bits
-from pimforge.sim.benches.pamif.common import make_migration
+from pimforge.registry import get_unit
+from pimforge.sim.benches.pamif.common import list_lengths, make_migration
 from pimforge.sim.benches.pamif.interface import interface_job
 from pimforge.sim.golden.pamif.relayout import image_words
 
@@ -93,6 +97,27 @@ def test_cycle_model_is_exact(run):
     _check_cycle_model(DEFAULT, run)
 
 
+def _check_activity(cfg, res, seed=1):
+    """One list with memory timing (the unit's ``activity(cfg, n)``), another with stalls on
+    top, and the bad-list session: the sender stores every list, the buffer moves the accepted
+    ones only (which lists the job expects to be accepted: its ``o_status`` codes)."""
+    job = interface_job(cfg, np.random.default_rng(seed))
+    n = min(cfg.capacity, cfg.dst_slots)
+    for ph in res.phases[:2]:
+        assert_actions(ph, get_unit("pam_interface").activity(cfg, n))
+    session = job.phases[2]
+    lists = zip(list_lengths(session.inputs["i_cmd"]), session.expected["o_status"]["code"])
+    ok, bad = [], []
+    for length, code in lists:
+        (ok if code == STATUS["ok"] else bad).append(length)
+    assert len(ok) == 2 and len(bad) >= len(STATUS) - 1   # every error code, one twice
+    assert_actions(res.phases[2], interface_activity(cfg, *ok, rejected=bad))
+
+
+def test_activity_model_is_exact(run):
+    _check_activity(DEFAULT, run)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("preset", [p for p in SIM_PRESETS if p != "small_hbm_to_ddr"])
 def test_every_small_pair(preset):
@@ -100,6 +125,7 @@ def test_every_small_pair(preset):
     res = _run(cfg, seed=2)
     _check_images(cfg, res, seed=2)
     _check_cycle_model(cfg, res, seed=2)
+    _check_activity(cfg, res, seed=2)
 
 
 def test_unit_cycle_model_counts_a_dense_list():

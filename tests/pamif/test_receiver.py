@@ -3,6 +3,7 @@ destination layout's addresses (§6.1), data from the golden re-layout, with and
 stalls; the cycle model against the RTL.  One Verilator build (the default config)."""
 import numpy as np
 import pytest
+from activity_checks import assert_actions
 from conftest import require_sim
 
 from pimforge import api
@@ -10,6 +11,7 @@ from pimforge.hw.pamif.config import SIM_PRESETS, PamifConfig, pair_preset
 from pimforge.hw.pamif.layout import slot_fields
 from pimforge.hw.pamif.receiver_timing import receiver_cycles
 from pimforge.hw.pamif.streams import bits
+from pimforge.registry import get_unit
 from pimforge.sim.benches.pamif.common import make_migration
 from pimforge.sim.benches.pamif.receiver import receiver_job
 
@@ -38,6 +40,9 @@ def _check(cfg, res, seed=1):
         assert a % d.row_words == col + w
         assert a // d.row_words == (g * d.banks + b) * d.rows + row
     assert res.phases[0].cycles == receiver_cycles(cfg, len(addrs))
+    # no memory, no float operation: nothing to count, with or without stalls
+    for ph in res.phases:
+        assert_actions(ph, get_unit("pamif_receiver").activity(cfg, len(ph.received["o_wr"])))
 
 
 def test_rtl_matches_golden(run):

@@ -4,12 +4,14 @@ reads, with and without random stalls; every bad-list status; the cycle model ag
 RTL's stamps.  One Verilator build (the default config)."""
 import numpy as np
 import pytest
+from activity_checks import assert_actions
 from conftest import require_sim
 
 from pimforge import api
 from pimforge.hw.pamif.config import SIM_PRESETS, STATUS, PamifConfig, pair_preset
-from pimforge.hw.pamif.sender_timing import sender_cycles, sender_schedule
-from pimforge.sim.benches.pamif.common import make_migration
+from pimforge.hw.pamif.sender_timing import sender_activity, sender_cycles, sender_schedule
+from pimforge.registry import get_unit
+from pimforge.sim.benches.pamif.common import list_lengths, make_migration
 from pimforge.sim.benches.pamif.sender import sender_job
 
 DEFAULT = PamifConfig()
@@ -54,6 +56,28 @@ def test_cycle_model_is_exact(run):
     _check_cycle_model(DEFAULT, run)
 
 
+def _check_activity(cfg, res, seed=1):
+    """One random list without stalls (the unit's ``activity(cfg, n)``), another with stalls,
+    and the bad-list session, whose lists (their lengths from the job's ``last`` beats) are
+    stored entry by entry whatever their checks decide, the too-long one up to ``capacity``."""
+    job = sender_job(cfg, np.random.default_rng(seed))
+    n = min(cfg.capacity, cfg.dst_slots)
+    for ph in res.phases[:2]:
+        assert_actions(ph, get_unit("pamif_sender").activity(cfg, n))
+    lengths = list_lengths(job.phases[2].inputs["i_cmd"])
+    assert_actions(res.phases[2], sender_activity(cfg, *lengths))
+
+
+def test_activity_model_is_exact(run):
+    _check_activity(DEFAULT, run)
+
+
+def test_activity_model_stores_at_most_capacity():
+    """Source and destination slots are 5 bits each (32 slots of 8-byte tokens; one memory
+    shape, so one key), queue entries 4 bits (16 entries): a 20-entry list stores 16."""
+    assert sender_activity(DEFAULT, 20, 3) == {"sram:write:16x5": 2 * 19, "sram:write:16x4": 19}
+
+
 def test_unit_cycle_model():
     """Slots 0 .. n-1 spread over both source groups: one read a cycle after the load."""
     n = 8
@@ -64,4 +88,6 @@ def test_unit_cycle_model():
 @pytest.mark.parametrize("preset", [p for p in SIM_PRESETS if p != "small_hbm_to_ddr"])
 def test_every_small_pair(preset):
     cfg = pair_preset(preset)
-    _check_cycle_model(cfg, _run(cfg, seed=2), seed=2)
+    res = _run(cfg, seed=2)
+    _check_cycle_model(cfg, res, seed=2)
+    _check_activity(cfg, res, seed=2)

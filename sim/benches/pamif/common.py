@@ -13,7 +13,7 @@ from pimforge.sim.golden.pamif.relayout import (
 from pimforge.sim.harness.job import Job, concat_fields
 
 __all__ = ["list_job", "Migration", "make_migration", "fill_beats", "drain_beats", "cmd_beats",
-           "ReadOffer", "WriteAccept", "FreeOffer", "Session", "bad_lists"]
+           "list_lengths", "ReadOffer", "WriteAccept", "FreeOffer", "Session", "bad_lists"]
 
 
 @dataclass
@@ -60,6 +60,12 @@ def cmd_beats(entries) -> dict:
     n = len(entries)
     return {"token": [e[0] for e in entries], "src_slot": [e[1] for e in entries],
             "dst_slot": [e[2] for e in entries], "last": [int(k == n - 1) for k in range(n)]}
+
+
+def list_lengths(cmds: dict) -> list:
+    """The entry counts of the lists in ``i_cmd`` beats (each list ends at a ``last`` beat)."""
+    ends = [k + 1 for k, last in enumerate(cmds["last"]) if last]
+    return [b - a for a, b in zip([0] + ends, ends)]
 
 
 class ReadOffer:
