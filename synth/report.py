@@ -119,6 +119,35 @@ def _clock_md(c: dict) -> list:
     return lines
 
 
+def _w(x) -> str:
+    """Watts in the unit that reads best (W, mW or uW)."""
+    if x is None:
+        return "-"
+    if abs(x) >= 1:
+        return f"{x:.3g} W"
+    return f"{x * 1e3:.3g} mW" if abs(x) >= 1e-3 else f"{x * 1e6:.3g} uW"
+
+
+def _power_md(p: dict) -> list:
+    """Power at the clock under the activity model (``report["power"]``)."""
+    node = "ASAP7" if p["node"] == "asap7" else p["node"]
+    lines = [f"## Power ({node} estimate)", "",
+             f"- clock: {p['clock_mhz']:g} MHz ({p['clock_source']})",
+             f"- static: {_w(p['static_w'])}, the leakage of {_n(p['area_um2'])} um^2 "
+             f"({p['area_node']} area, logic and SRAM)"]
+    if p["dynamic_w"] is None:
+        return lines + [f"- dynamic: {p['note']}"]
+    lines += [f"- dynamic: {_w(p['dynamic_w'])}: {p['energy_j'] * 1e12:,.1f} pJ for a job of "
+              f"{p['ops']} operations (`activity(cfg, {p['ops']})`) in {p['cycles']:,} cycles "
+              f"(`cycle_model`)",
+              f"- total: **{_w(p['total_w'])}**", "",
+              "| component | pJ per job | share of dynamic |", "|---|---|---|"]
+    lines += [f"| {c} | {j * 1e12:,.1f} | {_pct(j / p['energy_j'] if p['energy_j'] else None)} |"
+              for c, j in p["breakdown_j"].items()]
+    return lines + ["", f"Energy per action from `{p['table']}` (`pimforge model --describe` "
+                    "prints it with its sources)."]
+
+
 def _xcup_md(r: dict) -> list:
     u = r["utilization"]
     lines = [f"## AMD UltraScale+ (`synth_xilinx -family xcup -uram`), % of {r['device']}", "",
@@ -164,6 +193,8 @@ def render(report: dict) -> str:
     lines += ["Tools: " + ", ".join(f"{k} {v}" for k, v in sorted(tools.items())), ""]
     if report.get("clock_check"):
         lines += _clock_md(report["clock_check"]) + [""]
+    if report.get("power"):
+        lines += _power_md(report["power"]) + [""]
     renderers = {"generic": _generic_md, "xcup": _xcup_md, "ecp5": _ecp5_md}
     for t, r in report["targets"].items():
         lines += renderers[t](r) + [""]
@@ -198,6 +229,11 @@ def summary_rows(reports: list) -> list:
         if c:
             row.update({"clock_mhz": c["clock_mhz"], "clock_met": c["met"],
                         "asap7_fmax_mhz": c["estimated_fmax_mhz"]})
+        p = rep.get("power")
+        if p:
+            row.update({"power_w": p["total_w"], "static_w": p["static_w"],
+                        "dynamic_w": p["dynamic_w"], "power_node": p["node"],
+                        "power_mhz": p["clock_mhz"]})
         rows.append(row)
     return rows
 
@@ -207,7 +243,7 @@ _COLUMNS = [("nand2_eq", "NAND2 eq."), ("memory_bits", "SRAM bits"), ("asap7_um2
             ("LUT", "LUT"), ("FF", "FF"), ("DSP48E2", "DSP"), ("BRAM36", "BRAM36"), ("URAM", "URAM"),
             ("lut_levels", "LUT lvls"), ("LUT4", "LUT4"), ("ecp5_FF", "ECP5 FF"),
             ("MULT18", "MULT18"), ("EBR", "EBR"), ("fmax_mhz", "fmax MHz"),
-            ("clock_mhz", "preset clock: ASAP7 est.")]
+            ("clock_mhz", "preset clock: ASAP7 est."), ("power_w", "power")]
 
 
 def summary(reports: list) -> str:
@@ -231,6 +267,9 @@ def summary(reports: list) -> str:
                              f"{v:g} MHz: {verdict} ({r['asap7_fmax_mhz']:g})")
             elif k == "fmax_mhz":
                 cells.append(f"{v:.1f}" if v else "no fit" if "LUT4" in r else "-")
+            elif k == "power_w":
+                cells.append(_w(v) if v is not None else
+                             f"{_w(r['static_w'])} static (no activity model)")
             elif k == "BRAM36":
                 cells.append("-" if v is None else f"{v:g}")
             else:

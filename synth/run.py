@@ -23,8 +23,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from pimforge.base.config import config_to_dict
-from pimforge.base.errors import ToolError
+from pimforge.base.errors import ToolError, UserError
 from pimforge.base.files import build_dir
+from pimforge.hw.core import energy
 from pimforge.hw.core.elaborate import elaborate_top
 from pimforge.hw.core.inventory import OpKey
 from pimforge.hw.core.macros import module_name
@@ -33,7 +34,7 @@ from pimforge.synth import area, flows, timing
 from pimforge.synth.tools import tool_version
 
 __all__ = ["SynthJob", "synthesize", "synthesize_many", "cache_root", "cache_dir",
-           "operator_result", "unit_part"]
+           "operator_result", "unit_part", "unit_power", "POWER_OPS"]
 
 
 _CACHE_DIR: contextvars.ContextVar = contextvars.ContextVar("pimforge_synth_cache", default=None)
@@ -317,6 +318,60 @@ def _unit_target(job: SynthJob, target: str, dev, use_cache: bool) -> tuple:
     return res, cached
 
 
+# -- power -----------------------------------------------------------------------------------
+
+POWER_OPS = 1024
+"""Operations of the job the power is averaged over (``cycle_model(cfg, n)`` and
+``activity(cfg, n)``): long enough that filling and draining a pipeline is a small share."""
+
+
+def _power_clock(clock: dict | None, generic: dict) -> tuple:
+    """``(MHz, source, node, area key)``: the preset's clock, else the ASAP7 estimate of the
+    critical path.  An ASIC clock (or the ASAP7 estimate) prices the netlist at ASAP7; an FPGA
+    clock at 45 nm with the Nangate45 area, an ASIC figure of the same netlist at that clock."""
+    if clock:
+        asic = clock.get("target", "ASIC") == "ASIC"
+        return (clock["mhz"], f"preset clock: {clock['source']}",
+                "asap7" if asic else "45nm", "asap7" if asic else "nangate45")
+    levels = (generic.get("timing") or {}).get("levels", generic.get("logic_depth") or 0)
+    return (round(1e6 / timing.asap7_delay_ps(levels), 1),
+            f"no preset clock: the ASAP7 estimate of the critical path ({levels} levels)",
+            "asap7", "asap7")
+
+
+def unit_power(unit, cfg, clock: dict | None, generic: dict, n_ops: int = POWER_OPS) -> dict:
+    """The unit's power at ``clock`` (else the ASAP7 fmax estimate) under its activity model.
+
+    Dynamic: the energy of ``unit.activity(cfg, n_ops)`` priced by
+    :func:`pimforge.hw.core.energy.table` at the node, over the job's time
+    ``cycle_model(cfg, n_ops) / f``.  Static: the table's leakage of the generic result's
+    whole area at that node (logic and SRAM macros).  A unit without an activity model
+    reports static power only, with ``note`` saying so."""
+    mhz, source, node, area_key = _power_clock(clock, generic)
+    tab = energy.table(node)
+    area_um2 = generic["areas"][area_key]["total_um2"]
+    out = {"node": node, "clock_mhz": mhz, "clock_source": source, "area_um2": area_um2,
+           "area_node": area_key, "static_w": tab.static_w(area_um2), "ops": n_ops,
+           "cycles": None, "energy_j": None, "breakdown_j": {}, "dynamic_w": None,
+           "total_w": None, "note": None, "table": energy.TABLE_PATH.name}
+    if unit.activity is None or unit.cycle_model is None:
+        out["note"] = "no activity model"
+        return out
+    try:
+        counts = unit.activity(cfg, n_ops)
+        cycles = unit.cycle_model(cfg, n_ops)
+        parts = tab.breakdown(counts)
+    except (UserError, ValueError) as e:  # a job this config cannot run, or an unpriced action
+        out["note"] = f"no dynamic power: {e}"
+        return out
+    joules = sum(parts.values())
+    seconds = cycles / (mhz * 1e6)
+    out.update(cycles=cycles, energy_j=joules, breakdown_j=parts, dynamic_w=joules / seconds,
+               total_w=joules / seconds + out["static_w"],
+               actions={k: v for k, v in counts.items() if v})
+    return out
+
+
 def synthesize(job: SynthJob, targets, devices: dict, use_cache: bool = True,
                progress=None) -> dict:
     """Run ``targets`` for one job; returns the report dict (see :mod:`pimforge.synth.report`)."""
@@ -335,6 +390,8 @@ def synthesize(job: SynthJob, targets, devices: dict, use_cache: bool = True,
         report["top"] = job.elaborate(job.flat_run)[1]
         if target == "generic" and job.clock and res.get("timing"):
             report["clock_check"] = timing.clock_check(res["timing"], job.clock)
+        if target == "generic":
+            report["power"] = unit_power(job.unit, job.cfg, job.clock, res)
         if progress:
             how = "cached" if cached else f"{res['elapsed_s']:.1f} s"
             progress(f"{job.unit.name} {job.label} {target}: {how}")
