@@ -18,7 +18,9 @@ Action keys are strings ``"<class>:<kind>:<shape>"``:
 
 - ``op:<kind>:<fmt>`` -- one float operation (``op:fma:e5m10``), as in the operator inventory;
 - ``sram:read:<depth>x<width>`` and ``sram:write:<depth>x<width>`` -- one access of a memory
-  of ``depth`` words of ``width`` bits (``rom:read:...`` for a constant table).
+  of ``depth`` words of ``width`` bits (``rom:read:...`` for a constant table);
+- ``fifo:read:<depth>x<width>`` and ``fifo:write:<depth>x<width>`` -- one pop or push of a
+  :class:`SyncFIFO` (its storage is a register file, priced by the SRAM rule).
 
 A read port without an enable (an asynchronous LUT-RAM read, whose ``en`` is the constant 1)
 reads in every cycle whether its data is used or not, so it has no event to count; such ports
@@ -31,12 +33,12 @@ from collections import Counter
 from contextlib import contextmanager
 
 from amaranth.hdl import Const, Module, Shape, Signal, Value
-from amaranth.lib import memory
+from amaranth.lib import fifo, memory
 
 from pimforge.hw.core.inventory import fmt_name
 
 __all__ = ["COUNTER_BITS", "Probe", "probing", "probe", "active", "op_action", "mem_action",
-           "Memory", "split_action"]
+           "Memory", "SyncFIFO", "split_action"]
 
 COUNTER_BITS = 48
 
@@ -82,9 +84,11 @@ def op_action(kind: str, fmt) -> str:
     return f"op:{kind}:{fmt_name(fmt)}"
 
 
-def mem_action(access: str, depth: int, width: int, rom: bool = False) -> str:
-    """The action key of one ``access`` (``read`` or ``write``) of a memory."""
-    return f"{'rom' if rom else 'sram'}:{access}:{depth}x{width}"
+def mem_action(access: str, depth: int, width: int, rom: bool = False, cls: str = "") -> str:
+    """The action key of one ``access`` (``read`` or ``write``) of a memory (``cls``
+    ``"fifo"`` for a FIFO's push or pop)."""
+    cls = cls or ("rom" if rom else "sram")
+    return f"{cls}:{access}:{depth}x{width}"
 
 
 def split_action(key: str) -> tuple:
@@ -126,4 +130,20 @@ class Memory(memory.Memory):
             if isinstance(port.en, Const):
                 continue
             probe(m, mem_action("read", self.depth, width, rom=rom), port.en)
+        return m
+
+
+class SyncFIFO(fifo.SyncFIFO):
+    """``amaranth.lib.fifo.SyncFIFO`` whose pushes and pops are probed inside a
+    :func:`probing` block (``fifo:write`` when ``w_en & w_rdy``, ``fifo:read`` when
+    ``r_en & r_rdy``).  Its storage is Amaranth's own memory, so it is counted here once, not
+    again as an SRAM."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        if active() and self.depth:
+            probe(m, mem_action("write", self.depth, self.width, cls="fifo"),
+                  self.w_en & self.w_rdy)
+            probe(m, mem_action("read", self.depth, self.width, cls="fifo"),
+                  self.r_en & self.r_rdy)
         return m

@@ -35,14 +35,14 @@ def component_of(key: str) -> str:
     cls, kind = key.split(":")[:2]
     if cls in ("op", "pim"):
         return "compute"
-    if cls in ("sram", "rom"):
+    if cls in ("sram", "rom", "fifo"):
         return "sram"
     if cls in ("dram", "link"):
         return f"{cls}:{kind}"
     if cls in ("ssd", "gpu", "static"):
         return cls
-    raise UserError(f"action '{key}': unknown class '{cls}' (one of op, pim, sram, rom, dram, "
-                    f"ssd, link, gpu, static)")
+    raise UserError(f"action '{key}': unknown class '{cls}' (one of op, pim, sram, rom, fifo, "
+                    f"dram, ssd, link, gpu, static)")
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ class EnergyTable:
         component_of(key)       # an unknown class says so, before "no entry"
         if cls == "op":
             return self._op(key, kind, shape)
-        if cls in ("sram", "rom"):
+        if cls in ("sram", "rom", "fifo"):
             return self._sram(key, shape)
         raise UserError(f"action '{key}' has no energy entry ({TABLE_PATH.name} lists "
                         f"{', '.join(sorted(k for k in acts if k != 'kinds'))})")
