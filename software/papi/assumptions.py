@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from pimforge.software import devices as dev
-from pimforge.software.papi.config import ENERGY, HBM, TASKS
-from pimforge.software.papi.hardware import BANK_GROUP, LINK_LATENCY_S
+from pimforge.software.papi.config import HBM, TASKS
+from pimforge.software.papi.hardware import BANK_GROUP, LINK_LATENCY_S, PRICES
 from pimforge.software.papi.workload import AI_CONTEXT
 
 __all__ = ["assumptions"]
@@ -12,6 +12,7 @@ SHARED = ("GPU achievable fraction", "link efficiency")
 
 
 def _own() -> list:
+    pj = PRICES.pj
     tasks = "; ".join(f"{k}: in {t.in_mean:g} +- {t.in_std:g}, out {t.out_mean:g} +- "
                       f"{t.out_std:g} tokens" for k, t in TASKS.items())
     return [
@@ -25,21 +26,22 @@ def _own() -> list:
          "§7.1 gives 16 GB stacks and 12 GB FC-PIM (96 banks): 96 / 128 = 12 / 16"),
         ("banks per die", f"eq. 3's bound rounded down to whole groups of {BANK_GROUP} banks",
          "§6.1: 96 banks = 3 bank groups (97.6 by eq. 4)"),
-        ("PIM energies", f"DRAM access {ENERGY.dram_pj_per_bit} pJ/bit ({ENERGY.column_pj:.0f} "
-         f"pJ per 32-byte column), FPU {ENERGY.mac_pj} pJ/MAC, transfer "
-         f"{ENERGY.xfer_pj_per_mac} pJ/MAC",
+        ("PIM energies", f"DRAM access {pj('dram:hbm_pim:bit'):g} pJ/bit "
+         f"({256 * pj('dram:hbm_pim:bit'):.0f} pJ per 32-byte column), FPU "
+         f"{pj('pim:mac:e5m10'):g} pJ/MAC, transfer {pj('pim:xfer:e5m10'):g} pJ/MAC (energy "
+         f"table entries dram:hbm_pim:bit, pim:mac:e5m10, pim:xfer:e5m10)",
          "chosen so Fig. 7a (96.7% DRAM at reuse 1), 7b (33.1% at reuse 64) and 7c (1P1B over "
          "116 W without reuse; 4P1B under it from reuse 4; 1P2B under it) hold"),
         ("power cap", "a stack's PIM energy <= (116 W - background) x its time",
          "§6.1 footnote 2: the budget of an HBM3 cube; the cap throttles FPU activity"),
-        ("stack background", f"{HBM.background_w:g} W (refresh, idle) for all 90 stacks",
+        ("stack background", f"{pj('static:hbm_stack'):g} W (refresh, idle) for all 90 stacks",
          "not given"),
-        ("GPU energy", f"{ENERGY.gpu_pj_per_flop} pJ/FLOP, {ENERGY.gpu_hbm_pj_per_bit} pJ/bit "
-         f"HBM, {ENERGY.gpu_static_w:g} W static per A100 while it runs a kernel (idle GPUs "
+        ("GPU energy", f"{pj('gpu:flop:e5m10'):g} pJ/FLOP, {pj('dram:hbm:bit'):g} pJ/bit "
+         f"HBM, {pj('static:gpu'):g} W static per A100 while it runs a kernel (idle GPUs "
          f"power-gated)", "the paper's GPU energy model is not given"),
         ("links", f"NVLink 3 (300 GB/s per GPU) to the 5 FC stacks of each GPU; one PCIe 5.0 "
          f"x16 per 10 Attn-PIM stacks; {LINK_LATENCY_S * 1e6:g} us per transfer; "
-         f"{ENERGY.nvlink_pj_per_bit} / {ENERGY.pcie_pj_per_bit} pJ/bit",
+         f"{pj('link:nvlink:bit'):g} / {pj('link:pcie:bit'):g} pJ/bit",
          "§6.3 names the link types only"),
         ("FC mapping on PIM", "2D blocks over every processing group; behind each GPU link "
          "the column split moving the fewest bytes", "§6.4 gives the block scheme only"),

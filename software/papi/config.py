@@ -10,7 +10,7 @@ from pimforge.software import devices as dev
 from pimforge.software.devices import GB
 
 __all__ = ["PapiModelConfig", "PRESETS", "MODELS", "TASKS", "SYSTEMS", "TaskStats", "HBM",
-           "Hbm", "ENERGY", "Energy", "GPU", "GPUS", "FC_STACKS", "ATTN_STACKS", "NVLINK",
+           "Hbm", "ENERGY_NODE", "GPU", "GPUS", "FC_STACKS", "ATTN_STACKS", "NVLINK",
            "PCIE", "POWER_BUDGET_W", "FPU_AREA_PAPER", "FPU_AREA_OURS", "FPU_AREA_OURS_ASAP7_UM2",
            "FPU_DRAM_PENALTY", "SYSTEM_SETUP", "SCHED_MODES"]
 
@@ -48,7 +48,6 @@ class Hbm:
     pins: int = 1024                  # HBM3 interface width
     pin_gbps: float = 5.2             # §7.1: 5.2 Gb/s per pin
     fpu_hz: float = 666e6             # §6.2: FPU clock (the papi_pu cycle model's clock)
-    background_w: float = 2.0         # assumed: refresh + background power of one stack
 
     @property
     def io_bw(self) -> float:
@@ -59,29 +58,12 @@ class Hbm:
 HBM = Hbm()
 
 
-@dataclass(frozen=True)
-class Energy:
-    """Per-access energies of the PIM power model (Fig. 7) and the GPU's.  The three PIM
-    figures are chosen so that Fig. 7a (1P1B, no reuse: DRAM access 96.7% of the energy), Fig. 7b
-    (reuse 64: 33.1%) and Fig. 7c (1P1B without reuse over 116 W, 4P1B at reuse >= 4 and 1P2B
-    within it) all hold; none is fitted to an end result."""
-
-    dram_pj_per_bit: float = 0.70   # ACT/PRE (row amortized) + column read inside the bank
-    mac_pj: float = 0.25            # one fp16 multiply-accumulate in an FPU (22 nm)
-    xfer_pj_per_mac: float = 0.12   # activation (X) delivery buffer die -> TSV -> bank, per MAC
-    gpu_pj_per_flop: float = 0.6    # A100 tensor-core fp16 FLOP, dynamic (assumed)
-    gpu_hbm_pj_per_bit: float = 3.9  # HBM2e access incl. I/O (O'Connor et al., MICRO'17)
-    gpu_static_w: float = 90.0      # A100 static / idle power while it runs a kernel (assumed)
-    nvlink_pj_per_bit: float = 1.3  # assumed: short-reach SerDes
-    pcie_pj_per_bit: float = 5.0    # assumed: PCIe 5.0 incl. controller
-
-    @property
-    def column_pj(self) -> float:
-        """One 32-byte column read from a bank (ACT/PRE amortized): 179 pJ."""
-        return self.dram_pj_per_bit * 256
-
-
-ENERGY = Energy()
+# The energies of the PIM power model (Fig. 7), the GPUs, the links and the stacks' background
+# power are entries of the shared energy table (hw/core/energy_table.yaml: pim:mac:e5m10,
+# pim:xfer:e5m10, dram:hbm_pim:bit, dram:hbm:bit, gpu:flop:e5m10, link:nvlink:bit,
+# link:pcie:bit, static:gpu, static:hbm_stack), each with its source; hardware.py counts the
+# actions and the table prices them at the HBM die's 22 nm (ENERGY_NODE).
+ENERGY_NODE = "22nm"
 
 
 @dataclass(frozen=True)

@@ -1,26 +1,41 @@
 """The PAPI hardware as the system model sees it: eqs. 3-4 (banks per PIM die), the Fig. 7 power
 model and its 116 W cap, one FC matrix or one attention layer on a set of PIM stacks (timed by
 the ``papi_pu`` cycle model through :mod:`~pimforge.software.papi.pim_time`), the A100 roofline
-and the links (§6.3)."""
+and the links (§6.3).
+
+Energy is counted, not computed here: each :class:`Cost` carries the actions of its step (bank
+bits read, PIM MACs and their activation transfers, GPU FLOPs and HBM bits, link bits, seconds of
+static power) and the shared energy table (:mod:`pimforge.hw.core.energy`, at
+:data:`~pimforge.software.papi.config.ENERGY_NODE`) prices them."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from pimforge.hw.core.energy import table
+from pimforge.software.energy import add_counts, scale_counts
 from pimforge.software.papi.config import (
-    ENERGY, GPU, GPUS, HBM, NVLINK, PCIE, POWER_BUDGET_W
+    ENERGY_NODE, GPU, GPUS, HBM, NVLINK, PCIE, POWER_BUDGET_W
 )
 from pimforge.software.papi.pim_time import LANES, gemv_seconds
 
 __all__ = ["bank_bound", "banks_per_die", "PimKind", "pim_kind", "Cost", "pim_fc",
            "gpu_fc", "pim_attention", "gpu_attention", "allreduce", "fc_transfer",
-           "attn_transfer", "power_w", "LINK_LATENCY_S", "BANK_GROUP"]
+           "attn_transfer", "power_w", "pim_counts", "background_w", "PRICES", "LINK_LATENCY_S",
+           "BANK_GROUP"]
 
 BANK_GROUP = 32          # §6.1: 96 banks = 3 bank groups; a die keeps whole groups
 LINK_LATENCY_S = 2e-6    # assumed: one transfer over NVLink or PCIe
 BYTES = 2                # fp16
+WEIGHT_BITS = 8 * BYTES
+PRICES = table(ENERGY_NODE)   # the FPUs sit on the HBM die (22 nm); the rest are device entries
+
+
+def background_w() -> float:
+    """One stack's refresh and background power (the table's ``static:hbm_stack``)."""
+    return PRICES.pj("static:hbm_stack")
 
 
 def bank_bound(fpus_per_bank: float, fpu_area: float) -> float:
@@ -63,35 +78,44 @@ def pim_kind(fpus: int, banks: int, fpu_area: float) -> PimKind:
 
 @dataclass
 class Cost:
-    """Seconds and joules of one step, and the seconds by part."""
+    """Seconds of one step and the actions it performs (action key -> count; seconds for the
+    ``static:`` keys); :attr:`j` prices them with the energy table."""
 
     s: float = 0.0
-    j: float = 0.0
+    counts: dict = field(default_factory=dict)
+
+    @property
+    def j(self) -> float:
+        return PRICES.joules(self.counts)
 
     def __iadd__(self, o):
         self.s += o.s
-        self.j += o.j
+        self.counts = add_counts(self.counts, o.counts)
         return self
 
+    def times(self, k: float) -> "Cost":
+        """``k`` copies of this step in sequence (a layer's cost over the model's layers)."""
+        return Cost(k * self.s, scale_counts(self.counts, k))
 
-def _pim_energy(weights: float, macs: float) -> float:
-    """Fig. 7's three parts: DRAM access (one 32-byte column per 16 weights: the reuse is
-    served from the PU's buffer), activation transfer and FPU computation."""
-    return (weights / LANES * ENERGY.column_pj + macs * (ENERGY.mac_pj
-                                                         + ENERGY.xfer_pj_per_mac)) * 1e-12
+
+def pim_counts(weights: float, macs: float) -> dict:
+    """Fig. 7's three parts: DRAM access (each fp16 weight read once from its bank, one 32-byte
+    column per 16 weights: the reuse is served from the PU's buffer), the activation's transfer
+    to the bank and the FPU's MAC, one each per MAC."""
+    return {"dram:hbm_pim:bit": weights * WEIGHT_BITS, "pim:xfer:e5m10": macs,
+            "pim:mac:e5m10": macs}
 
 
 def power_w(kind: PimKind, reuse: int) -> float:
-    """Power of one stack with every FPU busy at data reuse ``reuse`` (Fig. 7c)."""
-    fpus = kind.groups * kind.fpus
-    macs = fpus * LANES * HBM.fpu_hz
-    return (macs / reuse / LANES * ENERGY.column_pj
-            + macs * (ENERGY.mac_pj + ENERGY.xfer_pj_per_mac)) * 1e-12 + HBM.background_w
+    """Power of one stack with every FPU busy at data reuse ``reuse`` (Fig. 7c): one second's
+    actions priced, plus the stack's background."""
+    macs = kind.groups * kind.fpus * LANES * HBM.fpu_hz
+    return PRICES.joules(add_counts(pim_counts(macs / reuse, macs), {"static:hbm_stack": 1.0}))
 
 
 def _capped(t: float, e_stack: float, cap: bool) -> float:
     """The stack's time under the power budget: its energy may not exceed 116 W x time."""
-    return max(t, e_stack / (POWER_BUDGET_W - HBM.background_w)) if cap else t
+    return max(t, e_stack / (POWER_BUDGET_W - background_w())) if cap else t
 
 
 def pim_fc(kind: PimKind, stacks: int, rows: int, cols: int, n: int, cap: bool = True) -> Cost:
@@ -102,8 +126,8 @@ def pim_fc(kind: PimKind, stacks: int, rows: int, cols: int, n: int, cap: bool =
     cs = 1 if rows >= total else min(2 ** math.ceil(math.log2(total / rows)), max(1, cols // 64))
     rg, cg = -(-rows * cs // total), -(-cols // cs)
     t = gemv_seconds(rg, cg, n, kind.fpus, kind.banks)
-    e = _pim_energy(rows * cols, rows * cols * n)
-    return Cost(_capped(t, e / stacks, cap), e)
+    c = pim_counts(rows * cols, rows * cols * n)
+    return Cost(_capped(t, PRICES.joules(c) / stacks, cap), c)
 
 
 def pim_attention(kind: PimKind, stacks: int, m, ctx: np.ndarray, tlp: int,
@@ -118,16 +142,15 @@ def pim_attention(kind: PimKind, stacks: int, m, ctx: np.ndarray, tlp: int,
     t = (gemv_seconds(rg, d, tlp, kind.fpus, kind.banks)
          + gemv_seconds(d, rg, tlp, kind.fpus, kind.banks))
     w = 2.0 * float(pairs.sum()) * d
-    e = _pim_energy(w, w * tlp)
-    e_busy = _pim_energy(2.0 * busiest * d, 2.0 * busiest * d * tlp)
-    return Cost(_capped(t, e_busy, cap), e)
+    e_busy = PRICES.joules(pim_counts(2.0 * busiest * d, 2.0 * busiest * d * tlp))
+    return Cost(_capped(t, e_busy, cap), pim_counts(w, w * tlp))
 
 
 def _gpu_cost(flops: float, bytes_: float) -> Cost:
-    """The six A100s (tensor-parallel) on one kernel: roofline time, dynamic + static energy."""
+    """The six A100s (tensor-parallel) on one kernel: roofline time; FLOPs, HBM bits and the
+    six GPUs' static power over that time."""
     t = GPU.time(flops / GPUS, bytes_ / GPUS)
-    e = (flops * ENERGY.gpu_pj_per_flop + bytes_ * 8 * ENERGY.gpu_hbm_pj_per_bit) * 1e-12
-    return Cost(t, e + GPUS * ENERGY.gpu_static_w * t)
+    return Cost(t, {"gpu:flop:e5m10": flops, "dram:hbm:bit": bytes_ * 8, "static:gpu": GPUS * t})
 
 
 def gpu_fc(rows: int, cols: int, n: int) -> Cost:
@@ -141,15 +164,15 @@ def gpu_attention(m, ctx: np.ndarray, tlp: int) -> Cost:
     return _gpu_cost(flops, BYTES * 2.0 * m.hidden * float(np.sum(ctx)))
 
 
-def _link(bytes_per_link: float, link, pj_per_bit: float, links: int) -> Cost:
+def _link(bytes_per_link: float, link, key: str, links: int) -> Cost:
     t = bytes_per_link / link.effective + LINK_LATENCY_S
-    return Cost(t, bytes_per_link * links * 8 * pj_per_bit * 1e-12)
+    return Cost(t, {key: bytes_per_link * links * 8})
 
 
 def allreduce(n: int, hidden: int) -> Cost:
     """A ring all-reduce of the n x hidden activations over the GPUs' NVLink."""
     b = 2.0 * (GPUS - 1) / GPUS * n * hidden * BYTES
-    return _link(b, NVLINK, ENERGY.nvlink_pj_per_bit, GPUS)
+    return _link(b, NVLINK, "link:nvlink:bit", GPUS)
 
 
 def fc_transfer(n: int, rows: int, cols: int, stacks: int) -> Cost:
@@ -160,11 +183,11 @@ def fc_transfer(n: int, rows: int, cols: int, stacks: int) -> Cost:
     per_gpu = stacks // GPUS
     per_link = min(n * BYTES * (per_gpu * cols / c + rows * c / GPUS)
                    for c in range(1, per_gpu + 1) if per_gpu % c == 0)
-    return _link(per_link, NVLINK, ENERGY.nvlink_pj_per_bit, GPUS)
+    return _link(per_link, NVLINK, "link:nvlink:bit", GPUS)
 
 
 def attn_transfer(n: int, hidden: int) -> Cost:
     """Q, K and V of the new tokens to the Attn-PIM stacks and the outputs back (§6.3: PCIe,
     one x16 link per GPU's 10 stacks)."""
     per_link = 4.0 * n * hidden * BYTES / GPUS
-    return _link(per_link, PCIE, ENERGY.pcie_pj_per_bit, GPUS)
+    return _link(per_link, PCIE, "link:pcie:bit", GPUS)

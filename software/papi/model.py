@@ -8,6 +8,7 @@ import time
 from pimforge.base.config import config_to_dict
 from pimforge.base.errors import ConfigError
 from pimforge.software import workloads as wl
+from pimforge.software.energy import energy_data, energy_plot, energy_table
 from pimforge.software.papi.assumptions import assumptions
 from pimforge.software.papi.config import FC_STACKS, FPU_AREA_PAPER, SYSTEMS, PapiModelConfig
 from pimforge.software.papi.figures import FIG10_BATCH, FIG10_SPEC
@@ -18,6 +19,10 @@ from pimforge.software.report import ModelResult, Plot, Progress, Table
 
 __all__ = ["run_model"]
 
+ENERGY_NOTE = ("a static batch's actions (prefill included) over its output tokens, priced by "
+               "the shared energy table at the HBM die's node (pimforge model --describe lists "
+               "the entries and their sources); static: the six A100s while they run a kernel "
+               "and the 90 stacks' background over the whole batch")
 COLUMNS = ["system", "tokens/s", "tokens/J", "speedup vs A100+AttAcc", "FC-on-GPU iters",
            "iters"] + [f"{p} s" for p in PARTS]
 
@@ -61,8 +66,12 @@ def _point(cfg, m, alpha, pg) -> tuple:
                          for k, v in list(enumerate(rl))[::max(1, len(rl) // 10)]]))
     plot = Plot("papi_point", f"{label}: tokens/s", "bar", "system", "tokens/s",
                 {"tokens/s": [r.tokens_per_s for r in runs.values()]}, groups=list(runs))
-    return tables, [plot], {"point": {s: result_dict(r) for s, r in runs.items()},
-                            "rlp_per_iteration": rl}
+    energy = [r.energy(s) for s, r in runs.items()]
+    tables.append(energy_table(energy, f"Energy per output token: {label}", note=ENERGY_NOTE))
+    eplot = energy_plot(energy, "papi_energy", f"{label}: energy per token by component",
+                        normalize_to="A100+AttAcc")
+    return tables, [plot, eplot], {"point": {s: result_dict(r) for s, r in runs.items()},
+                                   "rlp_per_iteration": rl, "energy": energy_data(energy)}
 
 
 def _sweep(cfg, m, alpha, what, pg) -> tuple:

@@ -9,11 +9,12 @@ from functools import lru_cache
 import numpy as np
 
 from pimforge.software import workloads as wl
+from pimforge.software.energy import EnergyResult, add_counts, scale_counts
 from pimforge.software.papi.config import (
-    ATTN_STACKS, FC_STACKS, FPU_AREA_PAPER, HBM, SYSTEM_SETUP
+    ATTN_STACKS, ENERGY_NODE, FC_STACKS, FPU_AREA_PAPER, SYSTEM_SETUP
 )
 from pimforge.software.papi.hardware import (
-    Cost, allreduce, attn_transfer, fc_transfer, gpu_attention, gpu_fc, pim_attention, pim_fc,
+    PRICES, Cost, allreduce, attn_transfer, fc_transfer, gpu_attention, gpu_fc, pim_attention, pim_fc,
     pim_kind
 )
 from pimforge.software.papi.sched import placements
@@ -98,9 +99,11 @@ def iteration(hw: Hw, m, ctx: np.ndarray, tlp: int, where: str) -> dict:
     link = attn_transfer(n, m.hidden)
     head = _lm_head(hw, m.name, n, where)
     L = m.layers
-    return {"FC": Cost(L * comp.s + head.s, L * comp.j + head.j),
-            "attention": Cost(L * att.s, L * att.j),
-            "communication": Cost(L * (comm.s + link.s), L * (comm.j + link.j))}
+    fc = comp.times(L)
+    fc += head
+    comm = comm.times(L)
+    comm += link.times(L)
+    return {"FC": fc, "attention": att.times(L), "communication": comm}
 
 
 def _prefill(hw: Hw, m, inp: np.ndarray) -> Cost:
@@ -114,7 +117,9 @@ def _prefill(hw: Hw, m, inp: np.ndarray) -> Cost:
     else:
         att = pim_attention(hw.attn_kind, ATTN_STACKS, m, inp // 2 + 1, int(np.ceil(inp.mean())),
                             hw.cap)
-    c = Cost(m.layers * (comp.s + comm.s + att.s), m.layers * (comp.j + comm.j + att.j))
+    c = Cost()
+    for part in (comp, comm, att):
+        c += part.times(m.layers)
     c += _lm_head(hw, m.name, len(inp), where)
     return c
 
@@ -125,12 +130,16 @@ class RunResult:
 
     system: str
     seconds: float
-    joules: float
+    counts: dict                                      # the batch's actions (hardware.Cost)
     tokens: int
     iterations: int
     parts: dict = field(default_factory=dict)        # seconds by part
     gpu_iters: int = 0                                # iterations with FC on the GPUs
     rlp: list = field(default_factory=list)           # RLP per iteration
+
+    @property
+    def joules(self) -> float:
+        return PRICES.joules(self.counts)
 
     @property
     def tokens_per_s(self) -> float:
@@ -139,6 +148,11 @@ class RunResult:
     @property
     def tokens_per_j(self) -> float:
         return self.tokens / self.joules
+
+    def energy(self, label: str = "") -> EnergyResult:
+        """Per output token: the batch's actions and seconds over its tokens."""
+        return EnergyResult(label or self.system, scale_counts(self.counts, 1.0 / self.tokens),
+                            self.seconds / self.tokens, ENERGY_NODE)
 
 
 def run_batch(hw: Hw, m, inp: np.ndarray, out: np.ndarray, tlp: int, alpha: float,
@@ -150,21 +164,22 @@ def run_batch(hw: Hw, m, inp: np.ndarray, out: np.ndarray, tlp: int, alpha: floa
     eos = np.bincount(steps, minlength=iters + 1)[1:iters + 1]
     where = placements(len(inp), tlp, alpha, eos, hw.fc)
     parts = {p: 0.0 for p in PARTS}
-    joules = 0.0
+    acts = Cost()
     rlps = []
     if not decode_only:
         pre = _prefill(hw, m, inp)
-        parts["prefill"], joules = pre.s, pre.j
+        parts["prefill"] = pre.s
+        acts += pre
     for k in range(iters):
         alive = steps > k
         rlps.append(int(alive.sum()))
         ctx = inp[alive] + k * tlp + 1
         for p, c in iteration(hw, m, ctx, tlp, where[k]).items():
             parts[p] += c.s
-            joules += c.j
+            acts += c
     secs = sum(parts.values())
-    joules += (FC_STACKS + ATTN_STACKS) * HBM.background_w * secs
-    return RunResult(hw.name, secs, joules, int(out.sum()), iters, parts,
+    counts = add_counts(acts.counts, {"static:hbm_stack": (FC_STACKS + ATTN_STACKS) * secs})
+    return RunResult(hw.name, secs, counts, int(out.sum()), iters, parts,
                      sum(1 for w in where if w == "gpu"), rlps)
 
 
@@ -210,7 +225,7 @@ def run_system(system: str, m, task: str, batch: int, tlp: int, *, alpha: float,
           for b in range(batches)]
     parts = {p: float(np.mean([r.parts[p] for r in rs])) for p in PARTS}
     return RunResult(system, float(np.mean([r.seconds for r in rs])),
-                     float(np.mean([r.joules for r in rs])),
+                     scale_counts(add_counts(*(r.counts for r in rs)), 1.0 / len(rs)),
                      int(round(np.mean([r.tokens for r in rs]))),
                      int(round(np.mean([r.iterations for r in rs]))), parts,
                      int(round(np.mean([r.gpu_iters for r in rs]))), rs[0].rlp)

@@ -13,7 +13,7 @@ from pimforge.hw.papi.perf import PU_CLOCK_MHZ, pu_gemv_cycles
 from pimforge.software import workloads as wl
 from pimforge.software.papi.config import POWER_BUDGET_W, HBM, PapiModelConfig
 from pimforge.software.papi.hardware import (
-    bank_bound, banks_per_die, pim_attention, pim_fc, pim_kind, power_w
+    background_w, bank_bound, banks_per_die, pim_attention, pim_fc, pim_kind, power_w
 )
 from pimforge.software.papi.model import run_model
 from pimforge.software.papi.pim_time import gemv_seconds
@@ -75,7 +75,7 @@ def test_power_cap_respected(n):
     for f, b in ((1, 1), (4, 1), (1, 2)):
         kind = pim_kind(f, b, 0.1025)
         c = pim_fc(kind, 30, 8192, 8192, n, cap=True)
-        assert c.j / 30 / c.s <= POWER_BUDGET_W - HBM.background_w + 1e-6
+        assert c.j / 30 / c.s <= POWER_BUDGET_W - background_w() + 1e-6
         assert c.s >= pim_fc(kind, 30, 8192, 8192, n, cap=False).s
     ctx = np.full(8, 1024)
     a = pim_attention(pim_kind(1, 1, 0.1025), 60, LL, ctx, 1, cap=True)
