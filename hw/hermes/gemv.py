@@ -23,17 +23,15 @@ Microarchitecture (numerics: :mod:`pimforge.sim.golden.hermes.gemv`; rates:
   Column mode: ``i_x`` takes one beat per active column (x_c of vector v in lane v), ``i_w`` the
   active columns' beats; then y leaves beat-major: for each beat k, vectors 0..b-1, E outputs
   each (``i_p`` in the same order when merging).  ``n = 0`` gives y = 0 (plus the merge).
-* **Sparsity.**  Only active neurons' beats arrive: the index list drives the DIMM's reads (the
-  bench's memory, :mod:`pimforge.hw.hermes.dimm`, turns it into activations and bursts over the
-  neuron-major layout), so time follows the active count.
+* **Sparsity.**  Only active neurons' beats arrive: the index list drives the DIMM's reads
+  (:mod:`pimforge.hw.hermes.dimm`: activations and bursts over the neuron-major layout), so time
+  and energy follow the active count.
 * **Batching.**  A beat is held for G cycles, meeting V vectors each: the weight is read once.
-* **Hazards.**  A row-mode partial is revisited every Q G >= Q >= op_depth cycles; a column-mode
-  partial sum every ``beats x G`` cycles, so a column starts no sooner than ``op_depth`` cycles
-  after the previous one would have started had it not stalled (its last issue less its issue
-  count): then stalls inside a column shorten no revisit below ``op_depth``.  Both modes read
-  their sums a cycle before the add, with the sums landing in the read or the add cycle
-  forwarded (:mod:`pimforge.hw.fp.accumulate`: the row partials in its bank, the column sums
-  in the result buffer through its ``read_stage``).
+* **Hazards.**  A row-mode partial is revisited every Q G >= Q >= op_depth cycles, a column-mode
+  sum every ``beats x G``: a column starts ``op_depth`` cycles or more after the previous one's
+  virtual start (``_issue``), so stalls shorten no revisit below ``op_depth``.  Both modes read
+  their sums a cycle before the add, the landing sums forwarded (:mod:`pimforge.hw.fp.accumulate`:
+  the row partials in its bank, the column sums in the result buffer through ``read_stage``).
 * **Flow control at the inputs.**  The pipelines are free-running; a row's last beat issues only
   with an output credit, the column drain reads only with one.
 """
@@ -43,8 +41,7 @@ from dataclasses import make_dataclass
 from types import SimpleNamespace
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
-from amaranth.lib import fifo
-from pimforge.hw.core.activity import Memory
+from pimforge.hw.core.activity import Memory, SyncFIFO
 from amaranth.lib.wiring import In, Out
 
 from pimforge.base.formats import FP16
@@ -57,7 +54,7 @@ from pimforge.hw.fp.accumulate import (accumulate, finish_partials, forward_lane
 from pimforge.hw.fp.ops import add_tree, delay, delay_valid, float_op, op_latency
 from pimforge.hw.hermes.config import GEMV_PRESETS, NDP_CLOCK, HermesGemvConfig
 from pimforge.hw.hermes.gemv_formal import gemv_response
-from pimforge.hw.hermes.gemv_timing import gemv_cycles, gemv_schedule, gemv_timing
+from pimforge.hw.hermes.gemv_timing import gemv_cycles, gemv_timing, gemv_unit_activity
 from pimforge.hw.hermes.streams import N_BITS, addr_signal, beat_signature, cmd_signature, lane
 
 __all__ = ["HermesGemv"]
@@ -105,13 +102,10 @@ class HermesGemv(PimComponent):
     def manifest(self) -> dict:
         man = super().manifest()
         cfg = self.cfg
-        man["timing"] = self.timing
-        man["word_products_per_cycle"] = cfg.word_products
-        man["fp16_multipliers"] = cfg.word_products * 8
-        man["peak_gflops_at_1ghz"] = cfg.peak_gflops
-        man["buffer_bits"] = cfg.vec_lanes * cfg.max_groups * cfg.max_beats * cfg.beat_elems \
-            * cfg.acc.width
-        man["max_len"] = cfg.max_len
+        man.update(timing=self.timing, word_products_per_cycle=cfg.word_products,
+                   fp16_multipliers=cfg.word_products * 8, peak_gflops_at_1ghz=cfg.peak_gflops,
+                   buffer_bits=cfg.vec_lanes * cfg.max_groups * cfg.max_beats * cfg.beat_elems
+                   * cfg.acc.width, max_len=cfg.max_len)
         return man
 
     # ------------------------------------------------------------------------------------------
@@ -123,28 +117,25 @@ class HermesGemv(PimComponent):
         prods, tags = self._multipliers(m, j, s, banks)
         rows = self._rows(m, j, s, prods, tags)
         cols = self._cols(m, j, s, banks, prods, tags)
-        self._merge_out(m, j, rows, cols)
+        self._merge_out(m, j, s, rows, cols)
         return m
 
     def _control(self, m):
         """Job registers and the state machine: IDLE -> LOAD (row mode: x) -> RUN (weights) ->
         SETTLE and DRAIN (column mode) -> WAIT (every output written) -> IDLE."""
-        cfg = self.cfg
-        tm = self.timing
-        cmd = self.i_cmd
+        cfg, tm, cmd = self.cfg, self.timing, self.i_cmd
         lg_v = log2_exact(cfg.vec_lanes)
         j = JobRegs(cols=Signal(name="job_cols"), n_zero=Signal(name="job_n_zero"),
                     beats=Signal(range(cfg.max_beats + 1), name="job_beats"),
                     beats_m1=Signal(range(max(2, cfg.max_beats)), name="job_beats_m1"),
                     groups_m1=Signal(range(max(2, cfg.max_groups)), name="job_groups_m1"),
                     n_m1=Signal(N_BITS, name="job_n_m1"), merge=Signal(name="job_merge"),
-                    bm1=Signal(5, name="job_bm1"),
+                    bm1=Signal(5, name="job_bm1"), credit_ok=Signal(init=1, name="out_credit_ok"),
                     vec_mask=Signal(cfg.max_groups * cfg.vec_lanes, name="job_vectors"),
                     pending=Signal(range(tm["out_fifo"] + 1), name="outputs_pending"),
                     settle=Signal(range(tm["settle"] + 1), name="settle_count"),
                     credits=Signal(range(tm["out_fifo"] + 1), init=tm["out_fifo"],
                                    name="out_credits"),
-                    credit_ok=Signal(init=1, name="out_credit_ok"),
                     load_done=Signal(name="load_done"), run_done=Signal(name="run_done"),
                     drain_done=Signal(name="drain_done"), lg_v=lg_v)
         with m.FSM(name="gemv_state") as fsm:
@@ -306,8 +297,9 @@ class HermesGemv(PimComponent):
         return banks
 
     def _multipliers(self, m, j, s, banks):
-        """The issue register, then V x E multipliers: w[e] times x_v[k E + e] (row mode) or
-        times x_c[v] (column mode).  Returns the products [u][e] and the tags of lane (0, 0)."""
+        """The issue register, then V x E multipliers, all busy in every issue cycle: w[e]
+        times x_v[k E + e] (row mode) or times x_c[v] (column mode).  Returns the products
+        [u][e] and the tags of lane (0, 0)."""
         cfg = self.cfg
         V, E, A, od = cfg.vec_lanes, cfg.beat_elems, cfg.acc.width, cfg.op_depth
         ixd = self.i_x.payload.data
@@ -343,7 +335,7 @@ class HermesGemv(PimComponent):
                     side = {k: r1[k] for k in ("cols", "g", "k", "first_r", "first_c", "last")}
                 r, v, t = float_op(m, kind, cfg.acc, od, {"a": lane(r1["w"], e, 16), "b": b},
                                    valid=r1["_valid"] if side else None, side=side, src=src,
-                                   name=f"mul{u}_{e}")
+                                   name=f"mul{u}_{e}", fire=r1["_valid"])
                 row.append(r["r"])
                 if side:
                     tags = dict(t, valid=v)
@@ -357,13 +349,13 @@ class HermesGemv(PimComponent):
         cfg = self.cfg
         V, od, GM = cfg.vec_lanes, cfg.op_depth, cfg.max_groups
         sums = []
-        tv = tags["valid"] & ~tags["cols"]
+        tv = row_v = tags["valid"] & ~tags["cols"]    # row_v: the trees' probes (row mode)
         tt = {"g": tags["g"], "k": tags["k"][:log2_exact(cfg.partials)],
               "first_r": tags["first_r"], "last": tags["last"]}
         for u in range(V):
             # the tags travel with lane 0's tree
             total, v, t = add_tree(m, cfg.acc, od, prods[u], valid=tv if u == 0 else None,
-                                   side=tt if u == 0 else None, name=f"tree{u}")
+                                   side=tt if u == 0 else None, name=f"tree{u}", fire=row_v)
             if u == 0:
                 tv, tt = v, t
             sums.append(total)
@@ -377,7 +369,7 @@ class HermesGemv(PimComponent):
             fmt=cfg.acc, side={"g": tt["g"], "last": tt["last"]},
             read_addr=[q * GM + fin_g for q in range(Q)], name="partial")
         # the merge partials wait in a FIFO from the row's last-beat issue to its finish
-        pf = fifo.SyncFIFO(width=16 * V, depth=self.timing["out_fifo"])
+        pf = SyncFIFO(width=16 * V, depth=self.timing["out_fifo"])
         m.submodules.p_fifo = pf
         # lanes of vectors beyond the batch (the last group's) take a +0 partial, leave as +0
         pk = Cat(*[j.vec_mask.bit_select(s.g * V + u, 1).replicate(16) for u in range(V)])
@@ -418,7 +410,7 @@ class HermesGemv(PimComponent):
                 r, v, t = float_op(m, "add", cfg.acc, od, forward_lane(fwd, e, st[f"_p{e}"]),
                                    valid=sv if first else None,
                                    side={"addr": st["_addr"]} if first else None,
-                                   name=f"colacc{u}_{e}", pre=forward_stage)
+                                   name=f"colacc{u}_{e}", pre=forward_stage, fire=sv)
                 outs.append(r["r"])
                 if first:
                     ov, ot = v, t
@@ -435,11 +427,12 @@ class HermesGemv(PimComponent):
                     m.d.comb += word.eq(Mux(j.n_zero, 0, banks[u]["dr"].data))
         return {"valid": delay_valid(m, s.drain_fire, cp, "drain_rd_v"), "word": word}
 
-    def _merge_out(self, m, j, rows, cols):
+    def _merge_out(self, m, j, s, rows, cols):
         """The merge partial (fp16) converted to acc while the value it meets is summed (row
         mode: the finish tree; column mode: the drain's read waits for it), + the value, fp16,
         the output FIFO.  Without a merge the partial is -0: v + (-0) = v for every v (NaNs
-        are the library's canonical ones), so no unmerged value waits beside the adder."""
+        are the library's canonical ones): no unmerged value waits beside the adder, and every
+        output is merged in all E lanes (the probes' ``merge_fire``)."""
         cfg = self.cfg
         V, E, A, od = cfg.vec_lanes, cfg.beat_elems, cfg.acc.width, cfg.op_depth
         tm = self.timing
@@ -456,8 +449,10 @@ class HermesGemv(PimComponent):
             p_reg = Signal(16 * E, name="p_in", reset_less=True)
             m.d.sync += p_reg.eq(Cat(*p_in))
             z = cfg.acc.frac_bits - FP16.frac_bits
+            # the probes: p_reg holds an output's partial after its row's or drain step's read
+            p_fire = delay_valid(m, row_rd | s.drain_fire, 1, "p_conv_fire")
             p_in = [Cat(Const(0, z), float_op(m, "convert", cfg.acc, od, {"a": lane(p_reg, e, 16)},
-                                              src=FP16, name=f"p_conv{e}")[0]["r"][z:])
+                                              src=FP16, name=f"p_conv{e}", fire=p_fire)[0]["r"][z:])
                     for e in range(E)]
         rv = rows["valid"]
         # registered inputs (a cycle of ``final``): rows, drain and partials meet from afar
@@ -465,16 +460,18 @@ class HermesGemv(PimComponent):
         pm = Signal(A * E, name="merge_in_p", reset_less=True)
         m.d.sync += [vals.eq(Mux(rv, Cat(*rows["vals"], Const(0, A * (E - V))), cols["word"])),
                      pm.eq(Cat(*p_in))]
+        merge_fire = delay_valid(m, rv | cols["valid"], 1, "merge_fire")
+        conv_fire = delay_valid(m, merge_fire, op_latency("add", od), "o_conv_fire")
         outs = []
         for e in range(E):
             res = float_op(m, "add", cfg.acc, od, {"a": lane(vals, e, A), "b": lane(pm, e, A)},
-                           name=f"merge{e}")[0]["r"]
+                           name=f"merge{e}", fire=merge_fire)[0]["r"]
             if A == 32:
                 res = float_op(m, "convert", FP16, od, {"a": res}, src=cfg.acc,
-                               name=f"o_conv{e}")[0]["r"]
+                               name=f"o_conv{e}", fire=conv_fire)[0]["r"]
             outs.append(res)
-        # SyncFIFO's ports and cycles, kept in LUT-RAM: a block RAM's clock-to-out into ``o``
-        # would be the unit's longest path
+        # SyncFIFO's ports and cycles, in LUT-RAM: a block RAM's clock-to-out into ``o`` would
+        # be the unit's longest path
         out_fifo = SplitFifo([16 * E], self.timing["out_fifo"], "out_fifo", lut_ram=True)
         m.submodules.out_fifo = out_fifo
         # the valid bit in two chains of its own (not through lane 0's operators, not one forking
@@ -493,6 +490,7 @@ class HermesGemv(PimComponent):
 UNITS = (HwUnit("hermes_gemv", "Hermes NDP-DIMM GEMV engine: dense, batched, row- and "
                 "column-sparse y = W x with the GPU merge (i_cmd, i_x, i_w, i_p -> o)",
                 HermesGemvConfig, HermesGemv, GEMV_PRESETS, gemv_cycles, response=gemv_response,
+                activity=gemv_unit_activity,
                 paper="Hermes §IV-A, Table II, Fig. 6", clocks=dict.fromkeys(GEMV_PRESETS, NDP_CLOCK),
                 # 8 partials, op_depth 8: 100 MHz on ECP5; its placement takes up to 20 minutes
                 synth_bench={"set": {"multipliers": 8, "serial_cycles": 8, "beat_words": 1,

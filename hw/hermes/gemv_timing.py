@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pimforge.base.formats import FP16
 from pimforge.base.numerics import log2_exact
+from pimforge.hw.core.activity import mem_action, op_action
 from pimforge.hw.fp.accumulate import DRAIN_READ, acc_latency
 from pimforge.hw.fp.ops import op_latency
 from pimforge.hw.hermes.config import HermesGemvConfig
 
-__all__ = ["gemv_timing", "GemvJob", "gemv_schedule", "gemv_cycles"]
+__all__ = ["gemv_timing", "GemvJob", "gemv_schedule", "gemv_cycles", "gemv_activity",
+           "gemv_unit_activity"]
 
 
 def gemv_timing(cfg: HermesGemvConfig) -> dict:
@@ -107,9 +110,69 @@ def gemv_schedule(cfg: HermesGemvConfig, jobs) -> list:
     return out
 
 
+def _dense_job(cfg: HermesGemvConfig, n_rows: int) -> GemvJob:
+    return GemvJob("rows", 1, n_rows, min(4, cfg.max_beats))
+
+
 def gemv_cycles(cfg: HermesGemvConfig, n_rows: int) -> int:
     """The unit's cycle model for ``pimforge``: a dense row-mode job of ``n_rows`` rows of
     ``min(4, max_beats)`` beats, batch 1, weights offered at once; cycles from reset to the last
     output beat, inclusive (the DIMM's delivery: :func:`gemv_schedule`)."""
-    sched = gemv_schedule(cfg, [GemvJob("rows", 1, n_rows, min(4, cfg.max_beats))])[0]
+    sched = gemv_schedule(cfg, [_dense_job(cfg, n_rows)])[0]
     return sched["outputs"][-1] + 1 if sched["outputs"] else 0
+
+
+def gemv_activity(cfg: HermesGemvConfig, job: GemvJob) -> dict:
+    """The actions of one command (a :class:`GemvJob`; its ``arrivals`` do not matter).
+
+    A weight beat issues for G = ``ceil(batch / V)`` cycles (V vector lanes, E = ``beat_elems``
+    elements a beat), ``n x beats x G`` issue cycles in all; in each, all V x E multipliers
+    work (lanes past the batch too, on stale operands; their outputs leave as +0).
+
+    * Row mode: the x load writes each of the ``batch x beats`` x beats into one vector lane's
+      result-buffer bank; per issue cycle the V adder trees (E - 1 adds each) and the V adds
+      into the partial bank, which takes one write; each (row, vector group) finishes once,
+      ``partials - 1`` adds per vector lane.  Outputs: ``n x G`` beats.
+    * Column mode: per issue cycle V x E adds into the partial sums of y, and each of the V
+      result-buffer banks takes one write.  Outputs: the drain's ``beats x batch`` beats (also
+      for ``n = 0``).
+    * Every output beat is merged in all E lanes (with -0 when the command does not merge), so
+      E adds; with an fp32 ``acc`` also E conversions of the partial to fp32 and E of the sum
+      to fp16; it takes one write of the output FIFO.
+    * A merging row-mode command pushes each output beat's partial into the merge FIFO at its
+      row's last-beat issue and pops it at the row's finish.
+
+    Not counted: the combinational reads of the buffers and of the output FIFO
+    (:mod:`pimforge.hw.core.activity`).
+    """
+    V, E, A, Q, MB = cfg.vec_lanes, cfg.beat_elems, cfg.acc, cfg.partials, cfg.max_beats
+    G = cfg.groups(job.batch)
+    issues = job.n * job.beats * G
+    buffer = (cfg.max_groups * MB, E * A.width)
+    mul = "mul_wide" if A.width == 32 else "mul"
+    counts = {op_action(mul, A): issues * V * E}
+    if job.mode == "rows":
+        outputs = job.n * G
+        adds = issues * V * (E - 1) + issues * V + outputs * V * (Q - 1)
+        writes = {mem_action("write", *buffer): job.batch * job.beats,
+                  mem_action("write", Q * cfg.max_groups, V * A.width): issues}
+    else:
+        outputs = job.beats * job.batch
+        adds = issues * V * E
+        writes = {mem_action("write", *buffer): issues * V}
+    counts[op_action("add", A)] = adds + outputs * E
+    if A.width == 32:
+        counts[op_action("convert", A)] = outputs * E
+        counts[op_action("convert", FP16)] = outputs * E
+    counts.update(writes)
+    out_fifo = mem_action("write", gemv_timing(cfg)["out_fifo"], 16 * E)
+    counts[out_fifo] = counts.get(out_fifo, 0) + outputs
+    if job.mode == "rows" and job.merge:
+        for access in ("write", "read"):
+            counts[mem_action(access, gemv_timing(cfg)["out_fifo"], 16 * V, cls="fifo")] = outputs
+    return counts
+
+
+def gemv_unit_activity(cfg: HermesGemvConfig, n_rows: int) -> dict:
+    """``HwUnit.activity``: :func:`gemv_activity` of :func:`gemv_cycles`' job."""
+    return gemv_activity(cfg, _dense_job(cfg, n_rows))

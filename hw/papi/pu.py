@@ -40,8 +40,7 @@ from __future__ import annotations
 from dataclasses import make_dataclass
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
-from amaranth.lib import fifo
-from pimforge.hw.core.activity import Memory
+from pimforge.hw.core.activity import Memory, SyncFIFO
 from amaranth.lib.wiring import In, Out
 
 from pimforge.base.formats import FP16
@@ -201,7 +200,7 @@ class PapiPu(PimComponent):
         the head beat, g inner; the beat leaves the buffer at its last (b, g)."""
         cfg = self.cfg
         B, MB = cfg.banks, cfg.max_beats
-        wf = fifo.SyncFIFO(width=16 * B * cfg.lanes, depth=cfg.wbuf)
+        wf = SyncFIFO(width=16 * B * cfg.lanes, depth=cfg.wbuf)
         m.submodules.column_buffer = wf
         # write only on a transfer (the FIFO no-loss proof asserts no w_en while full)
         m.d.comb += [wf.w_data.eq(self.i_w.payload.data),
@@ -304,7 +303,7 @@ class PapiPu(PimComponent):
                     valid, g = v, t["g"]
             vals = outs
         keep = [j.vec_mask.bit_select(g * cfg.fpus + p, 1) for p in range(cfg.fpus)]
-        out = fifo.SyncFIFO(width=16 * cfg.fpus, depth=self.out_fifo)
+        out = SyncFIFO(width=16 * cfg.fpus, depth=self.out_fifo)
         m.submodules.out_fifo = out
         m.d.comb += [out.w_data.eq(Cat(*[Mux(keep[p], x, 0) for p, x in enumerate(vals)])),
                      out.w_en.eq(valid),

@@ -147,10 +147,13 @@ def pu_activity(cfg: PapiPuConfig, rows: int, reuse: int = 1, beats: int = 0) ->
       ``reuse`` (its output leaves as +0): the hardware does not gate them.
     * a (row, bank, group) finishes once: per FPU the ``partials - 1`` adds of the finish tree
       (partials no beat reached read as +0 and are added too), and with an fp32 ``acc`` one
-      conversion to fp16.
+      conversion to fp16; the output beat is pushed into and popped from the output FIFO
+      (``pu_latency + 2`` deep).
+    * each of the ``rows x beats`` weight beats is pushed into and popped from the column
+      buffer.
 
-    The FIFOs (column buffer, output) are Amaranth's, not counted; the x buffers' and the
-    bank's reads are combinational (not counted, :mod:`pimforge.hw.core.activity`).
+    The x buffers' and the bank's reads are combinational (not counted,
+    :mod:`pimforge.hw.core.activity`).
     """
     beats = beats or cfg.max_beats
     P, L, A, Q = cfg.fpus, cfg.lanes, cfg.acc, cfg.partials
@@ -163,6 +166,10 @@ def pu_activity(cfg: PapiPuConfig, rows: int, reuse: int = 1, beats: int = 0) ->
         op_action("add", A): issues * P * (L - 1) + issues * P + finishes * P * (Q - 1),
         mem_action("write", Q * cfg.banks * cfg.max_groups, A.width * P): issues,
     }
+    out_fifo = pu_latency(L, cfg.op_depth, A.width, Q) + 2
+    for access in ("write", "read"):
+        counts[mem_action(access, cfg.wbuf, 16 * cfg.banks * L, cls="fifo")] = rows * beats
+        counts[mem_action(access, out_fifo, 16 * P, cls="fifo")] = finishes
     if A.width == 32:
         counts[op_action("convert", FP16)] = finishes * P
     return counts

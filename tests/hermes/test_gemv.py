@@ -7,8 +7,11 @@ The default run builds one small engine, the one ``run hermes-gemv --backend rtl
 multipliers of 4 cycles: 2 word products per cycle, one word a beat, 2 vectors a cycle, batch
 up to 4, op_depth 2).
 """
+import dataclasses
+
 import numpy as np
 import pytest
+from activity_checks import assert_actions
 from conftest import require_sim
 
 from pimforge import api
@@ -16,7 +19,8 @@ from pimforge.base.errors import ConfigError
 from pimforge.base.formats import FP16, FP32
 from pimforge.base.numerics import bits_float
 from pimforge.hw.hermes.config import DDR4_3200, PAPER_GEMV, HermesGemvConfig, gemv_preset
-from pimforge.hw.hermes.gemv_timing import gemv_schedule
+from pimforge.hw.catalog import HW_UNITS
+from pimforge.hw.hermes.gemv_timing import GemvJob, gemv_activity, gemv_schedule
 from pimforge.hw.hermes.perf import gemv_estimate
 from pimforge.sim.benches.hermes.gemv import (
     GemvSpec, default_specs, expected_y, gemv_job, make_data, timing_job
@@ -113,6 +117,38 @@ def _check_cycles(cfg, res, specs, seed):
 
 def test_cycle_model_is_exact(small_run):
     _check_cycles(SMALL, small_run, default_specs(SMALL), 1)
+
+
+def _jobs_activity(cfg, specs, seed):
+    total = {}
+    rng = np.random.default_rng(seed)
+    for spec in specs:
+        for key, n in gemv_activity(cfg, timing_job(cfg, make_data(rng, spec))).items():
+            total[key] = total.get(key, 0) + n
+    return total
+
+
+def test_activity_model_against_rtl(small_run):
+    """The probes' action counts equal the sum of :func:`gemv_activity` over the bench's jobs
+    (both modes, merges, sparse and empty lists), in both phases: the counts follow from the
+    issue cycles and the output beats, which stalls only move in time."""
+    want = _jobs_activity(SMALL, default_specs(SMALL), 1)
+    for ph in small_run.phases:
+        assert_actions(ph, want, ph.name)
+
+
+def test_unit_activity_against_rtl():
+    """``HwUnit.activity(cfg, n)`` on the cycle model's job: n dense rows of
+    ``min(4, max_beats)`` beats, batch 1 (32 elements a row, as the DIMM's bursts are)."""
+    require_sim("verilator")
+    spec = GemvSpec("rows", 1, 32, 5)
+    data = make_data(np.random.default_rng(4), spec)
+    job = dataclasses.replace(timing_job(SMALL, data), arrivals=None)
+    assert job == GemvJob("rows", 1, 5, min(4, SMALL.max_beats))
+    res = api.run_bench("hermes_gemv", SMALL, job=gemv_job(SMALL, np.random.default_rng(4),
+                                                           specs=[spec], stalls=False))
+    assert res.passed, res.summary()
+    assert_actions(res.phases[0], HW_UNITS["hermes_gemv"].activity(SMALL, 5))
 
 
 # 16 row-mode partials at op_depth 16, the deepest the config allows.  Batches of at most
