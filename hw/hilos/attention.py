@@ -50,7 +50,9 @@ from amaranth.lib.wiring import In, Out
 
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
-from pimforge.hw.hilos.attention_timing import attention_cycles, attention_tail_cycles
+from pimforge.hw.hilos.attention_timing import (
+    attention_activity, attention_cycles, attention_tail_cycles
+)
 from pimforge.hw.hilos.config import HILOS_PRESETS, KERNEL_CLOCK, HilosAttentionConfig
 from pimforge.hw.hilos.qk_gemv import QkGemv
 from pimforge.hw.hilos.streams import (
@@ -176,5 +178,6 @@ UNITS = (HwUnit("hilos_attention", "HILOS attention kernel: qk_gemv -> two_pass_
                 "as a block pipeline with a DRAM model (i_q, i_k, i_pre, i_s, i_v -> o_s, o)",
                 HilosAttentionConfig, HilosAttention, HILOS_PRESETS, attention_cycles,
                 paper="HILOS §4.4, Fig. 7a", clocks=dict.fromkeys(HILOS_PRESETS, KERNEL_CLOCK),
+                activity=attention_activity,
                 synth_bench={"skip": "wires qk_gemv, two_pass_softmax and sv_gemv (measured) to "
                                      "its DRAM port"}),)

@@ -1,16 +1,18 @@
 """The block-pipeline schedule of :mod:`pimforge.hw.hilos.attention` from its units' timing; the
-unit's
-cycle model is :func:`attention_cycles`."""
+unit's cycle model is :func:`attention_cycles`, its activity model :func:`attention_activity`
+(its units' activity models composed, :func:`kernel_activity`)."""
 from __future__ import annotations
+
+from collections import Counter
 
 from pimforge.base.numerics import block_starts
 from pimforge.hw.hilos.config import HilosAttentionConfig
-from pimforge.hw.hilos.qk_gemv_timing import qk_schedule
-from pimforge.hw.hilos.sv_gemv_timing import sv_timing
-from pimforge.hw.hilos.two_pass_softmax_timing import softmax_timing
+from pimforge.hw.hilos.qk_gemv_timing import qk_activity, qk_schedule
+from pimforge.hw.hilos.sv_gemv_timing import sv_activity, sv_timing
+from pimforge.hw.hilos.two_pass_softmax_timing import softmax_activity, softmax_timing
 
 __all__ = ["bound_parts", "kernel_bound", "attention_cycles", "attention_tail_cycles",
-           "kernel_schedule"]
+           "kernel_schedule", "kernel_activity", "attention_activity"]
 
 
 def _blocks(cfg, n_k: int, n: int) -> int:
@@ -40,6 +42,30 @@ def attention_cycles(cfg: HilosAttentionConfig, n_tokens: int, jobs: int = 1) ->
     """Cycle model of ``jobs`` back-to-back jobs of ``n_tokens`` stored tokens each (no stalls,
     DRAM at one beat per cycle with zero latency), first input to last output beat."""
     return kernel_schedule(cfg, [(n_tokens, n_tokens)] * jobs)["cycles"]
+
+
+def kernel_activity(cfg: HilosAttentionConfig, jobs) -> dict:
+    """Action counts of a kernel run of ``jobs`` = [(n_k, n), ...] (stored tokens, all tokens;
+    n_k >= 1), stalls or not: the sum of its units' activity models.  ``qk_gemv`` sees the
+    stored tokens (:func:`~pimforge.hw.hilos.qk_gemv_timing.qk_activity`); the softmax each
+    job's scores as the segments ``[n_k, n - n_k]`` (the precomputed ones a segment of their
+    own, :func:`~pimforge.hw.hilos.two_pass_softmax_timing.softmax_activity`); ``sv_gemv``
+    every token's V row in those segments
+    (:func:`~pimforge.hw.hilos.sv_gemv_timing.sv_activity`).  The top's own FIFOs (the jobs'
+    flags, the DRAM write) are not probed."""
+    jobs = [(int(n_k), int(n)) for n_k, n in jobs]
+    segments = [[n_k, n - n_k] if n > n_k else [n_k] for n_k, n in jobs]
+    counts = Counter(qk_activity(cfg.qk_config(), [n_k for n_k, _ in jobs]))
+    counts.update(softmax_activity(cfg.softmax_config(), segments))
+    counts.update(sv_activity(cfg.sv_config(), [(n, seg) for (_, n), seg in zip(jobs, segments)]))
+    return dict(counts)
+
+
+def attention_activity(cfg: HilosAttentionConfig, n_tokens: int, jobs: int = 1) -> dict:
+    """Action counts of the job of :func:`attention_cycles`: ``jobs`` jobs (KV heads) of
+    ``n_tokens`` stored tokens each, e.g. one decode step's attention for ``jobs`` KV heads at
+    a context of ``n_tokens``."""
+    return kernel_activity(cfg, [(n_tokens, n_tokens)] * jobs)
 
 
 def attention_tail_cycles(cfg: HilosAttentionConfig) -> int:

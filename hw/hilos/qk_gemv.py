@@ -68,7 +68,7 @@ from pimforge.hw.fp.core import LV_MUX
 from pimforge.hw.fp.ops import add_partials, delay, delay_valid, float_op
 from pimforge.hw.hilos.blocks import rotate_elems
 from pimforge.hw.hilos.config import HILOS_PRESETS, KERNEL_CLOCK, QkGemvConfig
-from pimforge.hw.hilos.qk_gemv_timing import qk_cycles, qk_tail_cycles, qk_timing
+from pimforge.hw.hilos.qk_gemv_timing import qk_cycles, qk_job_activity, qk_tail_cycles, qk_timing
 from pimforge.hw.hilos.streams import k_signature, score_signature, vec_signature
 
 __all__ = ["QkGemv"]
@@ -250,6 +250,9 @@ class QkGemv(PimComponent):
             m.d.comb += r.addr.eq(Cat(i_hi, u, t, ch))
         for r in q_rd:
             m.d.comb += r.addr.eq(Cat(i_hi, qb))
+        # the banks and Q read only for an issue: their words reach a multiplier only under its
+        # valid, so the reads in between (which would hold the same data) are not made
+        m.d.comb += [r.en.eq(issue) for r in k_rd + q_rd]
         with m.If(issue):
             m.d.sync += step.eq(step + 1)
             with m.If(final_start):
@@ -315,7 +318,7 @@ class QkGemv(PimComponent):
                                     {"a": q_col[g], "b": kt_view.word_select(e, 16)},
                                     valid=rd_valid if first_lane else None, src=FP16,
                                     side=rd_tag if first_lane else None, name=f"qk{g}_{e}",
-                                    pre=kt_operands)
+                                    pre=kt_operands, fire=rd_valid)
                 prods.append(r["r"])
                 if first_lane:
                     p_valid, p_tag = v, tg
@@ -381,7 +384,9 @@ class QkGemv(PimComponent):
                 for h in range(2):
                     with m.If(dh == h):
                         m.d.sync += [s_ready[h].eq(0), s_owned[h].eq(0)]
+        # a read per drain issue (its words are used only under d_valid)
         m.d.comb += [r.addr.eq(Cat(dbb[log2_exact(CW):], dh)) for r in s_rd]
+        m.d.comb += [r.en.eq(drain) for r in s_rd]
         count = Mux(dh, s_count[1], s_count[0])
         keep = Cat(*[Cat(Const(u, log2_exact(U)), dbb) < count if U > 1 else dbb < count
                      for u in range(U)])
@@ -412,16 +417,17 @@ class QkGemv(PimComponent):
                                            name="finish")
         chunk = Cat(*sums)
         scale = Const(scale_bits(cfg.scale), 32)
-        raw, o_valid, o_tag = [], None, None
+        raw, o_valid, o_tag, scaled_v = [], None, None, None
         for u in range(U):
             lead = u == 0
             r, v, tg = float_op(m, "mul", FP32, od, {"a": chunk[32 * u:32 * (u + 1)], "b": scale},
                                 valid=d_valid if lead else None, side=tail if lead else None,
-                                name=f"scale{u}")
+                                name=f"scale{u}", fire=d_valid)
+            scaled_v = v if lead else scaled_v
             if tm["conv"]:
                 r, v, tg = float_op(m, "convert", fmt, od, {"a": r["r"]}, src=FP32,
                                     valid=v if lead else None, side=tg if lead else None,
-                                    name=f"score_fmt{u}")
+                                    name=f"score_fmt{u}", fire=scaled_v)
             raw.append(r["r"])
             if lead:
                 o_valid, o_tag = v, tg
@@ -439,7 +445,7 @@ class QkGemv(PimComponent):
 
 UNITS = (HwUnit("qk_gemv", "HILOS Q.K^T GEMV with the online block transpose: K-Buf, K^T view, "
                 "E x d_group MACs (i_q, i_k -> o: scores in row blocks)", QkGemvConfig, QkGemv,
-                HILOS_PRESETS, qk_cycles, paper="HILOS §4.4, Fig. 7d",
+                HILOS_PRESETS, qk_cycles, paper="HILOS §4.4, Fig. 7d", activity=qk_job_activity,
                 clocks=dict.fromkeys(HILOS_PRESETS, KERNEL_CLOCK),
                 # 4 partial sums at op_depth 4 x block / E = 16, the deepest their revisit allows
                 synth_bench={"set": {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 1, "partials": 4,

@@ -1,14 +1,20 @@
 """The fixed latencies and the cycle model of :mod:`pimforge.hw.hilos.qk_gemv`: the RTL takes
 its latencies from :func:`qk_timing`; the unit's cycle model
-(:func:`~pimforge.hw.hilos.qk_gemv_timing.qk_cycles`) is :func:`qk_schedule` (no stalls)."""
+(:func:`~pimforge.hw.hilos.qk_gemv_timing.qk_cycles`) is :func:`qk_schedule` (no stalls); its
+activity model (the actions the probes count) is :func:`qk_activity`."""
 from __future__ import annotations
 
+from collections import Counter
+
+from pimforge.base.formats import FP32
 from pimforge.base.numerics import log2_exact
+from pimforge.hw.core.activity import mem_action, op_action
 from pimforge.hw.fp.accumulate import acc_latency
 from pimforge.hw.fp.ops import op_latency
 from pimforge.hw.hilos.config import QkGemvConfig
 
-__all__ = ["qk_timing", "qk_schedule", "qk_tail_cycles", "qk_cycles"]
+__all__ = ["qk_timing", "qk_schedule", "qk_tail_cycles", "qk_cycles", "qk_activity",
+           "qk_job_activity"]
 
 
 def qk_timing(cfg: QkGemvConfig) -> dict:
@@ -103,3 +109,54 @@ def qk_cycles(cfg: QkGemvConfig, n_tokens: int) -> int:
     """Cycles of one job of ``n_tokens`` tokens with no stalls (Q and K offered from cycle 0), up
     to and including its last score beat."""
     return qk_schedule(cfg, [n_tokens])[0]["last_out"] + 1
+
+
+def qk_activity(cfg: QkGemvConfig, jobs) -> dict:
+    """Action counts of ``qk_gemv`` over jobs of ``jobs`` tokens (each >= 1), stalls or not.
+
+    With G = d_group, E = beat_elems, R = head_dim / E, T = block / E, Q = partials, U = lanes,
+    and a job of n tokens in ``ceil(n / block)`` tiles:
+
+    * Q buffer (G memories of 2R x 16E): one write per Q beat, G x R a job.
+    * K-Buf (E banks of 2 block R x 16): every K beat writes all E banks (E x n x R).
+    * MAC array: a tile is computed whole, a short one too (its missing tokens leave with
+      keep = 0): block x R issues, each a read of every K-Buf bank and Q memory, G x E
+      widening multiplies and G x E accumulator adds, and one write of the accumulator bank
+      (T Q words of 32 G E bits; its reads are combinational, uncounted).
+    * Score buffer (Q memories of 2T x 32GE): the last Q dims' T issues each write one word of
+      the memory of their partial (Q x T a tile).
+    * Drain: G x block / U beats a tile, each a read of the Q score-buffer memories, U lanes of
+      the Q - 1 adds of the partials' tree, a scale multiply and (scores not fp32) a rounding to
+      ``score_fmt``, and one write of the output FIFO (``fifo`` entries of
+      ``U x (score bits + 2) + 1`` bits; its reads are combinational, uncounted).
+    """
+    tm = qk_timing(cfg)
+    G, E, R, B, Q, U = (cfg.d_group, cfg.beat_elems, cfg.row_beats, cfg.block, cfg.partials,
+                        cfg.lanes)
+    T = B // E
+    jobs = list(jobs)
+    tiles = sum(-(-n // B) for n in jobs)
+    issues = tiles * B * R
+    lanes = G * E
+    drain = tiles * G * (B // U)
+    counts = Counter()
+    counts[mem_action("write", 2 * R, 16 * E)] += G * R * len(jobs)
+    counts[mem_action("read", 2 * R, 16 * E)] += G * issues
+    counts[mem_action("write", 2 * B * R, 16)] += E * R * sum(jobs)
+    counts[mem_action("read", 2 * B * R, 16)] += E * issues
+    counts[op_action("mul_wide", FP32)] += issues * lanes
+    counts[op_action("add", FP32)] += issues * lanes + drain * U * (Q - 1)
+    counts[mem_action("write", T * Q, 32 * lanes)] += issues
+    counts[mem_action("write", 2 * T, 32 * lanes)] += tiles * Q * T
+    counts[mem_action("read", 2 * T, 32 * lanes)] += Q * drain
+    counts[op_action("mul", FP32)] += drain * U
+    if tm["conv"]:
+        counts[op_action("convert", cfg.score_fmt)] += drain * U
+    counts[mem_action("write", tm["fifo"], U * (cfg.score_fmt.width + 2) + 1)] += drain
+    return dict(counts)
+
+
+def qk_job_activity(cfg: QkGemvConfig, n_tokens: int) -> dict:
+    """:func:`qk_activity` of the cycle model's job (:func:`qk_cycles`): one job of
+    ``n_tokens`` tokens with no stalls."""
+    return qk_activity(cfg, [n_tokens])

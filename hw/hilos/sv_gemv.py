@@ -49,7 +49,7 @@ from pimforge.hw.fp.ops import delay, delay_valid, float_op
 from pimforge.hw.hilos.config import HILOS_PRESETS, KERNEL_CLOCK, SvGemvConfig
 from pimforge.hw.hilos.streams import v_signature, vec_signature, y_signature
 from pimforge.hw.hilos.sv_gemv_formal import sv_response
-from pimforge.hw.hilos.sv_gemv_timing import sv_cycles, sv_timing
+from pimforge.hw.hilos.sv_gemv_timing import sv_cycles, sv_job_activity, sv_timing
 
 __all__ = ["SvGemv"]
 
@@ -239,7 +239,7 @@ class SvGemv(PimComponent):
                 r, v, t = float_op(m, "mul_wide", FP32, od, {"a": a, "b": b},
                                    valid=fire if lane == 0 else None,
                                    side=side if lane == 0 else None, src=FP16,
-                                   name=f"mac{lane}_mul")
+                                   name=f"mac{lane}_mul", fire=fire)
                 products.append(r["r"])
                 if lane == 0:
                     mv, mtag = v, t
@@ -296,7 +296,8 @@ class SvGemv(PimComponent):
         outs, cv = [], None
         for e in range(E):
             r, v, _ = float_op(m, "convert", FP16, od, {"a": o_words[32 * e:32 * (e + 1)]},
-                               valid=w_valid if e == 0 else None, src=FP32, name=f"o_conv{e}")
+                               valid=w_valid if e == 0 else None, src=FP32, name=f"o_conv{e}",
+                               fire=w_valid)
             outs.append(r["r"])
             if e == 0:
                 cv = v
@@ -312,6 +313,6 @@ class SvGemv(PimComponent):
 UNITS = (HwUnit("sv_gemv", "HILOS score x V GEMV: O = sum_j y_j V_j for d_group queries, "
                 "double-buffered (i_p, i_v -> o)", SvGemvConfig, SvGemv, HILOS_PRESETS,
                 sv_cycles, paper="HILOS §4.4, Fig. 7e", clocks=dict.fromkeys(HILOS_PRESETS, KERNEL_CLOCK),
-                response=sv_response,
+                response=sv_response, activity=sv_job_activity,
                 # op_depth d / E = 8, the deepest its accumulator revisit allows
                 synth_bench={"set": {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 1, "op_depth": 8}}),)

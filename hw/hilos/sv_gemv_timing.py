@@ -1,13 +1,18 @@
 """The fixed latencies and the no-stall schedule of :mod:`pimforge.hw.hilos.sv_gemv`; the unit's
-cycle model is :func:`sv_cycles`."""
+cycle model is :func:`sv_cycles`, its activity model :func:`sv_activity`."""
 from __future__ import annotations
 
+from collections import Counter
+
+from pimforge.base.formats import FP16, FP32
 from pimforge.base.numerics import block_starts
+from pimforge.hw.core.activity import mem_action, op_action
 from pimforge.hw.fp.accumulate import acc_latency
 from pimforge.hw.fp.ops import op_latency
 from pimforge.hw.hilos.config import SvGemvConfig
 
-__all__ = ["sv_timing", "job_blocks", "sv_schedule", "sv_cycles"]
+__all__ = ["sv_timing", "job_blocks", "sv_schedule", "sv_cycles", "sv_activity",
+           "sv_job_activity"]
 
 
 def sv_timing(cfg: SvGemvConfig) -> dict:
@@ -79,3 +84,36 @@ def sv_cycles(cfg: SvGemvConfig, n_tokens: int) -> int:
     """Cycles of one job of ``n_tokens`` positions (one segment) with no stalls, from the first
     cycle after reset up to and including its last output beat."""
     return sv_schedule(cfg, [n_tokens])[0]["last_out"] + 1
+
+
+def sv_activity(cfg: SvGemvConfig, jobs) -> dict:
+    """Action counts of ``sv_gemv`` over ``jobs`` (see :func:`job_blocks`), stalls or not.
+
+    With G = d_group, E = beat_elems, R = head_dim / E, U = lanes and BB = block / U:
+
+    * P buffer (G memories of 2 BB x 17U): one write per y beat, G x BB a block (padding
+      included).  Its reads are combinational (uncounted).
+    * MAC array: each V beat (R a real position; a masked position's too, which multiplies
+      -0 by +0) makes G x E widening multiplies and G x E accumulator adds, and writes one word
+      of the O bank (2R x 32GE).
+    * Drain: G x R beats a job, each E converts to fp16 (the bank's drain read is
+      combinational, the output FIFO is not probed).
+    """
+    G, E, R, U = cfg.d_group, cfg.beat_elems, cfg.row_beats, cfg.lanes
+    blocks = [job_blocks(cfg, job) for job in jobs]
+    positions = sum(sum(b) for b in blocks)
+    beats = positions * R
+    counts = Counter()
+    counts[mem_action("write", 2 * cfg.block_beats, 17 * U)] += (
+        sum(len(b) for b in blocks) * G * cfg.block_beats)
+    counts[op_action("mul_wide", FP32)] += beats * G * E
+    counts[op_action("add", FP32)] += beats * G * E
+    counts[mem_action("write", 2 * R, 32 * G * E)] += beats
+    counts[op_action("convert", FP16)] += len(blocks) * G * R * E
+    return dict(counts)
+
+
+def sv_job_activity(cfg: SvGemvConfig, n_tokens: int) -> dict:
+    """:func:`sv_activity` of the cycle model's job (:func:`sv_cycles`): ``n_tokens`` positions,
+    one segment."""
+    return sv_activity(cfg, [n_tokens])

@@ -48,7 +48,9 @@ from pimforge.hw.fp.ops import beat_tree, delay, delay_valid, float_op
 from pimforge.hw.fp.softmax import exp_diff, greater, merge_interval, merge_stats
 from pimforge.hw.hilos.config import HILOS_PRESETS, KERNEL_CLOCK, TwoPassSoftmaxConfig
 from pimforge.hw.hilos.streams import score_signature, y_signature
-from pimforge.hw.hilos.two_pass_softmax_timing import STATS_JOBS, softmax_cycles, softmax_timing
+from pimforge.hw.hilos.two_pass_softmax_timing import (
+    STATS_JOBS, softmax_cycles, softmax_job_activity, softmax_timing
+)
 
 __all__ = ["TwoPassSoftmax"]
 
@@ -67,7 +69,7 @@ def _to_fp32(m, values, valid, side, name, fmt, od):
     for j, x in enumerate(values):
         r, v, s = float_op(m, "convert", FP32, od, {"a": x}, src=fmt,
                            valid=valid if j == 0 else None,
-                           side=side if j == 0 else None, name=f"{name}{j}")
+                           side=side if j == 0 else None, name=f"{name}{j}", fire=valid)
         out.append(r["r"])
         if j == 0:
             v_out, s_out = v, s
@@ -253,13 +255,17 @@ class TwoPassSoftmax(PimComponent):
             m.d.comb += br.addr.eq(mtag["slot"] * BB)
         with m.Else():
             m.d.comb += br.addr.eq(seq["slot"] * BB + seq_k + 1)
+        # and reads only when the sequencer will hold a beat (exp_busy in the next cycle): the
+        # exponentials use the word only then
+        m.d.comb += br.en.eq(m_valid | (seq_busy & (seq_k != BB - 1)))
         keep_rd = br.data[32 * U:]
         etag = {"m": seq["m"], "g": seq["g"], "first": seq["first"], "last": seq["last"],
                 "keep": keep_rd}
+        # every lane gets the valid (its activity probes'; only lane 0's is read, the other
+        # lanes' valid registers are removed by synthesis)
         es, v, et = [], None, None
         for j in range(U):
-            e, ev, s = exp_diff(m, FP32, od, _lane(br.data, j, 32), seq["m"],
-                                valid=seq_busy if j == 0 else None,
+            e, ev, s = exp_diff(m, FP32, od, _lane(br.data, j, 32), seq["m"], valid=seq_busy,
                                 side=etag if j == 0 else None, name=f"e{j}")
             es.append(e)
             if j == 0:
@@ -279,7 +285,8 @@ class TwoPassSoftmax(PimComponent):
             for k in range(len(row) // 2):
                 r, rv, rt = float_op(m, "add", FP32, od, {"a": row[2 * k], "b": row[2 * k + 1]},
                                      valid=v if k == 0 else None,
-                                     side=stag if k == 0 else None, name=f"slane{lvl}_{k}")
+                                     side=stag if k == 0 else None, name=f"slane{lvl}_{k}",
+                                     fire=v)
                 nxt.append(r["r"])
                 if k == 0:
                     nv, nt = rv, rt
@@ -360,8 +367,8 @@ class TwoPassSoftmax(PimComponent):
         ys, vy, yt = [], None, None
         for j, x in enumerate(xs):
             side = nt if j == 0 else None
-            e, ev, s = exp_diff(m, FP32, od, x, nt["m"], valid=v if j == 0 else None, side=side,
-                                name=f"n{j}")
+            # every lane carries the valid, for its probes (see _block_exps)
+            e, ev, s = exp_diff(m, FP32, od, x, nt["m"], valid=v, side=side, name=f"n{j}")
             if j == 0:
                 nt2 = s
             y, yv, s = float_op(m, "mul", FP32, od, {"a": e, "b": nt2["r"]},
@@ -389,6 +396,7 @@ class TwoPassSoftmax(PimComponent):
 UNITS = (HwUnit("two_pass_softmax", "HILOS two-pass softmax: block max, exp-sum and streaming "
                 "update, then exp(x - m) / Z (i, i_s -> o)", TwoPassSoftmaxConfig, TwoPassSoftmax,
                 HILOS_PRESETS, softmax_cycles, paper="HILOS §4.4, Alg. 1, Fig. 7b and 7c",
+                activity=softmax_job_activity,
                 clocks=dict.fromkeys(HILOS_PRESETS, KERNEL_CLOCK),
                 # op_depth 16, its deepest (100 MHz on ECP5); placement takes up to 26 minutes
                 synth_bench={"set": {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 1, "op_depth": 16},

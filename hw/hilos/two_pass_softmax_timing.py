@@ -1,15 +1,18 @@
 """The fixed latencies and the no-stall schedule of :mod:`pimforge.hw.hilos.two_pass_softmax`; the
-unit's cycle model is :func:`softmax_cycles`."""
+unit's cycle model is :func:`softmax_cycles`, its activity model :func:`softmax_activity`."""
 from __future__ import annotations
 
-from pimforge.base.formats import FP32
+from collections import Counter
+
+from pimforge.base.formats import FP16, FP32
 from pimforge.base.numerics import log2_exact
+from pimforge.hw.core.activity import mem_action, op_action
 from pimforge.hw.fp.ops import op_latency
 from pimforge.hw.fp.softmax import merge_latency
 from pimforge.hw.hilos.config import TwoPassSoftmaxConfig
 
 __all__ = ["STATS_JOBS", "softmax_timing", "softmax_job_beats", "softmax_schedule",
-           "softmax_cycles"]
+           "softmax_cycles", "softmax_activity", "softmax_job_activity"]
 
 
 STATS_JOBS = 2          # stats FIFO entries: pass 1 of job h+1 overlaps pass 2 of job h
@@ -92,3 +95,45 @@ def softmax_cycles(cfg: TwoPassSoftmaxConfig, n_tokens: int) -> int:
     """Cycles of one job of ``n_tokens`` positions (one segment) with no stalls, up to and
     including its last ``o`` beat."""
     return softmax_schedule(cfg, [n_tokens])[0]["o"][1] + 1
+
+
+def softmax_activity(cfg: TwoPassSoftmaxConfig, jobs) -> dict:
+    """Action counts of ``two_pass_softmax`` over ``jobs`` (token counts or lists of segment
+    lengths), stalls or not.
+
+    A job of ``nb`` beats (:func:`softmax_job_beats`: G = d_group row blocks of BB = block / U
+    beats per block of each segment, padding included) makes, with U = lanes:
+
+    * pass 1: U conversions to fp32 a beat (fp16 scores only); one block-buffer write a beat,
+      and one read (the second read) with its U subtractions and exponentials; per row block,
+      the adder tree's block - 1 adds (U - 1 a beat over the lanes, BB - 1 over the beats), one
+      merge (a subtraction, an exponential and an fma) and one reciprocal.
+    * pass 2: U conversions to fp32 (fp16 scores only), subtractions, exponentials, multiplies
+      and conversions to fp16 a beat.
+
+    The comparator trees (the row-block maxima) are not float operations of the inventory, and
+    the stats and output FIFOs are not probed.
+    """
+    t = softmax_timing(cfg)
+    U, G, BB = cfg.lanes, cfg.d_group, cfg.block_beats
+    beats = sum(softmax_job_beats(cfg, job) for job in jobs)
+    rows = beats // BB                       # row blocks: one per query and block
+    counts = Counter()
+    if cfg.score_fmt.width != 32:
+        counts[op_action("convert", FP32)] += 2 * beats * U
+    counts[mem_action("write", t["buffer_blocks"] * BB, 33 * U)] += beats
+    counts[mem_action("read", t["buffer_blocks"] * BB, 33 * U)] += beats
+    counts[op_action("sub", FP32)] += 2 * beats * U + rows
+    counts[op_action("exp", FP32)] += 2 * beats * U + rows
+    counts[op_action("add", FP32)] += rows * (cfg.block - 1)
+    counts[op_action("fma", FP32)] += rows
+    counts[op_action("recip", FP32)] += rows
+    counts[op_action("mul", FP32)] += beats * U
+    counts[op_action("convert", FP16)] += beats * U
+    return dict(counts)
+
+
+def softmax_job_activity(cfg: TwoPassSoftmaxConfig, n_tokens: int) -> dict:
+    """:func:`softmax_activity` of the cycle model's job (:func:`softmax_cycles`): one job of
+    ``n_tokens`` positions, one segment, no stalls."""
+    return softmax_activity(cfg, [n_tokens])
