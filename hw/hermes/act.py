@@ -55,7 +55,7 @@ from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp.core import LV_MUX, lv_log
 from pimforge.hw.fp.ops import delay, delay_valid, float_op
 from pimforge.hw.fp.softmax import greater
-from pimforge.hw.hermes.act_timing import act_cycle_model, act_timing
+from pimforge.hw.hermes.act_timing import act_cycle_model, act_timing, act_unit_activity
 from pimforge.hw.hermes.config import ACT_PRESETS, NDP_CLOCK, HermesActConfig
 from pimforge.hw.hermes.streams import ACT_OPS, act_signatures
 
@@ -71,11 +71,13 @@ def _lane(value, j, w=16):
 
 def _float_lanes(m, kind, fmt, od, lanes, operands, valid, side, name, src=None):
     """One free-running ``kind`` per lane (``operands(j)`` gives lane j's); lane 0 carries the
-    valid and the tag.  Returns ``(results, valid, side)``."""
+    valid and the tag, every lane's probe fires on it (lanes past a beat's count too: they
+    compute on padding).  Returns ``(results, valid, side)``."""
     out, v_out, s_out = [], None, None
     for j in range(lanes):
         r, v, s = float_op(m, kind, fmt, od, operands(j), valid=valid if j == 0 else None,
-                           side=side if j == 0 else None, src=src, name=f"{name}{j}")
+                           side=side if j == 0 else None, src=src, name=f"{name}{j}",
+                           fire=valid)
         out.append(r["r"])
         if j == 0:
             v_out, s_out = v, s
@@ -234,7 +236,8 @@ class HermesAct(PimComponent):
             with m.If(last):
                 m.d.sync += busy.eq(0)
         rd = ctl["buf"].read_port(domain="sync")
-        m.d.comb += rd.addr.eq(k)
+        # read only when issuing: its data is used only in the cycle after an issue
+        m.d.comb += [rd.addr.eq(k), rd.en.eq(issue)]
         # beat k's partial: k mod partials (a k narrower than log2 partials is all of k: the
         # partials past max_beats stay -0)
         tag = {"norm": norm, "last": last, "slot": k[:log2_exact(cfg.partials)],
@@ -256,7 +259,9 @@ class HermesAct(PimComponent):
         if acc.width != 16:
             xs, v, tag = _float_lanes(m, "convert", acc, od, cfg.lanes, lambda j: {"a": xs[j]},
                                       v, tag, "xcv", src=FP16)
-            r, _, _ = float_op(m, "convert", acc, od, {"a": m_run}, src=FP16, name="mcv")
+            # m converts beside every beat read's lanes
+            r, _, _ = float_op(m, "convert", acc, od, {"a": m_run}, src=FP16, name="mcv",
+                               fire=seq["valid"])
             m_acc = r["r"]
         ds, v, tag = _float_lanes(m, "sub", acc, od, cfg.lanes,
                                   lambda j: {"a": xs[j], "b": m_acc}, v, tag, "xsub")
@@ -340,6 +345,7 @@ class HermesAct(PimComponent):
 UNITS = (HwUnit("hermes_act", "Hermes NDP-DIMM activation unit: ReLU or softmax over an fp16 "
                 "vector, lanes a beat (i -> o)", HermesActConfig, HermesAct, ACT_PRESETS,
                 act_cycle_model, paper="Hermes §IV-A", clocks=dict.fromkeys(ACT_PRESETS, NDP_CLOCK),
+                activity=act_unit_activity,
                 # fp16 inside at 16 partials and op_depth 15: over 100 MHz on ECP5 (with the
                 # default fp32 inside, half that)
                 synth_bench={"set": {"lanes": 4, "max_len": 64, "acc": "fp16", "partials": 16,

@@ -2,12 +2,15 @@
 model is :func:`act_cycle_model`."""
 from __future__ import annotations
 
+from pimforge.base.formats import FP16
 from pimforge.base.numerics import log2_exact
+from pimforge.hw.core.activity import mem_action, op_action
 from pimforge.hw.fp.ops import op_latency
 from pimforge.hw.hermes.config import HermesActConfig
 from pimforge.hw.hermes.streams import ACT_OPS
 
-__all__ = ["act_timing", "act_schedule", "act_cycles", "act_cycle_model"]
+__all__ = ["act_timing", "act_schedule", "act_cycles", "act_cycle_model", "act_activity",
+           "act_unit_activity"]
 
 
 def act_timing(cfg: HermesActConfig) -> dict:
@@ -93,3 +96,40 @@ def act_cycles(cfg: HermesActConfig, op: str, n: int) -> int:
 def act_cycle_model(cfg: HermesActConfig, n: int) -> int:
     """The registered cycle model: a softmax of ``n`` elements (:func:`act_cycles`)."""
     return act_cycles(cfg, "softmax", n)
+
+
+def act_activity(cfg: HermesActConfig, op: str, n: int) -> dict:
+    """The actions of one job of ``n`` elements (B = ceil(n / U) beats), the job of
+    :func:`act_cycles`.  Every output beat is written into the output FIFO once.
+
+    * ReLU: no float operation (a sign test), B FIFO writes.
+    * Softmax: the B input beats are written into the vector buffer, which passes 2 and 3 read
+      once each (2B reads).  Per read, every lane subtracts the maximum and exponentiates
+      (with an fp32 ``acc``, after converting x to fp32, and m beside them once a read);
+      lanes past the last beat's count compute on padding like the others.  Pass 2 sums each
+      beat in the lane tree (U - 1 adds) and adds it into a partial (1); Z is the tree of
+      the Q partials (Q - 1 adds) and one reciprocal; pass 3 multiplies every lane by 1/Z
+      (and converts it to fp16 with an fp32 ``acc``).
+
+    The comparators of the max tree are not float operators of the inventory (not counted).
+    """
+    U, A, B = cfg.lanes, cfg.acc, _beats(cfg, n)
+    t = act_timing(cfg)
+    out_fifo = mem_action("write", t["out_fifo"], 16 * U + U.bit_length() + 1)
+    if op == "relu":
+        return {out_fifo: B}
+    counts = {out_fifo: B,
+              mem_action("write", cfg.max_beats, 16 * U): B,
+              mem_action("read", cfg.max_beats, 16 * U): 2 * B,
+              op_action("sub", A): 2 * B * U, op_action("exp", A): 2 * B * U,
+              op_action("add", A): B * (U - 1) + B + cfg.partials - 1,
+              op_action("recip", A): 1, op_action("mul", A): B * U}
+    if A.width != 16:
+        counts[op_action("convert", A)] = 2 * B * (U + 1)
+        counts[op_action("convert", FP16)] = B * U
+    return counts
+
+
+def act_unit_activity(cfg: HermesActConfig, n: int) -> dict:
+    """``HwUnit.activity``: a softmax of ``n`` elements (:func:`act_cycle_model`'s job)."""
+    return act_activity(cfg, "softmax", n)

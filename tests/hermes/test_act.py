@@ -12,13 +12,15 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from activity_checks import assert_actions
 from conftest import require_sim
 
 from pimforge import api
 from pimforge.base.errors import ConfigError
 from pimforge.base.formats import FP16, FP32
 from pimforge.base.numerics import bits_float, float_bits
-from pimforge.hw.hermes.act_timing import act_cycles, act_schedule, act_timing
+from pimforge.hw.core.elaborate import elaborate
+from pimforge.hw.hermes.act_timing import act_activity, act_cycles, act_schedule, act_timing
 from pimforge.hw.hermes.perf import act_estimate
 from pimforge.registry import get_unit
 from pimforge.sim.benches.hermes.act import (
@@ -196,7 +198,7 @@ def design():
     """The small config elaborated once; ``sim(job)`` runs a job on its Verilog."""
     require_sim("verilator")
     cfg = UNIT.config(None, SMALL)
-    verilog, manifest, comp = api.elaborate("hermes_act", cfg)
+    verilog, manifest, comp = elaborate(UNIT, cfg, probes=True)
 
     def sim(job):
         return runner.run(verilog, comp.top, manifest, job, sim="verilator", seed=1,
@@ -255,6 +257,27 @@ def test_rtl_cycle_model_is_exact(bench_run, design):
     assert soft.in_stamps["i"] == list(range(B))          # streamed in once, a beat a cycle
     oo = soft.out_stamps["o"]
     assert oo == list(range(oo[0], oo[0] + B))             # and out at a beat a cycle
+
+
+def _vectors_activity(cfg, vectors):
+    total = {}
+    for v in vectors:
+        for key, n in act_activity(cfg, v.op, v.n).items():
+            total[key] = total.get(key, 0) + n
+    return total
+
+
+def test_activity_model_against_rtl(bench_run):
+    """The probes' action counts equal :func:`act_activity` summed over the vectors, in every
+    phase (stalls move the passes in time, not their counts); the lone softmax of max_len is
+    the cycle model's job, so ``HwUnit.activity`` too."""
+    cfg, res = bench_run
+    want = _vectors_activity(cfg, default_vectors(cfg))
+    for ph in res["phases"][:3]:
+        assert_actions(ph, want, ph.name)
+    relu, soft = res["phases"][3], res["phases"][4]
+    assert_actions(relu, act_activity(cfg, "relu", 4 * cfg.lanes + 3))
+    assert_actions(soft, UNIT.activity(cfg, cfg.max_len))
 
 
 def test_checker_catches_a_one_bit_error(design):
