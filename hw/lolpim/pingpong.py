@@ -59,7 +59,8 @@ from pimforge.hw.fp.ops import add_tree, delay, delay_valid, float_op
 from pimforge.hw.lolpim.aim import AIM_CLOCK_MHZ
 from pimforge.hw.lolpim.config import PINGPONG_PRESETS, PingpongConfig
 from pimforge.hw.lolpim.pingpong_formal import pingpong_response
-from pimforge.hw.lolpim.pingpong_timing import ACC_IN, pingpong_cycles, pingpong_timing
+from pimforge.hw.lolpim.pingpong_timing import (ACC_IN, pingpong_cycles, pingpong_timing,
+                                                pingpong_unit_activity)
 from pimforge.hw.lolpim.streams import pingpong_signatures
 
 __all__ = ["LolpimPingpong"]
@@ -296,7 +297,7 @@ class LolpimPingpong(PimComponent):
                          iss["first"].eq(c.cnt != Q), iss["nvis"].eq(c.visited),
                          iss["last"].eq(c.tag_last)]
         tags = {k: iss[k] for k in ("set", "par", "last", "first", "nvis")}
-        sums, tv, tt = [], None, None
+        sums, tv, tt, mul_v = [], None, None, None
         for b in range(B):
             level, first = [], b == 0
             for e in range(L):
@@ -305,13 +306,14 @@ class LolpimPingpong(PimComponent):
                                    {"a": _lane(iss["bank"], b * L + e, 16),
                                     "b": _lane(iss["gbw"], e, 16)},
                                    valid=iss["valid"] if side else None,
-                                   side=tags if side else None, src=BF16, name=f"mul{b}_{e}")
+                                   side=tags if side else None, src=BF16, name=f"mul{b}_{e}",
+                                   fire=iss["valid"])
                 level.append(r["r"])
                 if side:
-                    tv, tt = v, t
-            # the tags travel with bank 0's tree
+                    tv, tt, mul_v = v, t, v
+            # the tags travel with bank 0's tree; every bank's tree sums in every step
             total, v, t = add_tree(m, FP32, od, level, valid=tv if first else None,
-                                   side=tt if first else None, name=f"tree{b}")
+                                   side=tt if first else None, name=f"tree{b}", fire=mul_v)
             if first:
                 tv, tt = v, t
             sums.append(total)
@@ -351,7 +353,7 @@ class LolpimPingpong(PimComponent):
             first = b == 0
             r, v2, t2 = float_op(m, "convert", BF16, od, {"a": x}, src=FP32,
                                  valid=v if first else None, side=t if first else None,
-                                 name=f"to_bf16_{b}")
+                                 name=f"to_bf16_{b}", fire=v)
             res.append(r["r"])
             if first:
                 rv, rt = v2, t2
@@ -372,6 +374,7 @@ UNITS = (HwUnit("lolpim_pingpong", "LoL-PIM I/O-aware ping-pong buffering: one A
                 "bf16 PUs with two GB and output-register sets (i_ld, i_gb, i_mac, i_bank -> o)",
                 PingpongConfig, LolpimPingpong, PINGPONG_PRESETS, pingpong_cycles,
                 paper="LoL-PIM §6, Fig. 7b; AiM §2.2, Tables 3 and 5", response=pingpong_response,
+                activity=pingpong_unit_activity,
                 clocks=dict.fromkeys(PINGPONG_PRESETS, PresetClock(
                     AIM_CLOCK_MHZ, "LoL-PIM Table 5: the AiM PU clock")),
                 # 8 partials at op_depth 8: the depth its small config needs for 100 MHz on ECP5

@@ -25,13 +25,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pimforge.base.formats import BF16, FP32
 from pimforge.base.numerics import log2_exact
+from pimforge.hw.core.activity import mem_action, op_action
 from pimforge.hw.fp.accumulate import DRAIN_READ, acc_latency
 from pimforge.hw.fp.ops import op_latency
 from pimforge.hw.lolpim.aim import GDDR6
 from pimforge.hw.lolpim.config import PingpongConfig
 
-__all__ = ["Tile", "pingpong_timing", "act_time", "Engine", "schedule", "ACC_IN", "pingpong_cycles"]
+__all__ = ["Tile", "pingpong_timing", "act_time", "Engine", "schedule", "ACC_IN", "pingpong_cycles",
+           "pingpong_activity", "pingpong_unit_activity"]
 
 # A register between the adder trees and the accumulator bank: the tags (the bank's address)
 # travel with bank 0's tree, and on ECP5 the route from there into the bank's read
@@ -240,5 +243,37 @@ def pingpong_cycles(cfg: PingpongConfig, n_tiles: int) -> int:
     to the last output beat, inclusive (:func:`schedule`, GDDR6 banks)."""
     if n_tiles < 1:
         return 0
-    tiles = [Tile(cfg.gb_beats, release=i == n_tiles - 1) for i in range(n_tiles)]
-    return schedule(cfg, [cfg.gb_beats], tiles, GDDR6)["cycles"]
+    return schedule(cfg, [cfg.gb_beats], _unit_tiles(cfg, n_tiles), GDDR6)["cycles"]
+
+
+def _unit_tiles(cfg: PingpongConfig, n_tiles: int) -> list:
+    return [Tile(cfg.gb_beats, release=i == n_tiles - 1) for i in range(n_tiles)]
+
+
+def pingpong_activity(cfg: PingpongConfig, loads, tiles) -> dict:
+    """The actions of one program (as :func:`schedule` takes it: ``loads`` the beats of each
+    WR-GB, ``tiles`` the MAC commands); the bank model and ping-pong change none of them.
+
+    * each GB beat loaded is one write of the GB memory (its MAC-side read is combinational,
+      not counted);
+    * each column step (a bank beat): ``banks x lanes`` bf16 multiplies into fp32, the banks'
+      adder trees (``lanes - 1`` adds each), ``banks`` adds into the step's partial (the
+      first Q steps of an accumulation add into +0) and one write of the accumulator bank;
+    * each drained tile finishes its accumulation: per bank the ``partials - 1`` adds of the
+      pairwise tree (unvisited partials read as +0) and one conversion to bf16.
+    """
+    B, L, Q = cfg.banks, cfg.lanes, cfg.partials
+    steps = sum(t.steps for t in tiles)
+    drains = sum(1 for t in tiles if t.drain)
+    return {mem_action("write", cfg.sets * cfg.gb_beats, 16 * L): sum(loads),
+            op_action("mul_wide", FP32): steps * B * L,
+            op_action("add", FP32): steps * B * (L - 1) + steps * B + drains * B * (Q - 1),
+            mem_action("write", cfg.sets * Q, 32 * B): steps,
+            op_action("convert", BF16): drains * B}
+
+
+def pingpong_unit_activity(cfg: PingpongConfig, n_tiles: int) -> dict:
+    """``HwUnit.activity``: :func:`pingpong_activity` of :func:`pingpong_cycles`' program."""
+    if n_tiles < 1:
+        return {}
+    return pingpong_activity(cfg, [cfg.gb_beats], _unit_tiles(cfg, n_tiles))

@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 import pytest
+from activity_checks import assert_actions
 from conftest import require_sim
 
 from pimforge import api
@@ -20,14 +21,16 @@ from pimforge.base.formats import FP32
 from pimforge.base.numerics import bits_float
 from pimforge.hw.lolpim import aim, perf
 from pimforge.hw.lolpim.config import PingpongConfig, pingpong_preset
-from pimforge.hw.lolpim.pingpong_timing import pingpong_timing, schedule
+from pimforge.hw.catalog import HW_UNITS
+from pimforge.hw.lolpim.pingpong_timing import (Tile, pingpong_activity, pingpong_cycles,
+                                                pingpong_timing, schedule)
 from pimforge.sim.benches.lolpim.pingpong import (
     BankModel, Program, bf16, kernel_program, kernel_y, phase_streams, pingpong_job, random_program
 )
 from pimforge.sim.golden.fp.add import fp_add
 from pimforge.sim.golden.lolpim.pingpong import column_products, run_program, step_sums
 from pimforge.sim.golden.pam.common import OpCfg
-from pimforge.sim.harness.job import Phase
+from pimforge.sim.harness.job import Job, Phase
 
 ON = PingpongConfig()
 OFF = pingpong_preset("serial")
@@ -127,6 +130,38 @@ def test_cycle_model_is_exact(which, request):
     cfg = ON if which == "on" else OFF
     _model_check(cfg, res.phases[0], rand)
     _model_check(cfg, res.phases[2], kern)
+
+
+def _program_activity(cfg, prog):
+    return pingpong_activity(cfg, [len(x) for x in prog.loads], prog.tiles)
+
+
+@pytest.mark.parametrize("which", ["on", "off"])
+def test_activity_model_against_rtl(which, request):
+    """The probes' action counts equal :func:`pingpong_activity` of the program in every phase,
+    the stalled one too: loads, steps and drains are the program's, whatever their timing."""
+    res, rand, kern = request.getfixturevalue(f"{which}_run")
+    cfg = ON if which == "on" else OFF
+    for ph, prog in zip(res.phases, (rand, rand, kern)):
+        assert_actions(ph, _program_activity(cfg, prog), ph.name)
+
+
+def test_unit_activity_against_rtl():
+    """``HwUnit.activity(cfg, n)`` on the cycle model's program (one full WR-GB, n drained
+    tiles over it, the last releasing the set), which also takes ``pingpong_cycles`` cycles."""
+    require_sim("verilator")
+    cfg, n = ON, 3
+    rng = np.random.default_rng(8)
+    tiles = [Tile(cfg.gb_beats, release=i == n - 1) for i in range(n)]
+    prog = Program([bf16(rng.standard_normal((cfg.gb_beats, cfg.lanes)))], tiles,
+                   [bf16(rng.standard_normal((cfg.gb_beats, cfg.banks, cfg.lanes)))
+                    for _ in tiles])
+    ins, exp = phase_streams(cfg, prog)
+    res = api.run_bench("lolpim_pingpong", cfg, job=Job([Phase(
+        "unit job", ins, exp, offer_at={"i_bank": BankModel(tiles)})]))
+    assert res.passed, res.summary()
+    assert res.phases[0].cycles == pingpong_cycles(cfg, n)
+    assert_actions(res.phases[0], HW_UNITS["lolpim_pingpong"].activity(cfg, n))
 
 
 def test_kernel_cycles_is_the_rtl(on_run, off_run):
