@@ -65,6 +65,7 @@ from pimforge.software.cli import (
 from pimforge.software.hermes import gemv as hermes_gemv
 from pimforge.software.hilos import attention as hilos_attention
 from pimforge.software.llm import cli as llm_cli
+from pimforge.software.netlist_energy import energy_line, netlist_benchmark
 from pimforge.software.pam import attention as pam_attention
 from pimforge.software.pam import migrate as pam_migrate
 from pimforge.sweep import cli as sweep_cli
@@ -217,10 +218,10 @@ def _add_bench(sub) -> None:
                        "writes JSON files")
     q.add_argument("--out", default="build/bench", metavar="DIR",
                    help="directory for harness.json, accuracy.json, pam.json, hilos.json, "
-                        "synth.json, model.json, sweep.json and llm.json "
+                        "synth.json, model.json, sweep.json, llm.json and energy.json "
                         "(default build/bench)")
     q.add_argument("--only", choices=("all", "harness", "accuracy", "pam", "hilos", "synth",
-                                      "model", "sweep", "llm"),
+                                      "model", "sweep", "llm", "energy"),
                    default="all",
                    help="run one benchmark only (default all)")
     q.add_argument("--cycles", type=int, default=200000, help="operations to stream (default 200000)")
@@ -379,6 +380,9 @@ _PROGRESS_BENCHES = {
                                            f"(aim <= {r['aim_s']:g} s)" if "layer_step_s" in r
                                            else f"{r['tokens_per_s']} tokens/s (aim >= "
                                                 f"{r['aim_tokens_per_s']:g})")),
+    "energy": ("netlist energy cross-check (NAND2 eq. x VCD toggles, an estimate):",
+               lambda out, progress: netlist_benchmark(out, units(), progress), "results",
+               energy_line),
 }
 
 
