@@ -61,7 +61,8 @@ from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.lolpim.config import DISPATCHER_PRESETS, DispatcherConfig
 from pimforge.hw.lolpim.dispatcher_formal import dispatcher_response
-from pimforge.hw.lolpim.dispatcher_timing import FIRST_COMMAND_LATENCY, dispatcher_cycles
+from pimforge.hw.lolpim.dispatcher_timing import (FIRST_COMMAND_LATENCY, dispatcher_cycles,
+                                                  dispatcher_unit_activity)
 from pimforge.hw.lolpim.dpa import KINDS, STATUS, encoding_manifest, run_fields
 from pimforge.hw.lolpim.streams import command_signature, host_signature, status_signature
 
@@ -241,7 +242,8 @@ class LolpimDispatcher(PimComponent):
         cfg = self.cfg
         rb, cb, pb = cfg.row_bits, cfg.col_bits, cfg.pc_bits
         rp = cmem.read_port(domain="sync")
-        m.d.comb += [rp.addr.eq(s0["pc"][:pb]), rp.en.eq(adv)]
+        # read on a fetch only: every user of the word is gated by the valid bit it sets
+        m.d.comb += [rp.addr.eq(s0["pc"][:pb]), rp.en.eq(adv & s0["fetch"])]
         length = r.length_w
         # last: the program's last word; after: the words after pc (a body fits if LE <= after;
         # it fits pc_bits while pc < length, the only case that is decoded)
@@ -348,7 +350,8 @@ class LolpimDispatcher(PimComponent):
         e3 = {"hit": Signal(name="s3_error"), "index": s3["pc"]}
         m.d.comb += e3["hit"].eq(s3["v"] & s3["bad"])
         rp = vmem.read_port(domain="sync")
-        m.d.comb += [rp.addr.eq(Cat(s3["vrow"], r.request)), rp.en.eq(adv)]
+        # read for a command that translates its row only (S4 uses the entry for those alone)
+        m.d.comb += [rp.addr.eq(Cat(s3["vrow"], r.request)), rp.en.eq(adv & s3["v"] & s3["tr"])]
         s4 = _regs("s4_", v=1, op=2, row=cfg.row_bits, col=cfg.col_bits, pc=cfg.len_bits,
                    iter=cfg.iter_bits, layer=cfg.layer_bits, tr=1)
         s4["entry"] = rp.data
@@ -386,5 +389,6 @@ UNITS = (HwUnit("lolpim_dispatcher", "LoL-PIM on-module DPA dispatcher: Dyn-Loop
                 "programs expanded per request (LB from T_cur), virtual rows through the Va2Pa "
                 "table, one PIM command a cycle (i -> o, o_status)", DispatcherConfig,
                 LolpimDispatcher, DISPATCHER_PRESETS, dispatcher_cycles,
+                activity=dispatcher_unit_activity,
                 paper="LoL-PIM §5.3, Fig. 6c", synth_bench={"preset": "small"},
                 response=dispatcher_response),)

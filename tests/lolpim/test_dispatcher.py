@@ -4,16 +4,21 @@ for command with and without random stalls, every error code, the cycle model ag
 stamps, the paper preset's buffer sizes and the config errors.  One Verilator build (default)."""
 import numpy as np
 import pytest
+from activity_checks import assert_actions
 from conftest import require_sim
 
 from pimforge import api
 from pimforge.base.errors import ConfigError
 from pimforge.hw.lolpim.config import DISPATCHER_PRESETS, DispatcherConfig
-from pimforge.hw.lolpim.dispatcher_timing import dispatch_schedule, dispatcher_cycles
+from pimforge.hw.catalog import HW_UNITS
+from pimforge.hw.lolpim.dispatcher_timing import (dispatch_schedule, dispatcher_activity,
+                                                  dispatcher_cycles)
 from pimforge.hw.lolpim.dpa import STATUS, loop_bound, word
 from pimforge.sim.benches.lolpim.dispatcher import (
-    cmd_beats, dispatcher_job, error_beats, map_beat, random_beats, run_beat, table4_beats
+    cmd_beats, dispatcher_job, error_beats, map_beat, random_beats, run_beat, session_phase,
+    table4_beats
 )
+from pimforge.sim.harness.job import Job
 from pimforge.sim.golden.lolpim.dispatcher import Session
 
 DEFAULT = DispatcherConfig(**DISPATCHER_PRESETS["small"])   # the simulation config
@@ -116,6 +121,29 @@ def test_cycle_model_is_exact(run):
         assert [t - t0 for t in ph.in_stamps["i"]] == sc["i"]
         assert [t - t0 for t in ph.out_stamps["o"]] == sc["o"]
         assert [t - t0 for t in ph.out_stamps["o_status"]] == sc["o_status"]
+
+
+def test_activity_model_against_rtl(run):
+    """The buffers' writes and reads equal :func:`dispatcher_activity` in the phases without
+    errors (the model covers error-free runs), the stalled one too: the reads wait for the
+    same advance as the sequencer."""
+    rng = np.random.default_rng(1)
+    sessions = [table4_beats(DEFAULT), random_beats(DEFAULT, rng), random_beats(DEFAULT, rng)]
+    for ph, beats in zip(run.phases[:3], sessions):
+        assert_actions(ph, dispatcher_activity(DEFAULT, beats), ph.name)
+
+
+def test_unit_activity_against_rtl():
+    """``HwUnit.activity(cfg, n)`` on the cycle model's session: n command writes, a run of
+    the n DOT-PROD commands (n reads, no Va2Pa lookup)."""
+    require_sim("verilator")
+    n = 5
+    beats = cmd_beats([word(DEFAULT, "dot_prod", row=k, col=k) for k in range(n)]) + \
+        [run_beat(DEFAULT, n, 0, 0)]
+    res = api.run_bench("lolpim_dispatcher", DEFAULT, job=Job([session_phase(DEFAULT, "unit", beats)]))
+    assert res.passed, res.summary()
+    assert res.phases[0].cycles == dispatcher_cycles(DEFAULT, n)
+    assert_actions(res.phases[0], HW_UNITS["lolpim_dispatcher"].activity(DEFAULT, n))
 
 
 def test_unit_cycle_model():
