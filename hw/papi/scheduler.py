@@ -51,7 +51,8 @@ from pimforge.hw.core.pipeline import output_skid
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.papi.config import HOST_KINDS, PLACEMENTS, SCHEDULER_PRESETS, SchedulerConfig
 from pimforge.hw.papi.scheduler_formal import scheduler_response
-from pimforge.hw.papi.scheduler_timing import BEAT_LATENCY, START_LATENCY, scheduler_cycles
+from pimforge.hw.papi.scheduler_timing import (BEAT_LATENCY, START_LATENCY, scheduler_cycles,
+                                              scheduler_unit_activity)
 from pimforge.hw.papi.streams import decision_signature, host_signature, token_signature
 
 __all__ = ["PapiScheduler"]
@@ -278,4 +279,5 @@ UNITS = (HwUnit("papi_scheduler", "PAPI runtime FC scheduler: <eos> count per it
                 "RLP x TLP against alpha -> FC on GPU or FC-PIM, migrate on a flip, freed "
                 "Attn-PIM requests (i_host, i -> o)", SchedulerConfig, PapiScheduler,
                 SCHEDULER_PRESETS, scheduler_cycles, paper="PAPI §5.2, Fig. 5d",
+                activity=scheduler_unit_activity,
                 response=scheduler_response),)

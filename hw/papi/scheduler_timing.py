@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pimforge.hw.papi.config import HOST_KINDS, SchedulerConfig
 
-__all__ = ["START_LATENCY", "BEAT_LATENCY", "scheduler_schedule", "scheduler_cycles"]
+__all__ = ["START_LATENCY", "BEAT_LATENCY", "scheduler_schedule", "scheduler_cycles",
+           "scheduler_activity", "scheduler_unit_activity"]
 
 
 START_LATENCY = 4          # start transfer -> D1 -> D2 -> D3 -> o
@@ -48,3 +49,18 @@ def scheduler_cycles(cfg: SchedulerConfig, n_ops: int) -> int:
     events = [("host", HOST_KINDS["start"], n_ops)]
     events += [("beat", [0] * n, 1, True) for _ in range(n_ops)]
     return scheduler_schedule(cfg, events)["o"][-1] + 1
+
+
+def scheduler_activity(cfg: SchedulerConfig, events) -> dict:
+    """The actions of a session (``events`` as :func:`scheduler_schedule` takes them): none.
+    The scheduler keeps its state in registers (RLP, TLP, alpha, the <eos> id, the stage
+    registers and the skid buffer) and computes with integer logic (the popcount tree, the
+    RLP update, RLP x TLP, the compare); it has no memory, FIFO or float operation, the
+    action classes the energy table prices per event, so its energy is the static power of
+    its area (and the netlist's toggles, :mod:`pimforge.hw.core.energy`)."""
+    return {}
+
+
+def scheduler_unit_activity(cfg: SchedulerConfig, n_ops: int) -> dict:
+    """``HwUnit.activity``: :func:`scheduler_activity` of :func:`scheduler_cycles`' batch."""
+    return scheduler_activity(cfg, [])

@@ -5,12 +5,15 @@ decision with and without random stalls (edge cases included), the cycle model a
 RTL's stamps and the config errors.  One Verilator build (default config) in the default run."""
 import numpy as np
 import pytest
+from activity_checks import assert_actions
 from conftest import require_sim
 
 from pimforge import api
 from pimforge.base.errors import ConfigError
 from pimforge.hw.papi.config import SCHEDULER_PRESETS, SchedulerConfig
-from pimforge.hw.papi.scheduler_timing import scheduler_cycles, scheduler_schedule
+from pimforge.hw.catalog import HW_UNITS
+from pimforge.hw.papi.scheduler_timing import (scheduler_activity, scheduler_cycles,
+                                               scheduler_schedule)
 from pimforge.sim.benches.papi.scheduler import (
     batch_events, edge_events, fig5d_events, random_session, scheduler_job
 )
@@ -169,6 +172,19 @@ def test_cycle_model_is_exact(run):
         for s in ("i_host", "i"):
             assert [t - t0 for t in ph.in_stamps[s]] == sc[s], s
         assert [t - t0 for t in ph.out_stamps["o"]] == sc["o"]
+
+
+def test_activity_model_against_rtl(run):
+    """No probe counts anything in any phase, as :func:`scheduler_activity` and
+    ``HwUnit.activity`` say: a memory, FIFO or float operator added to the scheduler must come
+    with its model."""
+    rng = np.random.default_rng(1)
+    sessions = [fig5d_events(DEFAULT), random_session(DEFAULT, rng, 8)]
+    for ph, events in zip(run.phases, sessions):
+        assert_actions(ph, scheduler_activity(DEFAULT, events), ph.name)
+    for ph in run.phases:
+        assert ph.probe_cycles > 0
+        assert_actions(ph, HW_UNITS["papi_scheduler"].activity(DEFAULT, 1), ph.name)
 
 
 def test_unit_cycle_model():
