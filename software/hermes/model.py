@@ -7,7 +7,9 @@ import time
 
 from pimforge.base.config import config_to_dict
 from pimforge.software import workloads as wl
+from pimforge.software.energy import energy_data, energy_plot, energy_table
 from pimforge.software.hermes.assumptions import assumptions
+from pimforge.software.hermes.energy import energy_result
 from pimforge.software.hermes.config import (
     BATCHES, DIMM_COUNTS, MULTIPLIERS, OPT_MODELS, SYSTEMS, HermesModelConfig
 )
@@ -17,6 +19,9 @@ from pimforge.software.report import ModelResult, Plot, Progress, Table
 
 __all__ = ["run_model"]
 
+ENERGY_NOTE = ("one decode step's actions over its tokens, prefill left out "
+               "(software/hermes/energy.py), priced by the shared energy table (pimforge model "
+               "--describe lists its entries and sources); the paper gives no energy result")
 SWEEPS = {"batch": BATCHES, "dimms": DIMM_COUNTS, "multipliers": MULTIPLIERS}
 
 
@@ -41,7 +46,16 @@ def _point(cfg, m) -> tuple:
     plot = Plot("hermes_point", f"{m.name} b={cfg.batch}: tokens/s", "bar", "system",
                 "tokens/s", {"tokens/s": [_tp(cfg, r) for r in runs.values()]},
                 groups=list(runs), logy=True)
-    return tables, [plot], data
+    energy = [energy_result(s, m, cfg.batch, cfg, r) for s, r in runs.items() if r.fits]
+    unfit = [s for s, r in runs.items() if not r.fits]
+    label = f"{m.name}, batch {cfg.batch}, {cfg.dimms} DIMMs"
+    tables.append(energy_table(energy, f"Energy per decoded token: {label}", note=ENERGY_NOTE
+                               + (f"; does not fit, no energy: {', '.join(unfit)}"
+                                  if unfit else "")))
+    eplot = energy_plot(energy, "hermes_energy", f"{label}: energy per decoded token by "
+                        "component")
+    data["energy"] = energy_data(energy)
+    return tables, [plot, eplot], data
 
 
 def _sweep(cfg, m, name, pg) -> tuple:

@@ -200,7 +200,13 @@ def hermes_step(m: wl.ModelSpec, b: int, cfg, variant: str | None = None,
                _prefill(m, b, cfg.input_len, resident, False), fits,
                {"gpu_fraction": frac, "mlp_s": L * float(np.mean(mlp)),
                 "active_ffn": float(fl.active.mean()), "hot_share_ffn":
-                    float(fl.gpu.mean() / max(1e-12, fl.active.mean()))})
+                    float(fl.gpu.mean() / max(1e-12, fl.active.mean())), **_load_means(ql, fl)})
+
+
+def _load_means(ql, fl) -> dict:
+    """The blocks' mean loads (shares of a layer's neurons) the energy model counts from."""
+    return {f"{name}_{k}": float(getattr(lo, k).mean()) for name, lo in (("qkv", ql), ("ffn", fl))
+            for k in ("gpu", "cold", "swaps", "moves")}
 
 
 def _resident_layers(s: Shape) -> int:
@@ -228,7 +234,7 @@ def baseline_step(system: str, m: wl.ModelSpec, b: int, cfg) -> Run:
                  if system == "Accelerate" else
                  {"PCIe weight load (overlapped)": max(load, compute + gpu_attn)})
         return Run(system, b, parts, _prefill(m, b, cfg.input_len, resident,
-                                              system == "Accelerate"), fits)
+                                              system == "Accelerate"), fits, {"gpu_layers": k})
     if system == "Deja Vu":
         fl = block_loads(trace_spec(m, 0, b, cfg.trace_neurons, cfg.seed, cfg.input_len,
                                     cfg.output_len), "partition", 0.0, cfg.dimms)
@@ -240,7 +246,8 @@ def baseline_step(system: str, m: wl.ModelSpec, b: int, cfg) -> Run:
                                (L - k) * per_layer / HOST_LINK.effective,
                                "GPU compute": c, "MLP predictor": c * DEJAVU_PREDICTOR
                                / (1 - DEJAVU_PREDICTOR)},
-                   _prefill(m, b, cfg.input_len, resident, False), fits)
+                   _prefill(m, b, cfg.input_len, resident, False), fits,
+                   {"gpu_layers": k, "active_ffn": act})
     if system == "Hermes-host":
         return _host_step(m, s, b, cfg)
     return _base_step(m, s, b, cfg, k)
@@ -265,7 +272,7 @@ def _host_step(m, s: Shape, b: int, cfg) -> Run:
     resident = frac * (s.qkv_bytes + s.ffn_bytes) + s.proj_bytes + s.head_bytes
     return Run("Hermes-host", b, {"layers (GPU hot || CPU cold, CPU attention)": L * t,
                                   "LM head (GPU)": _gpu(s.head_bytes, 2 * b * s.head_bytes)},
-               _prefill(m, b, cfg.input_len, resident, False), True)
+               _prefill(m, b, cfg.input_len, resident, False), True, _load_means(ql, fl))
 
 
 def _base_step(m, s: Shape, b: int, cfg, k: int) -> Run:

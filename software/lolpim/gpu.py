@@ -55,7 +55,7 @@ def gpu_batch(gpu, m, ctx: np.ndarray, gpus: int, tp: int, micro: int = 0,
             best = (cyc, k, parts)
     cyc, k, parts = best
     return StepResult(name, len(ctx), tp, st.pp, k, cyc, flops_per_token(m, ctx),
-                      gpus * gpu.peak_flops, parts)
+                      gpus * gpu.peak_flops, parts, float(np.mean(ctx)))
 
 
 def gpu_point(gpu, m, task: str, gpus: int, *, tp: int = 0, max_context: int = 32768,
@@ -74,7 +74,9 @@ def gpu_point(gpu, m, task: str, gpus: int, *, tp: int = 0, max_context: int = 3
         cyc = float(np.mean([r.cycle_s for r in rs]))
         res = StepResult(name, float(np.mean([r.batch for r in rs])), t, rs[0].pp,
                          rs[0].micro_batches, cyc, rs[0].flops_per_token, rs[0].peak_flops,
-                         {k: float(np.mean([r.parts[k] for r in rs])) for k in rs[0].parts})
+                         {k: float(np.mean([r.parts[k] for r in rs])) for k in rs[0].parts},
+                         float(np.average([r.context for r in rs],
+                                          weights=[r.batch for r in rs])))
         if math.isnan(best.tokens_per_s) or res.tokens_per_s > best.tokens_per_s:
             best = res
     return best

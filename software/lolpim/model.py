@@ -6,8 +6,10 @@ import time
 
 from pimforge.base.config import config_to_dict
 from pimforge.software import workloads as wl
+from pimforge.software.energy import energy_data, energy_plot, energy_table
 from pimforge.software.lolpim.assumptions import assumptions
 from pimforge.software.lolpim.config import NODE, SYSTEMS, LolpimModelConfig
+from pimforge.software.lolpim.energy import energy_result
 from pimforge.software.lolpim.figures import batch_growth
 from pimforge.software.lolpim.pim import tp_choices
 from pimforge.software.lolpim.systems import Knobs, run_system
@@ -17,6 +19,9 @@ from pimforge.software.report import ModelResult, Plot, Progress, Table
 __all__ = ["run_model"]
 
 NODE_SWEEP = (2, 4, 8, 16)
+ENERGY_NOTE = ("one decode cycle's actions over the batch's tokens (software/lolpim/energy.py), "
+               "priced by the shared energy table (pimforge model --describe lists its entries "
+               "and sources); the paper gives no energy figure")
 COLUMNS = ["system", "tokens/s", "batch", "TP", "PP", "micro-batches", "cycle ms", "util %",
            "configured / system"]
 
@@ -61,8 +66,16 @@ def _point(cfg, m, pg) -> tuple:
     plot = Plot("lolpim_point", f"{m.name}, {cfg.task}, {cfg.nodes} nodes: tokens/s", "bar",
                 "system", "tokens/s", {"tokens/s": [r.tokens_per_s for r in runs.values()]},
                 groups=list(runs), logy=True)
-    data = {"point": {k: result_dict(r) for k, r in runs.items()}, "batch_by_alloc": grow}
-    return tables, [plot], data
+    energy = [energy_result(k, m, r, cfg.nodes) for k, r in runs.items() if r.batch]
+    oom = [k for k, r in runs.items() if not r.batch]
+    tables.append(energy_table(energy, f"Energy per output token: {label}",
+                               note=ENERGY_NOTE + (f"; OOM, no energy: {', '.join(oom)}"
+                                                   if oom else "")))
+    eplot = energy_plot(energy, "lolpim_energy", f"{m.name}, {cfg.task}, {cfg.nodes} nodes: "
+                        "energy per token by component")
+    data = {"point": {k: result_dict(r) for k, r in runs.items()}, "batch_by_alloc": grow,
+            "energy": energy_data(energy)}
+    return tables, [plot, eplot], data
 
 
 def _sweep_tp(cfg, m, pg) -> tuple:

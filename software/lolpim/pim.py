@@ -169,7 +169,7 @@ def pim_batch(m, ctx: np.ndarray, nodes: int, tp: int, partition: str, pingpong:
             best = (cyc, k, parts)
     cyc, k, parts = best
     return StepResult(name, len(ctx), tp, st.pp, k, cyc, flops_per_token(m, ctx),
-                      nodes * NODE.peak_flops, parts)
+                      nodes * NODE.peak_flops, parts, float(np.mean(ctx)))
 
 
 def _mean(results: list, name: str) -> StepResult:
@@ -179,7 +179,10 @@ def _mean(results: list, name: str) -> StepResult:
     fl = float(np.average([r.flops_per_token for r in results], weights=[r.batch for r in
                                                                           results]))
     parts = {k: float(np.mean([r.parts[k] for r in results])) for k in r0.parts}
-    return StepResult(name, b, r0.tp, r0.pp, r0.micro_batches, cyc, fl, r0.peak_flops, parts)
+    context = float(np.average([r.context for r in results],
+                               weights=[r.batch for r in results]))
+    return StepResult(name, b, r0.tp, r0.pp, r0.micro_batches, cyc, fl, r0.peak_flops, parts,
+                      context)
 
 
 def pim_point(m, task: str, nodes: int, *, partition: str, alloc: str, pingpong: bool,

@@ -28,6 +28,7 @@ class StepResult:
     flops_per_token: float
     peak_flops: float
     parts: dict = field(default_factory=dict)
+    context: float = 0.0        # mean context of the batch's requests (tokens)
 
     @property
     def tokens_per_s(self) -> float:
