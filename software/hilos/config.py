@@ -11,14 +11,15 @@ from pimforge.software import workloads as wl
 from pimforge.software.devices import GB
 
 __all__ = ["HilosModelConfig", "PRESETS", "SYSTEMS", "DEVICE_COUNTS", "CONTEXTS", "ALPHAS",
-           "SPILLS", "HOST_DRAM", "DRAM_CHANNELS", "DRAM_BW", "DRAM_EFF", "DRAM_RESERVE",
-           "CPU_ATTN_BW", "WEIGHTS_ON_STORAGE", "GPU_LINK", "CHASSIS_LINK", "SSD_LINK",
-           "SMART_HOST_LINK", "N_FLEX_SSD", "N_FLEX16", "DEFAULT_DEVICES", "PAGE",
+           "SPILLS", "HOST_DIMMS", "HOST_DRAM", "DRAM_CHANNELS", "DRAM_BW", "DRAM_EFF",
+           "DRAM_RESERVE", "CPU_ATTN_BW", "WEIGHTS_ON_STORAGE", "GPU_LINK", "CHASSIS_LINK",
+           "SSD_LINK", "SMART_HOST_LINK", "N_FLEX_SSD", "N_FLEX16", "DEFAULT_DEVICES", "PAGE",
            "B_SSD_OVER_B_PCI", "B_PCI", "PAGE_WRITE_OP_S", "DMA_ROW_S", "HOST_CALL_S",
            "SUPPORTED_GROUPS", "SUPPORTED_HEAD_DIMS"]
 
 # --- HILOS testbed (Table 1, §5.3, §6.1) ------------------------------------------------------
-HOST_DRAM = 16 * 32 * GB            # Table 1: 16 x 32 GB DDR4-3200
+HOST_DIMMS = 16                     # Table 1: 16 x 32 GB DDR4-3200
+HOST_DRAM = HOST_DIMMS * 32 * GB
 DRAM_CHANNELS = 8                   # assumed: Xeon Gold 6342 (Table 1) has 8 DDR4-3200 channels
 DRAM_BW = DRAM_CHANNELS * 25.6 * GB  # 204.8 GB/s peak
 DRAM_EFF = 0.7                      # assumed achievable fraction of DRAM peak

@@ -9,6 +9,8 @@ import numpy as np
 from pimforge.base.config import config_to_dict
 from pimforge.software import devices as dev
 from pimforge.software import workloads as wl
+from pimforge.software.energy import energy_data, energy_plot, energy_table
+from pimforge.software.hilos.energy import step_energy
 from pimforge.software.hilos.assumptions import assumptions
 from pimforge.software.hilos.config import ALPHAS, CONTEXTS, DEVICE_COUNTS, SPILLS, HilosModelConfig
 from pimforge.software.hilos.step import all_systems, hilos_alpha, ratio, step_hilos, tput
@@ -20,7 +22,7 @@ SWEEPS = {"context": CONTEXTS, "devices": DEVICE_COUNTS, "alpha": ALPHAS, "spill
 
 
 def _point(cfg: HilosModelConfig, m, gpu, devs: tuple) -> tuple:
-    """Every system at the config's point: (tables, plot, data, FLEX(SSD) tokens/s)."""
+    """Every system at the config's point: (tables, plots, data, FLEX(SSD) tokens/s)."""
     b, s, n, N, pre = cfg.batch, cfg.context, cfg.output_len, cfg.smartssds, cfg.prefill
     point = all_systems(m, gpu, b, s, n, cfg, devs)
     base = tput(point["FLEX(SSD)"], n, pre)
@@ -48,7 +50,27 @@ def _point(cfg: HilosModelConfig, m, gpu, devs: tuple) -> tuple:
                 "bar", "system", "x FLEX(SSD)",
                 {"speedup": [ratio(tput(v, n, pre), base) for v in point.values()]},
                 groups=list(point))
-    return tables, plot, data, base
+    energy = _energy(point, N)
+    tables.append(energy_table(energy, f"Energy per output token at {m.name}, s={s:,}, b={b} "
+                                       "(decoding)",
+                               note="action counts x the energy table; SmartSSD FPGAs at HILOS "
+                                    "Table 3's measured power, SSDs at their datasheet power "
+                                    f"(§6.3); 'HILOS({N}) units' prices the FPGA bottom-up from "
+                                    "the kernel's activity model and an FPGA's static power (a "
+                                    "floor: the table's ASIC figures under-price FPGA logic)"))
+    data["energy"] = energy_data(energy)
+    eplot = energy_plot(energy, "hilos_energy", f"{m.name} s={s}: energy per output token",
+                        normalize_to="FLEX(SSD)")
+    return tables, [plot, eplot], data, base
+
+
+def _energy(point: dict, n_dev: int) -> list:
+    """Energy per output token of every system that runs, and HILOS(n_dev) priced bottom-up."""
+    out = [e for e in (step_energy(st) for st in point.values()) if e is not None]
+    hs = point[f"HILOS({n_dev})"]
+    if not hs.oom:
+        out.append(step_energy(hs, "units", label=f"HILOS({n_dev}) units"))
+    return out
 
 
 def _context_sweep(cfg, m, gpu, devs, pg) -> tuple:
@@ -134,8 +156,7 @@ def run_model(cfg: HilosModelConfig, progress: bool = True) -> ModelResult:
         set() if cfg.sweep == "none" else {cfg.sweep})
     total = 1 + sum(len(grid) for name, grid in SWEEPS.items() if name in want)
     with Progress(total, "hilos", enabled=progress) as pg:
-        tables, plot, data, base = _point(cfg, m, gpu, devs)
-        plots = [plot]
+        tables, plots, data, base = _point(cfg, m, gpu, devs)
         pg.step("point")
         sweeps = []
         if "context" in want:

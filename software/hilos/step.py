@@ -20,12 +20,12 @@ Throughput is ``b * n / (n * T_step [+ T_prefill])`` tokens/s; the prefill is le
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pimforge.software import devices as dev
 from pimforge.software.hilos.config import (
     B_PCI, CHASSIS_LINK, CPU_ATTN_BW, DEVICE_COUNTS, DMA_ROW_S, DRAM_BW, DRAM_EFF, DRAM_RESERVE,
-    GPU_LINK, HOST_CALL_S, HOST_DRAM, N_FLEX16, N_FLEX_SSD, PAGE, PAGE_WRITE_OP_S, SMART_HOST_LINK,
+    GPU_LINK, HOST_CALL_S, HOST_DIMMS, HOST_DRAM, N_FLEX16, N_FLEX_SSD, PAGE, PAGE_WRITE_OP_S, SMART_HOST_LINK,
     SSD_LINK, SUPPORTED_HEAD_DIMS, WEIGHTS_ON_STORAGE
 )
 from pimforge.software.hilos.formulas import alpha_opt, kernel_group, round_pow2, writeback_cost
@@ -37,13 +37,22 @@ __all__ = ["StepTime", "step_flex_dram", "step_flex_ssd", "hilos_alpha", "step_h
 @dataclass
 class StepTime:
     """One decoding step (all layers) of one system; ``parts`` are the overlapped resource
-    times (s), ``serial`` what adds on top; ``batch`` the batch it ran (0 = OOM)."""
+    times (s), ``serial`` what adds on top; ``batch`` the batch it ran (0 = OOM).
+
+    For the energy (:mod:`pimforge.software.hilos.energy`): ``actions`` are the step's action
+    counts (energy-table keys), ``devices`` the powered devices by static key (their static
+    power runs the whole step), ``active`` seconds of extra power (the CPU computing
+    attention), ``kernel`` the SmartSSDs' attention jobs."""
 
     system: str
     batch: int
     parts: dict
     serial: dict
     prefill: float = 0.0
+    actions: dict = field(default_factory=dict)
+    devices: dict = field(default_factory=dict)
+    active: dict = field(default_factory=dict)
+    kernel: dict = field(default_factory=dict)
 
     @property
     def oom(self) -> bool:
@@ -87,6 +96,28 @@ def _gpu_step(m, gpu, b: int, extra_flops: float = 0.0) -> float:
     return gpu.time(b * m.decode_flops() + extra_flops, m.weight_bytes)
 
 
+def _host_actions(m, b: int, extra_flops: float = 0.0, gpu_in: float = 0.0) -> dict:
+    """The GPU's and the weights' actions of a step: the GEMM FLOPs, the weights (and
+    ``gpu_in`` other bytes) over the GPU's PCIe link, written into HBM and read back, and,
+    unless they stay in storage, read from host DRAM."""
+    w = m.weight_bytes
+    acts = {"gpu:flop:e5m10": b * m.decode_flops() + extra_flops,
+            "dram:hbm:bit": 8.0 * 2 * (w + gpu_in), "link:pcie:bit": 8.0 * (w + gpu_in)}
+    if not _weights_on_storage(m):
+        acts["dram:ddr4:bit"] = 8.0 * w
+    return acts
+
+
+def _host_devices(extra: dict | None = None) -> dict:
+    """The host's powered devices (Table 1: one GPU, one CPU, 16 DIMMs) and ``extra``."""
+    return {"static:gpu": 1, "static:cpu": 1, "static:ddr4_dimm": HOST_DIMMS, **(extra or {})}
+
+
+def _q_o_bytes(m, b: int) -> float:
+    """Q out and O back for every query head of a step (fp16)."""
+    return b * m.layers * m.heads * m.head_dim * 2 * 2
+
+
 def _prefill(m, gpu, b: int, s: int, write_bw: float) -> float:
     """Prefill (only with ``prefill``): weight load, GPU GEMMs and causal attention over the
     prompt, and the KV cache written to its tier; overlapped (assumed)."""
@@ -114,7 +145,14 @@ def step_flex_dram(m, gpu, b: int, s: int, n: int) -> StepTime:
     if _weights_on_storage(m):
         parts["storage"] = m.weight_bytes / _raid_read(N_FLEX_SSD, dev.CONV_SSD, SSD_LINK)
     pre = _prefill(m, gpu, b_fit, s, DRAM_BW * DRAM_EFF)
-    return StepTime("FLEX(DRAM)", b_fit, parts, {}, pre)
+    acts = _host_actions(m, b_fit)
+    # the CPU reads the KV cache from DRAM and appends the new entries; Q and O cross PCIe
+    acts["dram:ddr4:bit"] = acts.get("dram:ddr4:bit", 0.0) + 8.0 * (
+        kv + b_fit * m.kv_bytes_per_token)
+    acts["link:pcie:bit"] += 8.0 * _q_o_bytes(m, b_fit)
+    ssds = {"static:ssd": N_FLEX_SSD} if _weights_on_storage(m) else {}
+    return StepTime("FLEX(DRAM)", b_fit, parts, {}, pre, acts, _host_devices(ssds),
+                    {"static:cpu_active": parts["cpu_attention"]})
 
 
 def _raid_read(k: int, ssd, link, shared_link=None) -> float:
@@ -148,7 +186,15 @@ def step_flex_ssd(m, gpu, b: int, s: int, n: int, sixteen: bool = False) -> Step
              + max(kv / CPU_ATTN_BW, 2 * kv / (DRAM_BW * DRAM_EFF)),
              "kv_write": write}
     pre = _prefill(m, gpu, b, s, k * ssd.write_bw)
-    return StepTime(name, b, parts, {}, pre)
+    acts = _host_actions(m, b)
+    # the KV cache (and stored weights) over the SSD links into host DRAM, read back by the
+    # CPU (or the GPU's DMA); the new entries' pages out; Q and O between GPU and CPU.  The
+    # SSDs' own energy is their datasheet power over the step (HILOS §6.3), not per byte.
+    acts["link:pcie:bit"] += 8.0 * (kv + w_sto + entries * PAGE + _q_o_bytes(m, b))
+    acts["dram:ddr4:bit"] = acts.get("dram:ddr4:bit", 0.0) + 8.0 * 2 * (kv + w_sto)
+    cpu = max(kv / CPU_ATTN_BW, 2 * kv / (DRAM_BW * DRAM_EFF))
+    return StepTime(name, b, parts, {}, pre, acts, _host_devices({"static:ssd": k}),
+                    {"static:cpu_active": cpu})
 
 
 # --- HILOS(N) -----------------------------------------------------------------------------------
@@ -253,7 +299,24 @@ def step_hilos(m, gpu, b: int, s: int, n: int, n_dev: int, alpha: float = -1.0,
     if writeback:
         serial["host_buffer"] = _host_buffer_time(m, b, k_buf, buf)
     pre = _prefill(m, gpu, b, s, n_dev * sd.write_bw)
-    return StepTime(f"HILOS({n_dev})", b, parts, serial, pre)
+    g, passes = kernel_group(m.d_group)
+    jobs = (1 - a) * b * hkv * passes * L
+    n_k, n_pre = max(1, int(round(stored))), int(round(k_buf))
+    kv_read = (1 - a) * b * stored * m.kv_bytes_per_token
+    acts = _host_actions(m, b, regen, x_read)
+    # the X-cache over the chassis link (the GPU link is in _host_actions); Q, O, scores and
+    # buffered V rows; the host reads the buffered K rows it scores.  In each SmartSSD the KV
+    # rows land in the FPGA's DRAM (P2P) and the kernel streams K and V from it.
+    acts["link:pcie:bit"] += 8.0 * (w_sto + x_read + q_o + buf)
+    host_rows = b * L * hkv * k_buf * _entry_bytes(m) if writeback else 0.0
+    acts["dram:ddr4:bit"] = acts.get("dram:ddr4:bit", 0.0) + 8.0 * host_rows
+    acts["dram:fpga_ddr4:bit"] = 8.0 * (kv_read + jobs * (2 * n_k + n_pre) * m.head_dim * 2)
+    active = {"static:cpu_active": serial.get("host_buffer", 0.0)}
+    kernel = {"d_group": g, "head_dim": m.head_dim if m.head_dim in SUPPORTED_HEAD_DIMS else 128,
+              "jobs": jobs, "n_stored": n_k, "n_precomputed": n_pre, "devices": n_dev,
+              "seconds": parts["kernel"]}
+    return StepTime(f"HILOS({n_dev})", b, parts, serial, pre, acts,
+                    _host_devices({"static:ssd": n_dev}), active, kernel)
 
 
 def all_systems(m, gpu, b, s, n, cfg=None, devices=DEVICE_COUNTS) -> dict:
