@@ -85,11 +85,15 @@ def _energy_rows(f) -> list:
     gpu_j = pt["A100+AttAcc"].joules
     pim_j = pt["PAPI"].joules
     pj = PRICES.pj
+    parts = pt["A100+AttAcc"].energy().breakdown()
+    share = {k: v / sum(parts.values()) for k, v in parts.items()}
     cause = (f"our FC on the GPUs costs {pj('gpu:flop:e5m10'):g} pJ/FLOP + "
              f"{pj('dram:hbm:bit'):g} pJ/bit of HBM + {pj('static:gpu'):g} W static per A100 "
              f"against {pj('dram:hbm_pim:bit'):g} pJ/bit for a bank read on PIM; at "
-             f"{FIG10_MODEL}, batch 16, spec 2 a batch takes {gpu_j:.0f} J on A100+AttAcc, "
-             f"{pim_j:.0f} J on PAPI; the paper's GPU energy model is not given")
+             f"{FIG10_MODEL}, batch 16, spec 2 a batch takes {gpu_j:.0f} J on A100+AttAcc "
+             f"({share.get('static', 0):.0%} static power of the A100s and stacks, "
+             f"{share.get('dram:hbm', 0):.0%} the GPUs' HBM reads), {pim_j:.0f} J on "
+             f"PAPI; {_papi_share(g8)}; the paper's GPU energy model is not given")
     how = "tokens per joule from each system's action counts x the shared energy table, geomean"
     return [
         _row("Fig. 8b: energy efficiency PAPI / A100+AttAcc", 3.4,
