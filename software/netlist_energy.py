@@ -20,7 +20,8 @@ the clock tree, wires and the gates' real fan-outs are not modelled, and the RTL
 intermediate signals stand in for the gates.  The table's value of the same job is the
 probes' action counts (``PhaseResult.actions``) priced by the table.  Both are divided by the
 job's operations (float operations for the float units, tokens for ``pam_pu``) and reported
-side by side with their ratio, at 45 nm and ASAP7.
+side by side with their ratio, at 45 nm and ASAP7; the unit's activity model of the same job,
+priced the same way, is reported beside them.
 
 ``pimforge bench --only energy`` runs :data:`CASES` and writes ``energy.json`` and
 ``energy.md``.
@@ -37,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pimforge.base.errors import ToolError
 from pimforge.base.files import write_atomic
 from pimforge.hw.core.energy import component_of, table
 from pimforge.sim.harness.runner import run_unit
@@ -164,6 +166,19 @@ def _ops(case: Case, job, actions: dict) -> int:
     return sum(n for k, n in actions.items() if k.startswith("op:"))
 
 
+def _model_actions(case: Case, unit, cfg, phases: int, ops: int) -> dict | None:
+    """The same job's actions from the unit's activity model (``None`` without one): one
+    ``activity(cfg, n)`` per token set of each phase for the PU, else one for all operations."""
+    if unit.activity is None:
+        return None
+    jobs = [n for _ in range(phases) for n in case.bench["sets"]] if case.per == "token" else [ops]
+    out: dict = {}
+    for n in jobs:
+        for k, v in unit.activity(cfg, n).items():
+            out[k] = out.get(k, 0) + v
+    return out
+
+
 def cross_check(case: Case, units: dict, seed: int = 1) -> dict:
     """The netlist estimate and the table's value per operation of ``case``, at :data:`NODES`.
 
@@ -177,7 +192,7 @@ def cross_check(case: Case, units: dict, seed: int = 1) -> dict:
         res = run_unit(unit, cfg, job, seed=seed, label=case.label)
     run_dir = Path(res.log).parent
     if not res.passed:
-        raise AssertionError(f"{case.label}: the bench failed; see {res.log}")
+        raise ToolError(f"{case.label}: the bench failed; see {res.log}")
     vcd = vcd_toggles(run_dir / "dump.vcd")
     shutil.rmtree(run_dir, ignore_errors=True)   # a VCD of a PU is tens of MB
     actions: dict = {}
@@ -185,6 +200,9 @@ def cross_check(case: Case, units: dict, seed: int = 1) -> dict:
         for k, n in p.actions.items():
             actions[k] = actions.get(k, 0) + n
     ops = _ops(case, job, actions)
+    if not ops:
+        raise ToolError(f"{case.label}: the probes counted no float operation to divide by")
+    model = _model_actions(case, unit, cfg, len(job.phases), ops)
     gate_toggles = vcd["toggles"] * g["nand2_eq"] / vcd["bits"]
     out = {"unit": case.unit, "preset": case.preset, "per": case.per, "ops": ops,
            "config": rep["config"], "nand2_eq": g["nand2_eq"], "memory_bits": g["memory_bits"],
@@ -196,12 +214,15 @@ def cross_check(case: Case, units: dict, seed: int = 1) -> dict:
         tab = table(node)
         netlist_pj = gate_toggles * tab.toggle_fj() * 1e-3 / ops
         table_pj = sum(tab.pj(k) * n for k, n in actions.items()) / ops
+        model_pj = None if model is None else sum(tab.pj(k) * n for k, n in model.items()) / ops
         compute_pj = sum(tab.pj(k) * n for k, n in actions.items()
                          if component_of(k) == "compute") / ops
         out["nodes"][node] = {"toggle_fj": tab.toggle_fj(), "netlist_pj": netlist_pj,
                               "table_pj": table_pj, "table_compute_pj": compute_pj,
                               "ratio": netlist_pj / table_pj if table_pj else None,
-                              "ratio_compute": netlist_pj / compute_pj if compute_pj else None}
+                              "ratio_compute": netlist_pj / compute_pj if compute_pj else None,
+                              "model_pj": model_pj,
+                              "ratio_model": netlist_pj / model_pj if model_pj else None}
     if not any(component_of(k) == "compute" for k in actions):
         out["note"] = "the probes counted no float operation: the table's value is SRAM only"
     return out
@@ -210,7 +231,7 @@ def cross_check(case: Case, units: dict, seed: int = 1) -> dict:
 # -- the benchmark ---------------------------------------------------------------------------
 
 def _ratio(x) -> str:
-    return "-" if x is None else f"{x:.3g}"
+    return "-" if x is None else f"{x:.4g}"
 
 
 def render(results: dict) -> str:
@@ -220,15 +241,18 @@ def render(results: dict) -> str:
              f"bench) x energy per NAND2-equivalent toggle; {ESTIMATE_NOTE}. Table: the probes' "
              "action counts priced by the energy table. Per operation: per float operation, "
              "per token for pam_pu. `ratio` is netlist / table; `ratio (compute)` leaves the "
-             "table's SRAM accesses out, which the gate count does not hold.", "",
+             "table's SRAM accesses out, which the gate count does not hold; `model pJ` prices "
+             "the unit's activity model of the same job instead of the probes' counts.", "",
              "| case | per | NAND2 eq. | toggle rate | node | fJ/toggle | netlist pJ | table pJ "
-             "| ratio | ratio (compute) |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "| ratio | ratio (compute) | model pJ | ratio (model) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for label, r in results.items():
         for node, n in r["nodes"].items():
             lines.append(f"| {label} | {r['per']} | {r['nand2_eq']:,.0f} | {r['toggle_rate']:.4f} "
                          f"| {node} | {n['toggle_fj']:g} | {n['netlist_pj']:.4g} | "
                          f"{n['table_pj']:.4g} | {_ratio(n['ratio'])} | "
-                         f"{_ratio(n['ratio_compute'])} |")
+                         f"{_ratio(n['ratio_compute'])} | {_ratio(n['model_pj'])} | "
+                         f"{_ratio(n['ratio_model'])} |")
     notes = [f"- {label}: {r['note']}" for label, r in results.items() if r.get("note")]
     if notes:
         lines += [""] + notes

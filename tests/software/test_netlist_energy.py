@@ -85,6 +85,8 @@ def test_fp16_add_against_the_table():
         n = r["nodes"][node]
         assert n["netlist_pj"] == pytest.approx(r["gate_toggles_per_op"] * fj * 1e-3)
         assert math.isfinite(n["ratio"]) and BAND[0] < n["ratio"] < BAND[1], (node, n)
+        # the activity model of the same job prices as the probes' counts
+        assert n["model_pj"] == pytest.approx(n["table_pj"]), (node, n)
     # one fp16 add per operation: Horowitz's 0.4 pJ at 45 nm
     assert r["nodes"]["45nm"]["table_pj"] == pytest.approx(0.4)
     assert "an estimate" in ne.render({case.label: r})
