@@ -361,8 +361,9 @@ def unit_power(unit, cfg, clock: dict | None, generic: dict, n_ops: int = POWER_
         counts = unit.activity(cfg, n_ops)
         cycles = unit.cycle_model(cfg, n_ops)
         parts = tab.breakdown(counts)
-    except (UserError, ValueError) as e:  # a job this config cannot run, or an unpriced action
-        out["note"] = f"no dynamic power: {e}"
+    # a job this config cannot hold (a small preset's tables overflow), or an unpriced action
+    except (UserError, ValueError, IndexError) as e:
+        out["note"] = f"no dynamic power for a job of {n_ops} operations: {type(e).__name__}: {e}"
         return out
     joules = sum(parts.values())
     seconds = cycles / (mhz * 1e6)

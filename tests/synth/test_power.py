@@ -79,3 +79,15 @@ def test_no_activity_model_reports_static_only():
     assert p["static_w"] > 0
     assert "dynamic: no activity model" in report.render(rep)
     assert "static (no activity model)" in report.summary([rep])
+
+
+def test_a_job_the_config_cannot_run_is_reported():
+    """An activity or cycle model that rejects the job leaves the report standing, with the
+    reason, and static power only."""
+    def too_big(cfg, n):
+        raise ValueError(f"{n} operations do not fit")
+    unit = dataclasses.replace(get_unit("fp_add"), cycle_model=too_big)
+    p = _synth(unit)["power"]
+    assert p["dynamic_w"] is None and p["static_w"] > 0
+    assert p["note"] == f"no dynamic power for a job of {run.POWER_OPS} operations: ValueError: " \
+                        f"{run.POWER_OPS} operations do not fit"
