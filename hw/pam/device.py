@@ -29,13 +29,16 @@ reader is done.
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
-from amaranth.lib import fifo, wiring
+from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from pimforge.hw.core.activity import SyncFIFO
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.pam.config import PU_TIER_PRESETS, TIERS, TIER_CLOCKS, PamDeviceConfig
-from pimforge.hw.pam.device_timing import MASK_FIFO_DEPTH, device_cycle_model, device_latency
+from pimforge.hw.pam.device_timing import (
+    MASK_FIFO_DEPTH, device_activity_model, device_cycle_model, device_latency
+)
 from pimforge.hw.pam.pu import PamPu
 from pimforge.hw.pam.ru import PamRu
 from pimforge.hw.pam.streams import kv_signature, partial_signature, q_signature
@@ -158,7 +161,7 @@ class PamDevice(PimComponent):
         mask_hold = Signal(n, name="q_mask")
         mask = Mux(qb == 0, q.payload.active, mask_hold)
         done = Signal(n, name="q_taken")
-        m.submodules.mask_fifo = mf = fifo.SyncFIFO(width=n, depth=MASK_FIFO_DEPTH)
+        m.submodules.mask_fifo = mf = SyncFIFO(width=n, depth=MASK_FIFO_DEPTH)
         slot_ok = (qb != 0) | (q.payload.active == 0) | mf.w_rdy
         took = []
         for k, pu in enumerate(pus):
@@ -193,7 +196,7 @@ DEVICE_PRESETS = {**{t: {"lanes": PU_TIER_PRESETS[t]["lanes"], "pus": 2} for t i
 UNITS = (HwUnit("pam_device", "PAM device: PUs of one tier and the intra-device RU "
                 "(i_q, i_kv0.. -> o: O, m, l)", PamDeviceConfig, PamDevice, DEVICE_PRESETS,
                 device_cycle_model, paper="PAM §5.2, Fig. 8; Alg. 1",
-                clocks=TIER_CLOCKS,
+                clocks=TIER_CLOCKS, activity=device_activity_model,
                 # its RU as wide as its PUs, so the operators may be as deep as pam_pu's
                 # 100 MHz config; placement takes up to 45 minutes beside another run
                 synth_bench={"preset": "small", "set": {"ru_vector_width": 4, "op_depth": 12},

@@ -1,16 +1,19 @@
-"""The no-stall schedule of :mod:`pimforge.hw.pam.device`: :class:`DeviceModel` follows one device
-between requests; the unit's cycle model is :func:`device_cycle_model`."""
+"""The no-stall schedule and the actions of :mod:`pimforge.hw.pam.device`: :class:`DeviceModel`
+follows one device between requests; the unit's cycle model is :func:`device_cycle_model`, its
+activity model :func:`device_activity_model` (the sum of its PUs' and its RU's)."""
 from __future__ import annotations
 
+from collections import Counter
 from functools import lru_cache
 
 from pimforge.base.numerics import spread
+from pimforge.hw.core.activity import mem_action
 from pimforge.hw.pam.config import PamDeviceConfig
-from pimforge.hw.pam.pu_timing import pu_schedule
-from pimforge.hw.pam.ru_timing import ru_timing
+from pimforge.hw.pam.pu_timing import pu_activity, pu_schedule
+from pimforge.hw.pam.ru_timing import ru_activity, ru_timing
 
 __all__ = ["MASK_FIFO_DEPTH", "ru_go", "DeviceModel", "device_schedule", "device_cycles",
-           "device_latency", "device_cycle_model"]
+           "device_latency", "device_cycle_model", "device_activity", "device_activity_model"]
 
 
 MASK_FIFO_DEPTH = 4     # requests whose Q is in while their partials are not yet collected
@@ -121,3 +124,31 @@ def device_latency(cfg: PamDeviceConfig) -> int:
 def device_cycle_model(cfg, n: int) -> int:
     """Registry cycle model: one request of ``n`` tokens (:func:`device_cycles`)."""
     return device_cycles(cfg, [n])
+
+
+def device_activity(cfg: PamDeviceConfig, requests) -> dict:
+    """The actions of :func:`device_schedule`'s requests, with or without stalls: the sum of
+    its parts'.  Each PU with tokens in a request takes one Q load and one token set
+    (:func:`~pimforge.hw.pam.pu_timing.pu_activity`); the RU merges one partial per such PU
+    (:func:`~pimforge.hw.pam.ru_timing.ru_activity`, one request; none without tokens), and
+    its PU mask is pushed into and popped from the mask FIFO once.  The Q fork and the
+    collector hold no float operator or memory."""
+    pu_cfg, ru_cfg = cfg.pu_config(), cfg.ru_config(False)
+    sets, partials = [], []
+    for spec in requests:
+        active = [c for c in _tokens(cfg, spec) if c]
+        sets += active
+        if active:
+            partials.append(len(active))
+    total = Counter(pu_activity(pu_cfg, sets)) if sets else Counter()
+    if partials:
+        total.update(ru_activity(ru_cfg, partials))
+        for access in ("write", "read"):
+            total[mem_action(access, MASK_FIFO_DEPTH, cfg.pus, cls="fifo")] += len(partials)
+    return dict(total)
+
+
+def device_activity_model(cfg, n: int) -> dict:
+    """Registry activity model: the job of :func:`device_cycle_model`, one request of ``n``
+    tokens."""
+    return device_activity(cfg, [n])

@@ -34,12 +34,11 @@ from __future__ import annotations
 import dataclasses
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
-from amaranth.lib import fifo
-from pimforge.hw.core.activity import Memory
 from amaranth.lib.wiring import In, Out
 
 from pimforge.base.formats import FP16
 from pimforge.base.numerics import SCORE, log2_exact, scale_bits
+from pimforge.hw.core.activity import Memory, SyncFIFO
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.fanout import SplitFifo
 from pimforge.hw.core.pipeline import levels
@@ -49,20 +48,12 @@ from pimforge.hw.fp.ops import beat_tree, delay, delay_valid, float_op
 from pimforge.hw.fp.softmax import exp_diff, greater, merge_stats
 from pimforge.hw.pam.config import HBM_FP32_CLOCK_MHZ, PU_TIER_PRESETS, TIER_CLOCKS, PamPuConfig
 from pimforge.hw.pam.pu_formal import pu_environment
-from pimforge.hw.pam.pu_timing import pu_cycles, pu_tail_cycles, pu_timing
+from pimforge.hw.pam.pu_timing import (
+    pu_activity_model, pu_cycles, pu_tail_cycles, pu_timing, v_fifo_depth
+)
 from pimforge.hw.pam.streams import kv_signature, partial_signature, q_signature
 
 __all__ = ["PamPu"]
-
-
-def _fifo_depth(cfg: PamPuConfig) -> int:
-    """V FIFO entries: a tile's V beats wait there for its row max and first exponential (the
-    score path and the P path), plus two rows and a margin.  Not rounded up to a power of two:
-    the FIFO is the PU's largest memory (16 x 257 bits an entry at 16 lanes).  At hbm (49
-    entries) the bench's no-stall cycle count still matches the model with 16 entries fewer,
-    and not with 24 fewer (the V stream stalls), so the margin is small but real."""
-    t = pu_timing(cfg)
-    return t["score"] + t["p_path"] + 2 * cfg.beats + 8
 
 
 class PamPu(PimComponent):
@@ -105,7 +96,7 @@ class PamPu(PimComponent):
     def manifest(self) -> dict:
         man = super().manifest()
         man["storage_bytes"] = self.cfg.storage_bytes
-        man["v_fifo_beats"] = _fifo_depth(self.cfg)
+        man["v_fifo_beats"] = v_fifo_depth(self.cfg)
         man["timing"] = self.timing
         return man
 
@@ -155,7 +146,7 @@ class PamPu(PimComponent):
         kb = Signal(range(B), name="k_beat")           # beat within the K row
         in_flight = Signal(range(2 * T + 1), name="tokens_in_flight")
         drain_pending = Signal(name="drain_pending")
-        v_fifo = SplitFifo([16] * (L - 1) + [17], _fifo_depth(self.cfg), "v_fifo")
+        v_fifo = SplitFifo([16] * (L - 1) + [17], v_fifo_depth(self.cfg), "v_fifo")
         m.submodules.v_fifo = v_fifo
         token_start = ~kv.payload.is_v & (kb == 0)
         can_accept = Mux(kv.payload.is_v, v_fifo.w_rdy, ~token_start | (in_flight < 2 * T))
@@ -191,7 +182,8 @@ class PamPu(PimComponent):
             r, v, _ = float_op(m, "mul_wide", SCORE, od,
                                {"a": _lane(q_rd.data, i, 16),
                                 "b": _lane(self.i_kv.payload.data, i, 16)},
-                               valid=k_fire if i == 0 else None, src=FP16, name=f"qk{i}")
+                               valid=k_fire if i == 0 else None, src=FP16, name=f"qk{i}",
+                               fire=k_fire)
             prods.append(r["r"])
             if i == 0:
                 valid = v
@@ -200,7 +192,8 @@ class PamPu(PimComponent):
             nxt = []
             for i in range(0, len(prods), 2):
                 r, v, _ = float_op(m, "add", SCORE, od, {"a": prods[i], "b": prods[i + 1]},
-                                   valid=valid if i == 0 else None, name=f"lt{level}_{i // 2}")
+                                   valid=valid if i == 0 else None, name=f"lt{level}_{i // 2}",
+                                   fire=valid)
                 nxt.append(r["r"])
                 if i == 0:
                     nv = v
@@ -239,7 +232,7 @@ class PamPu(PimComponent):
                 m.d.sync += m_t.eq(s)
         # the tile-end marker travels as long as the score path, so it arrives after the last score
         marker = delay_valid(m, tile_end, self.timing["score"], name="tile_end_d")
-        desc = fifo.SyncFIFO(width=sw + (T).bit_length() + 1, depth=2)
+        desc = SyncFIFO(width=sw + (T).bit_length() + 1, depth=2)
         m.submodules.tile_fifo = desc
         m.d.comb += [desc.w_data.eq(Cat(m_t, s_cnt, s_par)), desc.w_en.eq(marker)]
         with m.If(marker):
@@ -280,7 +273,7 @@ class PamPu(PimComponent):
             return dict(x)
         p_r, p_valid, tg = exp_diff(m, acc, od, s_rd.data, seq_m, valid=seq_fire, side=tags,
                                     name="pexp", pre=score_read)
-        p_fifo = fifo.SyncFIFO(width=aw + sw + 2, depth=2 * T)
+        p_fifo = SyncFIFO(width=aw + sw + 2, depth=2 * T)
         m.submodules.p_fifo = p_fifo
         m.d.comb += [p_fifo.w_data.eq(Cat(p_r, tg["mt"], tg["first"], tg["last"])),
                      p_fifo.w_en.eq(p_valid)]
@@ -328,7 +321,7 @@ class PamPu(PimComponent):
         ot_wr, ot_rd, o_wr, o_rd = mem["ot_wr"], mem["ot_rd"], mem["o_wr"], mem["o_rd"]
         vb, mseq_busy, mseq_b = v["vb"], mseq["busy"], mseq["beat"]
         # V-beat conversion happens before the fma: delay the other operands to match
-        vconv = _to_acc(m, cfg, [_lane(v["data"], i, 16) for i in range(L)], "vc")
+        vconv = _to_acc(m, cfg, [_lane(v["data"], i, 16) for i in range(L)], v["issue"], "vc")
         issue_d = delay(m, {"vb": vb, "p": p["j"], "tfirst": p["first"],
                             "tlast": p["last"] & (vb == B - 1), "slast": v["last"],
                             "mt": p["mt"]}, self.timing["conv"], name="vi")
@@ -355,11 +348,13 @@ class PamPu(PimComponent):
                 "tlast": issue_d["tlast"], "slast": issue_d["slast"],
                 "mt": issue_d["mt"], "mlast": mseq_b == B - 1}
         outs, fma_valid, fma_tag = [], None, None
+        fma_go = v_go | mseq_busy
         for i in range(L):
             x = {"ot": _lane(ot_rd.data, i, aw), "o": _lane(o_rd.data, i, aw), "v": vconv[i],
                  **flags}
-            r, fv, ft = float_op(m, "fma", acc, od, x, valid=(v_go | mseq_busy) if i == 0 else None,
-                                 side=side if i == 0 else None, name=f"vfma{i}", pre=select)
+            r, fv, ft = float_op(m, "fma", acc, od, x, valid=fma_go if i == 0 else None,
+                                 side=side if i == 0 else None, name=f"vfma{i}", pre=select,
+                                 fire=fma_go)
             outs.append(r["r"])
             if i == 0:
                 fma_valid, fma_tag = fv, ft
@@ -439,12 +434,13 @@ def _lane(value, i, w):
     return value[i * w:(i + 1) * w]
 
 
-def _to_acc(m, cfg, values, name):
-    """fp16 lanes -> acc lanes (free-running converts; none when acc is fp16)."""
+def _to_acc(m, cfg, values, fire, name):
+    """fp16 lanes -> acc lanes (free-running converts; none when acc is fp16); ``fire``: the
+    V issue, the cycles the lanes hold a beat the fmas take."""
     if cfg.acc.width == 16:
         return values
     return [float_op(m, "convert", cfg.acc, cfg.op_depth, {"a": x}, src=FP16,
-                     name=f"{name}{i}")[0]["r"] for i, x in enumerate(values)]
+                     name=f"{name}{i}", fire=fire)[0]["r"] for i, x in enumerate(values)]
 
 
 def _merge_seq_state(cfg) -> dict:
@@ -465,6 +461,7 @@ PU_CLOCKS = {**TIER_CLOCKS,
 UNITS = (HwUnit("pam_pu", "PAM local-attention PU: Q.K, row max, exp, l and O = sum p V in tiles "
                 "(i_q, i_kv -> o: O, m, l)", PamPuConfig, PamPu, PU_PRESETS, pu_cycles,
                 paper="PAM §5.2.1, Alg. 1 Local_Attention", clocks=PU_CLOCKS, formal=pu_environment,
+                activity=pu_activity_model,
                 # op_depth 12: the depth it needs for 100 MHz on ECP5, whose placement takes
                 # up to 10 minutes
                 synth_bench={"set": {"lanes": 4, "head_dim": 64, "op_depth": 12},

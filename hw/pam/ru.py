@@ -31,11 +31,11 @@ cycles from the last input beat to the first output beat; the outputs then follo
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Module, Mux, Signal
-from pimforge.hw.core.activity import Memory
 from amaranth.lib.wiring import In, Out
 
 from pimforge.base.formats import FP16
 from pimforge.base.numerics import SCORE
+from pimforge.hw.core.activity import Memory, op_action, probe
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.fanout import COPY_MARK
 from pimforge.hw.core.inventory import record
@@ -48,7 +48,7 @@ from pimforge.hw.fp.softmax import merge_latency, merge_stats
 from pimforge.hw.pam.config import PamRuConfig
 from pimforge.hw.pam.ru_formal import ru_response
 from pimforge.hw.pam.ru_timing import (
-    COEF_REG, IN_REG, ru_cycle_model, ru_drain_depth, ru_latency, stats_ready
+    COEF_REG, IN_REG, ru_activity_model, ru_cycle_model, ru_drain_depth, ru_latency, stats_ready
 )
 from pimforge.hw.pam.streams import partial_signature
 
@@ -233,12 +233,15 @@ class PamRu(PimComponent):
         line = {"data": inp["data"], "beat": inp["beat"], "last": inp["last"]}
         d1 = delay(m, line, lat, name="line")
         d2 = delay(m, d1, 1, name="line_rd")
-        v2 = delay_valid(m, delay_valid(m, inp["valid"], lat, name="linev"), 1, name="line_rdv")
+        v1 = delay_valid(m, inp["valid"], lat, name="linev")
+        v2 = delay_valid(m, v1, 1, name="line_rdv")
         m.submodules.scratch = scratch = Memory(shape=w * aw, depth=bw, init=[])
         wp = scratch.write_port()
         rp = scratch.read_port(transparent_for=(wp,))
         dp = scratch.read_port()
-        m.d.comb += rp.addr.eq(d1["beat"])
+        # the read is enabled by the beat it serves: its data is used only by that beat's fmas
+        # (the next cycle), so it reads once per beat, not in every cycle
+        m.d.comb += [rp.addr.eq(d1["beat"]), rp.en.eq(v1)]
         results, wv, ws = [], None, None
         for j in range(w):
             x = d2["data"][j * aw:(j + 1) * aw]
@@ -248,7 +251,7 @@ class PamRu(PimComponent):
             ops = {"a": Mux(swap, o, x), "b": coef[j]["g"], "c": Mux(first, 0, Mux(swap, x, o))}
             side = {"beat": d2["beat"], "last": d2["last"]} if j == 0 else None
             f, fv, fs = float_op(m, "fma", acc, od, ops, valid=v2 if j == 0 else None,
-                                 side=side, name=f"fma{j}")
+                                 side=side, name=f"fma{j}", fire=v2)
             results.append(f["r"])
             if j == 0:
                 wv, ws = fv, fs
@@ -299,9 +302,16 @@ class PamRu(PimComponent):
                 inputs[f"e{j}_b"] = scal["r"]
             stages = [_per_lane(s, w, keep) for s in mul_stages(acc, False)]
             record("mul", acc, count=w, inline=True)  # inventory for synthesis area breakdowns
+            # the entries enter the pipeline one per transfer and each moves through it once:
+            # a probe per lane's operator, on the entry transfer
+            enter = link.valid & link.ready
+            for _ in range(w):
+                probe(m, op_action("mul", acc), enter)
             if aw != 16:
                 conv = convert_stages(acc, FP16, False)
                 record("convert", FP16, acc, count=w, inline=True)
+                for _ in range(w):
+                    probe(m, op_action("convert", FP16), enter)
                 stages += [_per_lane(s, w, keep, {"r": "a"} if k == 0 else None)
                            for k, s in enumerate(conv)]
 
@@ -319,5 +329,6 @@ UNITS = (HwUnit("pam_ru", "PAM reduction unit: merges partials (O, m, l) of a re
                 "Reduction (i: data, m, l, last -> o: data, m, l [, norm, lse])",
                 PamRuConfig, PamRu, {"final": {"final": True}, "fp32": {"acc": "fp32"}},
                 ru_cycle_model, paper="PAM §5.2.2, Alg. 1 lines 15-22", response=ru_response,
+                activity=ru_activity_model,
                 # op_depth 15: the depth its ECP5 figure needs for 100 MHz
                 synth_bench={"set": {"vector_width": 4, "head_dim": 64, "op_depth": 15}}),)

@@ -1,14 +1,19 @@
-"""The fixed latencies and the no-stall schedule of :mod:`pimforge.hw.pam.ru`; the unit's cycle
-model is :func:`ru_cycle_model`."""
+"""The fixed latencies, the no-stall schedule and the actions of :mod:`pimforge.hw.pam.ru`; the
+unit's cycle model is :func:`ru_cycle_model`, its activity model :func:`ru_activity_model`
+(from :func:`ru_activity`)."""
 from __future__ import annotations
 
 import math
+from collections import Counter
 
+from pimforge.base.formats import FP16
+from pimforge.base.numerics import SCORE
+from pimforge.hw.core.activity import mem_action, op_action
 from pimforge.hw.fp.ops import op_latency
 from pimforge.hw.fp.softmax import merge_latency, to_acc_latency
 
 __all__ = ["IN_REG", "COEF_REG", "ru_drain_depth", "stats_ready", "ru_timing", "ru_latency",
-           "ru_schedule", "ru_cycles", "ru_cycle_model"]
+           "ru_schedule", "ru_cycles", "ru_cycle_model", "ru_activity", "ru_activity_model"]
 
 
 # The input beat is registered before the merge and the O update (IN_REG): it cuts the path from
@@ -87,3 +92,48 @@ def ru_cycles(cfg, partials_per_request) -> int:
 def ru_cycle_model(cfg, n: int) -> int:
     """Registry cycle model: ``n`` input beats as one request of ``ceil(n / Bw)`` partials."""
     return ru_cycles(cfg, [max(1, math.ceil(n / cfg.beats))])
+
+
+def ru_activity(cfg, partials_per_request) -> dict:
+    """The actions of the RU for requests of the given partial counts (:func:`ru_schedule`'s
+    job), with or without stalls: every count follows a partial or a beat.  Per partial of
+    Bw beats, W lanes:
+
+    * one online-softmax merge at its beat 0 (``merge_stats``: the fp32 subtraction, the
+      conversion to ``acc`` with fp16, the exponential and the fma); in final mode each merge's
+      ``l`` also goes through ``recip`` and ``log`` (the conversion of the log to fp32 with
+      fp16, and the lse add), which the reader takes from the request's last merge;
+    * per beat, one read of the scratch (the old O, a cycle before the fmas), W fmas and one
+      write back.
+
+    Per request the reader reads the Bw scratch entries once (a stalled output holds the read
+    until the drain pipeline takes it); in final mode each entry's W elements are multiplied
+    by ``recip(l)`` and, with an fp32 ``acc``, converted to fp16 on their way out.
+    """
+    W, bw, acc = cfg.vector_width, cfg.beats, cfg.acc
+    parts, reqs = sum(partials_per_request), len(partials_per_request)
+    c = Counter()
+    c[op_action("sub", SCORE)] += parts
+    if acc.width != SCORE.width:
+        c[op_action("convert", acc)] += parts
+    c[op_action("exp", acc)] += parts
+    c[op_action("fma", acc)] += parts + parts * bw * W
+    scratch = (bw, W * acc.width)
+    c[mem_action("read", *scratch)] += parts * bw + reqs * bw
+    c[mem_action("write", *scratch)] += parts * bw
+    if cfg.final:
+        c[op_action("recip", acc)] += parts
+        c[op_action("log", acc)] += parts
+        if acc.width != SCORE.width:
+            c[op_action("convert", SCORE)] += parts
+        c[op_action("add", SCORE)] += parts
+        c[op_action("mul", acc)] += reqs * bw * W
+        if acc.width != FP16.width:
+            c[op_action("convert", FP16)] += reqs * bw * W
+    return dict(c)
+
+
+def ru_activity_model(cfg, n: int) -> dict:
+    """Registry activity model: the job of :func:`ru_cycle_model`, ``n`` input beats as one
+    request of ``ceil(n / Bw)`` partials."""
+    return ru_activity(cfg, [max(1, math.ceil(n / cfg.beats))])

@@ -5,24 +5,18 @@ behind a stream, its outputs queued in a FIFO.
 from __future__ import annotations
 
 from amaranth.hdl import Module, Signal
-from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
+from pimforge.hw.core.activity import SyncFIFO
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.formal import one_per_input
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp.softmax import merge_interval, merge_latency, merge_stats
 from pimforge.hw.pam.config import OnlineSoftmaxConfig
-from pimforge.hw.pam.softmax_timing import softmax_cycles
+from pimforge.hw.pam.softmax_timing import softmax_activity, softmax_cycles, softmax_fifo_depth
 from pimforge.hw.pam.streams import stats_in_signature, stats_out_signature
 
 __all__ = ["OnlineSoftmax", "softmax_fifo_depth"]
-
-
-def softmax_fifo_depth(op_depth: int, acc) -> int:
-    """Output FIFO entries of :class:`OnlineSoftmax`: enough for every merge in flight when the
-    output is always ready, plus one."""
-    return (merge_latency(op_depth, acc) + 1) // merge_interval(op_depth) + 1
 
 
 class OnlineSoftmax(PimComponent):
@@ -93,5 +87,6 @@ UNITS = (HwUnit("online_softmax", "online-softmax statistics merge, PAM eqs. 3-5
                 "(i: m_in, l_in, first -> o: m, l, g, swap)",
                 OnlineSoftmaxConfig, OnlineSoftmax, {"fp32": {"acc": "fp32"}}, softmax_cycles,
                 paper="PAM §5.1.1, eqs. 3-5", response=one_per_input(softmax_cycles),
+                activity=softmax_activity,
                 # op_depth 12: the depth its ECP5 figure needs for 100 MHz
                 synth_bench={"set": {"op_depth": 12}}),)

@@ -11,16 +11,19 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from amaranth.hdl import Cat, Module, Mux, Signal
-from amaranth.lib import fifo, wiring
+from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from pimforge.hw.core.activity import SyncFIFO
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.pam.config import TIERS, PamSystemConfig
 from pimforge.hw.pam.device import PamDevice, collector
 from pimforge.hw.pam.ru import PamRu
 from pimforge.hw.pam.streams import kv_signature, partial_signature, q_signature
-from pimforge.hw.pam.system_timing import TIER_FIFO_DEPTH, system_cycle_model, system_latency
+from pimforge.hw.pam.system_timing import (
+    TIER_FIFO_DEPTH, system_activity_model, system_cycle_model, system_latency
+)
 
 __all__ = ["PamSystem", "SYSTEM_PRESETS"]
 
@@ -88,7 +91,7 @@ class PamSystem(PimComponent):
             # the tier's activity flag, read at its Q beat 0 and queued
             q = getattr(self, f"i_q_{t}")
             qb = Signal(range(dc.head_dim // dc.lanes), name=f"q_beat_{t}")
-            ff = fifo.SyncFIFO(width=1, depth=TIER_FIFO_DEPTH)
+            ff = SyncFIFO(width=1, depth=TIER_FIFO_DEPTH)
             m.submodules[f"tier_fifo_{t}"] = ff
             ok = (qb != 0) | ff.w_rdy
             m.d.comb += [dev.i_q.valid.eq(q.valid & ok),
@@ -117,5 +120,6 @@ UNITS = (HwUnit("pam_system", "PAM system: HBM, DDR, SSD devices and the final R
                 "(i_q_<tier>, i_kv_<tier><k> -> o: O, norm, m, l, lse)", PamSystemConfig,
                 PamSystem, SYSTEM_PRESETS, system_cycle_model,
                 paper="PAM §5.2, Fig. 8; Alg. 1 lines 15-22",
+                activity=system_activity_model,
                 synth_bench={"skip": "three pam_device instances and an RU: pam_device and "
                                      "pam_ru are measured"}),)

@@ -1,15 +1,19 @@
-"""The no-stall schedule of :mod:`pimforge.hw.pam.system`: the device model of each tier
-(:class:`~pimforge.hw.pam.device_timing.DeviceModel`) and the final RU's timing; the unit's cycle
-model is :func:`system_cycle_model`."""
+"""The no-stall schedule and the actions of :mod:`pimforge.hw.pam.system`: the device model of
+each tier (:class:`~pimforge.hw.pam.device_timing.DeviceModel`) and the final RU's timing; the
+unit's cycle model is :func:`system_cycle_model`, its activity model
+:func:`system_activity_model` (the sum of its devices' and its final RU's)."""
 from __future__ import annotations
 
+from collections import Counter
+
 from pimforge.base.numerics import spread
+from pimforge.hw.core.activity import mem_action
 from pimforge.hw.pam.config import TIERS, PamSystemConfig
-from pimforge.hw.pam.device_timing import DeviceModel, ru_go
-from pimforge.hw.pam.ru_timing import ru_drain_depth
+from pimforge.hw.pam.device_timing import DeviceModel, device_activity, ru_go
+from pimforge.hw.pam.ru_timing import ru_activity, ru_drain_depth
 
 __all__ = ["TIER_FIFO_DEPTH", "system_schedule", "system_cycles", "system_latency",
-           "system_cycle_model"]
+           "system_cycle_model", "system_activity", "system_activity_model"]
 
 
 TIER_FIFO_DEPTH = 8     # requests whose Q is in per tier (inactive tiers run ahead)
@@ -78,3 +82,30 @@ def system_latency(cfg: PamSystemConfig) -> int:
 def system_cycle_model(cfg, n: int) -> int:
     """Registry cycle model: one request of ``n`` tokens (:func:`system_cycles`)."""
     return system_cycles(cfg, [n])
+
+
+def system_activity(cfg: PamSystemConfig, requests) -> dict:
+    """The actions of :func:`system_schedule`'s requests, with or without stalls: the sum of
+    its parts'.  Each tier's device runs its share of every request, spread evenly over its
+    PUs (:func:`~pimforge.hw.pam.device_timing.device_activity`); the final RU merges one
+    device partial per tier with tokens (in final mode, one request each).  Every tier gets
+    every request's Q load, so each request pushes one activity flag into each tier's FIFO,
+    and the collector pops the three together (also for a request without tokens)."""
+    tiers = [_tier_tokens(cfg, spec) for spec in requests]
+    total = Counter()
+    for k, t in enumerate(TIERS):
+        dc = cfg.device_config(t)
+        total.update(device_activity(dc, [spread(n[k], [1] * dc.pus) for n in tiers]))
+    partials = [sum(1 for x in n if x) for n in tiers]
+    partials = [p for p in partials if p]
+    if partials:
+        total.update(ru_activity(cfg.device_config("hbm").ru_config(final=True), partials))
+    for access in ("write", "read"):
+        total[mem_action(access, TIER_FIFO_DEPTH, 1, cls="fifo")] += len(TIERS) * len(requests)
+    return dict(total)
+
+
+def system_activity_model(cfg, n: int) -> dict:
+    """Registry activity model: the job of :func:`system_cycle_model`, one request of ``n``
+    tokens."""
+    return system_activity(cfg, [n])
