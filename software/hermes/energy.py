@@ -9,8 +9,8 @@ Per decode step of a batch of ``b`` (divided by ``b`` tokens):
   power over the step; weights streamed over PCIe are also written into its memory;
 * the NDP-DIMMs: the cold neurons' and the KV cache's bits read from DDR4, the ``hermes_gemv``
   actions of each GEMV job (its activity model, :func:`~pimforge.hw.hermes.gemv_timing.
-  gemv_activity`), softmax and ReLU on ``hermes_act`` (counted from the kernel's operations at
-  the unit's formats), each DIMM's background power;
+  gemv_activity`), softmax and ReLU on ``hermes_act`` (its activity model, :func:`~pimforge.
+  hw.hermes.act_timing.act_activity`), each DIMM's background power;
 * the links: activations at every GPU <-> DIMM synchronisation and the hot/cold swaps over
   PCIe, the window remapping over the DIMM-links;
 * Hermes-host's CPU: its base power while the step runs, its DDR4 reads.
@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import math
 
-from pimforge.base.formats import FP16
-from pimforge.hw.core.activity import op_action
+from pimforge.hw.hermes.act_timing import act_activity
 from pimforge.hw.hermes.config import act_preset, gemv_preset
 from pimforge.hw.hermes.gemv_timing import GemvJob, gemv_activity
 from pimforge.software.energy import EnergyResult, add_counts, scale_counts
@@ -51,19 +50,10 @@ def gemv_counts(gemv: str, mode: str, d_in: int, d_out: int, batch: int, n: floa
     return out
 
 
-def act_counts(op: str, n: float) -> dict:
-    """``hermes_act``'s float operations on ``n`` elements.  Softmax (three passes, inside at
-    the unit's ``acc``): per element the conversion in, the running max, x - max, exp, the sum,
-    the product by 1 / sum and the conversion out; one reciprocal.  ReLU: one max at fp16.
-    Counted from the kernel; the unit's own activity model should replace this once it has one."""
-    acc = act_preset("hermes").acc
-    if op == "relu":
-        return {op_action("max", FP16): n}
-    out = {op_action(k, acc): n for k in ("max", "sub", "exp", "add", "mul")}
-    out[op_action("convert", acc)] = n
-    out[op_action("convert", FP16)] = n
-    out[op_action("recip", acc)] = 1
-    return out
+def act_counts(op: str, n: int) -> dict:
+    """``hermes_act``'s actions (the paper's 256 lanes) on one vector of ``n`` elements: its
+    activity model, the job its cycle model times."""
+    return act_activity(act_preset("hermes"), op, n)
 
 
 def _gpu(bytes_: float, flops: float) -> dict:
@@ -76,7 +66,7 @@ def _attention_dimms(s, b: int, ctx: int, gemv: str) -> dict:
     m = s.m
     g = m.d_group
     one = add_counts(gemv_counts(gemv, "rows", m.head_dim, ctx, g, ctx),
-                     act_counts("softmax", g * ctx),
+                     scale_counts(act_counts("softmax", ctx), g),
                      gemv_counts(gemv, "cols", ctx, m.head_dim, g, ctx))
     return add_counts(scale_counts(one, b * m.kv_heads),
                       {"dram:ddr4:bit": b * ctx * 2 * m.kv_heads * m.head_dim * BITS})

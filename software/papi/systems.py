@@ -14,8 +14,8 @@ from pimforge.software.papi.config import (
     ATTN_STACKS, ENERGY_NODE, FC_STACKS, FPU_AREA_PAPER, SYSTEM_SETUP
 )
 from pimforge.software.papi.hardware import (
-    PRICES, Cost, allreduce, attn_transfer, fc_transfer, gpu_attention, gpu_fc, pim_attention, pim_fc,
-    pim_kind
+    PRICES, Cost, allreduce, attn_transfer, fc_transfer, gpu_attention, gpu_fc, pim_attention,
+    pim_fc, pim_kind
 )
 from pimforge.software.papi.sched import placements
 from pimforge.software.papi.workload import sample_requests

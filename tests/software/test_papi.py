@@ -11,7 +11,7 @@ from system_checks import check_bad_input_one_line, check_reproduce_rows, cli
 from pimforge.base.errors import ConfigError
 from pimforge.hw.papi.perf import PU_CLOCK_MHZ, pu_gemv_cycles
 from pimforge.software import workloads as wl
-from pimforge.software.papi.config import POWER_BUDGET_W, HBM, PapiModelConfig
+from pimforge.software.papi.config import POWER_BUDGET_W, PapiModelConfig
 from pimforge.software.papi.hardware import (
     background_w, bank_bound, banks_per_die, pim_attention, pim_fc, pim_kind, power_w
 )
