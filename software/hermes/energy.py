@@ -29,7 +29,7 @@ from pimforge.software.hermes.step import BYTES, shape
 __all__ = ["step_counts", "energy_result", "gemv_counts", "act_counts", "ENERGY_NODE",
            "SYNCS_PER_LAYER"]
 
-ENERGY_NODE = "45nm"        # the NDP core's logic, priced at the table's reference node
+ENERGY_NODE = "asap7"       # Table II: the NDP core is a 7 nm design
 SYNCS_PER_LAYER = {"Hermes": 5, "Hermes-host": 5, "Hermes-base": 2}   # as step.py's _sync calls
 BITS = 8 * BYTES
 

@@ -21,7 +21,9 @@ __all__ = ["run_model"]
 
 ENERGY_NOTE = ("one decode step's actions over its tokens, prefill left out "
                "(software/hermes/energy.py), priced by the shared energy table (pimforge model "
-               "--describe lists its entries and sources); the paper gives no energy result")
+               "--describe lists its entries and sources), the NDP cores' logic at ASAP7 (Table "
+               "II: 7 nm); static: the GPU and every DIMM over the step, Hermes-host's CPU too; "
+               "the paper gives no energy result")
 SWEEPS = {"batch": BATCHES, "dimms": DIMM_COUNTS, "multipliers": MULTIPLIERS}
 
 
