@@ -41,7 +41,7 @@ from dataclasses import make_dataclass
 from types import SimpleNamespace
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
-from pimforge.hw.core.activity import Memory, SyncFIFO
+from pimforge.hw.core.activity import Memory, SyncFIFO, active
 from amaranth.lib.wiring import In, Out
 
 from pimforge.base.formats import FP16
@@ -349,7 +349,8 @@ class HermesGemv(PimComponent):
         cfg = self.cfg
         V, od, GM = cfg.vec_lanes, cfg.op_depth, cfg.max_groups
         sums = []
-        tv = row_v = tags["valid"] & ~tags["cols"]    # row_v: the trees' probes (row mode)
+        tv = tags["valid"] & ~tags["cols"]
+        row_v = tv if active() else None    # the trees' probes, while probing (row mode)
         tt = {"g": tags["g"], "k": tags["k"][:log2_exact(cfg.partials)],
               "first_r": tags["first_r"], "last": tags["last"]}
         for u in range(V):
@@ -432,7 +433,7 @@ class HermesGemv(PimComponent):
         mode: the finish tree; column mode: the drain's read waits for it), + the value, fp16,
         the output FIFO.  Without a merge the partial is -0: v + (-0) = v for every v (NaNs
         are the library's canonical ones): no unmerged value waits beside the adder, and every
-        output is merged in all E lanes (the probes' ``merge_fire``)."""
+        output is merged in all E lanes (the probes' ``merge_fire``, built while probing)."""
         cfg = self.cfg
         V, E, A, od = cfg.vec_lanes, cfg.beat_elems, cfg.acc.width, cfg.op_depth
         tm = self.timing
@@ -450,7 +451,7 @@ class HermesGemv(PimComponent):
             m.d.sync += p_reg.eq(Cat(*p_in))
             z = cfg.acc.frac_bits - FP16.frac_bits
             # the probes: p_reg holds an output's partial after its row's or drain step's read
-            p_fire = delay_valid(m, row_rd | s.drain_fire, 1, "p_conv_fire")
+            p_fire = delay_valid(m, row_rd | s.drain_fire, 1, "p_conv_fire") if active() else None
             p_in = [Cat(Const(0, z), float_op(m, "convert", cfg.acc, od, {"a": lane(p_reg, e, 16)},
                                               src=FP16, name=f"p_conv{e}", fire=p_fire)[0]["r"][z:])
                     for e in range(E)]
@@ -460,8 +461,8 @@ class HermesGemv(PimComponent):
         pm = Signal(A * E, name="merge_in_p", reset_less=True)
         m.d.sync += [vals.eq(Mux(rv, Cat(*rows["vals"], Const(0, A * (E - V))), cols["word"])),
                      pm.eq(Cat(*p_in))]
-        merge_fire = delay_valid(m, rv | cols["valid"], 1, "merge_fire")
-        conv_fire = delay_valid(m, merge_fire, op_latency("add", od), "o_conv_fire")
+        merge_fire = delay_valid(m, rv | cols["valid"], 1, "merge_fire") if active() else None
+        conv_fire = delay_valid(m, merge_fire, op_latency("add", od), "o_conv") if active() else None
         outs = []
         for e in range(E):
             res = float_op(m, "add", cfg.acc, od, {"a": lane(vals, e, A), "b": lane(pm, e, A)},

@@ -47,7 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
-from pimforge.hw.core.activity import Memory
+from pimforge.hw.core.activity import Memory, active
 from amaranth.lib.wiring import In, Out
 
 from pimforge.base.formats import BF16, FP32
@@ -310,8 +310,9 @@ class LolpimPingpong(PimComponent):
                                    fire=iss["valid"])
                 level.append(r["r"])
                 if side:
-                    tv, tt, mul_v = v, t, v
-            # the tags travel with bank 0's tree; every bank's tree sums in every step
+                    tv, tt, mul_v = v, t, (v if active() else None)
+            # the tags travel with bank 0's tree; every bank's tree sums in every step (the
+            # other trees' probes take bank 0's valid, a chain built only while probing)
             total, v, t = add_tree(m, FP32, od, level, valid=tv if first else None,
                                    side=tt if first else None, name=f"tree{b}", fire=mul_v)
             if first:

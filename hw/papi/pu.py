@@ -40,7 +40,7 @@ from __future__ import annotations
 from dataclasses import make_dataclass
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
-from pimforge.hw.core.activity import Memory, SyncFIFO
+from pimforge.hw.core.activity import Memory, SyncFIFO, active
 from amaranth.lib.wiring import In, Out
 
 from pimforge.base.formats import FP16
@@ -243,8 +243,9 @@ class PapiPu(PimComponent):
         cfg = self.cfg
         kind, src = ("mul_wide", FP16) if cfg.acc.width == 32 else ("mul", None)
         sums, tags = [], None
-        # the lead multiplier's valid, for the probes of the trees that carry none: every FPU
-        # multiplies and sums in every issue cycle (lanes past ``reuse`` too, on stale vectors)
+        # the lead multiplier's valid, for the probes of the trees that carry none (a chain built
+        # only while probing): every FPU multiplies and sums in every issue cycle (lanes past
+        # ``reuse`` too, on stale vectors)
         lead_v = None
         for p in range(cfg.fpus):
             prods, v0, t0 = [], None, None
@@ -257,7 +258,7 @@ class PapiPu(PimComponent):
                                    name=f"fpu{p}_mul{e}", fire=s["_valid"])
                 prods.append(r["r"])
                 if first:
-                    v0, t0, lead_v = v, t, v
+                    v0, t0, lead_v = v, t, (v if active() else None)
             total, v, t = add_tree(m, cfg.acc, cfg.op_depth, prods, valid=v0, side=t0,
                                    name=f"fpu{p}_tree", fire=lead_v)
             sums.append(total)
