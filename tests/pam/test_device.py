@@ -7,6 +7,7 @@ and an RU of 8 lanes so that the collector's width converter is in the path.
 """
 import numpy as np
 import pytest
+from activity_checks import assert_actions
 from conftest import require_sim
 from pam_checks import check_schedule
 
@@ -17,7 +18,7 @@ from pimforge.base.formats import FP16, FP32
 from pimforge.hw.catalog import HW_UNITS
 from pimforge.hw.pam.config import PamDeviceConfig
 from pimforge.hw.pam.device import PamDevice
-from pimforge.hw.pam.device_timing import device_cycles, device_schedule
+from pimforge.hw.pam.device_timing import device_activity, device_cycles, device_schedule
 from pimforge.registry import get_unit
 from pimforge.sim.benches.pam.device import DEVICE_REQUESTS, device_job
 from pimforge.sim.benches.pam.pu import random_set
@@ -70,6 +71,25 @@ def test_rtl_device_cycle_model(device_run):
     assert sched[3] is None
     check_schedule(device_run, sched, DEVICE.head_dim // DEVICE.ru_vector_width)
     assert device_cycles(DEVICE, DEVICE_SIZES) == sched[-1][2] + 1
+
+
+def test_rtl_device_activity_model_is_exact(device_run):
+    """Both phases (without and with stalls) perform the actions of the device's parts: each
+    active PU's token set, the RU's merge of one partial per active PU, the mask FIFO's push
+    and pop per request with tokens; idle PUs and the request without tokens add nothing."""
+    for ph in device_run.phases:
+        assert_actions(ph, device_activity(DEVICE, DEVICE_SIZES), ph.name)
+
+
+def test_rtl_device_one_request_is_the_registry_job(device_run):
+    """One request of 37 tokens (the job of the registry's cycle and activity models, on the
+    same build as ``device_run``): the exact cycle count and the exact action counts."""
+    unit, n = get_unit("pam_device"), 37
+    res = api.run_bench("pam_device", DEVICE,
+                        job=device_job(DEVICE, np.random.default_rng(4), sizes=(n,), stalls=False))
+    assert res.passed, res.summary()
+    assert res.phases[0].cycles == unit.cycle_model(DEVICE, n)
+    assert_actions(res.phases[0], unit.activity(DEVICE, n))
 
 
 @pytest.mark.slow

@@ -4,6 +4,7 @@ import re
 
 import numpy as np
 import pytest
+from activity_checks import assert_actions
 from conftest import require_sim
 
 from pimforge import api
@@ -12,7 +13,7 @@ from pimforge.base.errors import ConfigError, UserError
 from pimforge.base.formats import FP16, FP32
 from pimforge.hw.catalog import HW_UNITS
 from pimforge.hw.pam.config import PamPuConfig
-from pimforge.hw.pam.pu_timing import pu_cycles, pu_schedule
+from pimforge.hw.pam.pu_timing import pu_activity, pu_cycles, pu_schedule
 from pimforge.registry import get_unit
 from pimforge.sim.benches.pam.beats import pu_beats
 from pimforge.sim.benches.pam.pu import DEFAULT_SETS, pu_expected, pu_job, random_set
@@ -95,6 +96,17 @@ def test_rtl_hbm_utilization_at_1024_tokens(hbm_run):
     assert busy / elapsed >= 0.97
     assert kv == list(range(kv[0], kv[0] + busy)), "the PU stalled its input"
     assert ph.cycles == pu_cycles(cfg, n)
+    # the run is the cycle model's job, so the registry's activity model predicts its actions
+    assert_actions(ph, UNIT.activity(cfg, n))
+
+
+def test_rtl_hbm_activity_model_is_exact(hbm_run):
+    """The probe counts of both phases (the default sets without and with stalls) equal the
+    activity model's: every action follows a token, tile or beat, not the cycles the stalls
+    add."""
+    cfg, res = hbm_run
+    for ph in res.phases:
+        assert_actions(ph, pu_activity(cfg, DEFAULT_SETS), ph.name)
 
 
 def test_checker_catches_a_one_bit_error(hbm_run):
@@ -122,11 +134,13 @@ def test_checker_catches_a_one_bit_error(hbm_run):
 ])
 def test_rtl_other_configs(overrides, sets):
     """A 4-lane (DDR-like) PU with fp32 accumulation and short tiles, and a PU at the deepest
-    op_depth its row allows: bit-exact, stalls, and the exact cycle model (including the
-    tile-merge interlock of one-token tiles)."""
+    op_depth its row allows: bit-exact, stalls, the exact cycle model (including the
+    tile-merge interlock of one-token tiles) and the exact activity model."""
     cfg = UNIT.config(None, overrides)
     res = _run(cfg, pu_job(cfg, np.random.default_rng(2), seed=2, sets=sets))
     assert res.phases[0].cycles == pu_schedule(cfg, sets)[-1][1] + 1
+    for ph in res.phases:
+        assert_actions(ph, pu_activity(cfg, sets), ph.name)
 
 
 def test_presets_and_manifest():

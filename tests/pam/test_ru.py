@@ -10,6 +10,7 @@ PIMFORGE_LONG=1 adds more RU configs.
 """
 import numpy as np
 import pytest
+from activity_checks import assert_actions
 from conftest import require_sim
 
 from pimforge import api
@@ -17,7 +18,7 @@ from pimforge.base import numerics as num
 from pimforge.base.errors import ConfigError, UserError
 from pimforge.base.formats import FP16, FP32
 from pimforge.hw.pam.config import PamRuConfig
-from pimforge.hw.pam.ru_timing import ru_cycles, ru_latency, ru_schedule
+from pimforge.hw.pam.ru_timing import ru_activity, ru_cycles, ru_latency, ru_schedule
 from pimforge.registry import get_unit
 from pimforge.sim.benches.pam.ru import ru_requests, ru_stream
 from pimforge.sim.golden.pam import ru as g_ru
@@ -132,7 +133,10 @@ def _ru_check(name, overrides):
     cfg = api.config("pam_ru", overrides=overrides)
     rng = np.random.default_rng(11)
     job = get_unit("pam_ru").bench(cfg, rng, seed=3, n_requests=12, stall_requests=8)
-    job = Job(job.phases + [_long_stall_phase(cfg, rng)])
+    # the last phase is one request of three partials: the registry's cycle-model job
+    fin, fout = ru_stream(cfg, [ru_requests(cfg, rng, 3)[1][:3]])
+    job = Job(job.phases + [_long_stall_phase(cfg, rng),
+                            Phase("one request", inputs={"i": fin}, expected={"o": fout})])
     res = api.run_bench("pam_ru", cfg, job=job)
     assert res.passed, f"pam_ru {name} RTL differs from golden:\n{res.summary()}\n{res.log}"
     assert res.manifest["storage_bytes"] == cfg.head_dim * cfg.acc.width // 8
@@ -156,6 +160,14 @@ def _ru_check(name, overrides):
         assert first_out - beats[0] + 1 <= p * bw + lat, "P*Bw + latency contract"
         assert outs[k * bw:(k + 1) * bw] == list(range(first_out, first_out + bw))
         first_beat += p * bw
+    # the activity model on every phase: its counts follow partials and beats, so the stalls
+    # do not change them
+    for jp, rp in zip(job.phases, res.phases):
+        assert_actions(rp, ru_activity(cfg, _counts(cfg, jp)), rp.name)
+    unit, n_beats = get_unit("pam_ru"), 3 * bw
+    assert _counts(cfg, job.phases[-1]) == [3]
+    assert unit.cycle_model(cfg, n_beats) == ru_cycles(cfg, [3])
+    assert_actions(res.phases[-1], unit.activity(cfg, n_beats))
     return res
 
 

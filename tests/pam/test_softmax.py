@@ -5,6 +5,7 @@ Default RTL builds (each cached in build/sim): online_softmax fp16 and fp32.
 """
 import numpy as np
 import pytest
+from activity_checks import assert_actions
 from conftest import require_sim
 
 from pimforge import api
@@ -13,7 +14,7 @@ from pimforge.base.errors import ConfigError
 from pimforge.base.formats import FP16, FP32
 from pimforge.hw.fp.softmax import merge_interval
 from pimforge.hw.pam.config import OnlineSoftmaxConfig
-from pimforge.hw.pam.softmax_timing import softmax_cycles
+from pimforge.hw.pam.softmax_timing import softmax_activity, softmax_cycles
 from pimforge.registry import get_unit
 from pimforge.sim.benches.pam.softmax import (STALL_MIN_PER_CLASS, STALL_SHARE, group_kinds,
                                               softmax_groups)
@@ -75,7 +76,7 @@ def test_golden_merge_special_values():
 def test_rtl_online_softmax(preset, op_depth):
     """Specials and 1500 random inputs with no stalls, then the specials and about a quarter of
     the random groups, drawn from every class, with random stalls; bit-exact, one input every
-    merge_interval cycles, and the exact cycle model."""
+    merge_interval cycles, the exact cycle model and the exact activity model (every phase)."""
     require_sim("verilator")
     cfg = api.config("online_softmax", preset=preset,
                      overrides={} if op_depth is None else {"op_depth": op_depth})
@@ -94,6 +95,11 @@ def test_rtl_online_softmax(preset, op_depth):
     assert ins == [k * merge_interval(cfg.op_depth) for k in range(n)]
     assert ph.out_stamps["o"][0] - ins[0] == res.manifest["latency"]
     assert ph.cycles == softmax_cycles(cfg, n)
+    # one merge per input in every phase, stalled or not; the no-stall phase is the cycle
+    # model's job, so the registry's activity model predicts it too
+    for jp, rp in zip(job.phases, res.phases):
+        assert_actions(rp, softmax_activity(cfg, len(jp.inputs["i"]["first"])), rp.name)
+    assert_actions(ph, get_unit("online_softmax").activity(cfg, n))
 
 
 def _groups(x) -> list:

@@ -7,6 +7,7 @@ the system RTL test (6 PUs, several minutes to build) is a long test.
 """
 import numpy as np
 import pytest
+from activity_checks import assert_actions
 from conftest import require_sim
 from pam_checks import check_schedule
 
@@ -17,7 +18,7 @@ from pimforge.base.formats import FP16, FP32
 from pimforge.hw.pam.config import TIERS, PamSystemConfig
 from pimforge.hw.pam.device_timing import device_cycles
 from pimforge.hw.pam.system import PamSystem
-from pimforge.hw.pam.system_timing import system_cycles, system_schedule
+from pimforge.hw.pam.system_timing import system_activity, system_cycles, system_schedule
 from pimforge.registry import get_unit
 from pimforge.sim.benches.pam.pu import random_set
 from pimforge.sim.benches.pam.system import SYSTEM_REQUESTS, system_job
@@ -44,13 +45,25 @@ def test_golden_composition_against_float64(acc, tol):
 @pytest.mark.slow
 def test_rtl_system_matches_golden_and_cycle_model():
     """Three devices (2 PUs each, 8/4/8 lanes) and the final RU: bit-exact with and without
-    stalls, idle tiers included; the cycle model within 2%."""
+    stalls, idle tiers included; the exact cycle model and the exact activity model."""
     require_sim("verilator")
     res = api.run_bench("pam_system", SYSTEM, job=system_job(SYSTEM, np.random.default_rng(1)))
     assert res.passed, f"pam_system RTL != golden model:\n{res.summary()}\n{res.log}"
     reqs = [num.spread(n, split) for n, split in SYSTEM_REQUESTS]
     check_schedule(res, system_schedule(SYSTEM, reqs), SYSTEM.head_dim // SYSTEM.ru_vector_width)
     assert len(res.phases[0].in_stamps["i_kv_ddr0"]) < len(res.phases[0].in_stamps["i_kv_hbm0"])
+    # the activity model, the sum of the devices' and the final RU's, on both phases
+    for ph in res.phases:
+        assert_actions(ph, system_activity(SYSTEM, reqs), ph.name)
+    # one request split as the registry's models split it (by the tiers' PU counts), on the
+    # same build: the exact cycle and action counts of the registry's job
+    unit, n = get_unit("pam_system"), 23
+    split = tuple(SYSTEM.pus(t) for t in TIERS)
+    one = api.run_bench("pam_system", SYSTEM, job=system_job(
+        SYSTEM, np.random.default_rng(2), requests=((n, split),), stalls=False))
+    assert one.passed, one.summary()
+    assert one.phases[0].cycles == unit.cycle_model(SYSTEM, n)
+    assert_actions(one.phases[0], unit.activity(SYSTEM, n))
 
 
 def test_cycle_model_is_the_device_time_plus_the_final_merge():
