@@ -26,7 +26,7 @@ from pimforge.base.errors import UserError
 from pimforge.base.files import build_dir, write_atomic
 from pimforge.base.formats import parse_format
 from pimforge.hw.core import macros
-from pimforge.hw.core.activity import op_action, probe
+from pimforge.hw.core.activity import active, op_action, probe
 from pimforge.hw.core.inventory import OpKey, op_key, record
 from pimforge.hw.core.pipeline import register_positions
 from pimforge.hw.core.ports import top_ports
@@ -220,9 +220,9 @@ def add_tree(m, fmt, op_depth: int, level: list, valid=None, side=None, name: st
     Returns ``(sum, valid, side)``."""
     depth = 0
     given = valid is not None
-    # a tree without its own valid still carries ``fire`` down its levels, for the probes (a
-    # valid chain nothing reads, which synthesis removes)
-    valid = valid if given else fire
+    # a tree without its own valid still carries ``fire`` down its levels for the probes, but
+    # only while probing: generated and synthesized Verilog stays without the unread chain
+    valid = valid if given else (fire if active() else None)
     while len(level) > 1:
         nxt = []
         for i in range(0, len(level), 2):
