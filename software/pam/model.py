@@ -6,8 +6,10 @@ import time
 
 from pimforge.base.config import config_to_dict
 from pimforge.software import workloads as wl
+from pimforge.software.energy import energy_data, energy_plot, energy_table
 from pimforge.software.pam.assumptions import assumptions
 from pimforge.software.pam.config import SYSTEMS, PamModelConfig
+from pimforge.software.pam.energy import step_energy
 from pimforge.software.pam.step import request_lengths, step, throughput
 from pimforge.software.pam.sweeps import max_batch
 from pimforge.software.report import ModelResult, Plot, Progress, Table
@@ -25,8 +27,8 @@ def _ms(r, key: str):
 
 def _point(cfg: PamModelConfig, lengths: dict) -> tuple:
     """Each system at the config's batch, or at its own peak batch within the SLO: (table
-    rows, data per system)."""
-    rows, systems = [], {}
+    rows, data per system, energy per output token of each system that runs)."""
+    rows, systems, energy = [], {}, []
     for s in SYSTEMS:
         if cfg.batch:
             r = step(s, cfg, cfg.batch, lengths)
@@ -38,10 +40,13 @@ def _point(cfg: PamModelConfig, lengths: dict) -> tuple:
                       "fc_ms": _ms(r, "fc"), "attention_ms": _ms(r, "attention"),
                       "oom": bool(r is None or r["oom"])}
         oom = systems[s]["oom"]
+        e = None if oom else step_energy(s, r, cfg, lengths["ctx"])
+        if e is not None:
+            energy.append(e)
         rows.append([s, b, "OOM" if oom else 1000 * r["time"],
                      None if oom else 1000 * r["fc"], None if oom else 1000 * r["attention"],
                      tput])
-    return rows, systems
+    return rows, systems, energy
 
 
 def _point_table(cfg: PamModelConfig, lengths: dict, rows: list) -> Table:
@@ -91,12 +96,17 @@ def run_model(cfg: PamModelConfig, progress: bool = True) -> ModelResult:
     the SLO), plus the SLO and batch sweeps."""
     t0 = time.monotonic()
     lengths = request_lengths(cfg.dataset, cfg.seed)
-    rows, systems = _point(cfg, lengths)
-    data = {"systems": systems}
-    tables = [_point_table(cfg, lengths, rows)]
+    rows, systems, energy = _point(cfg, lengths)
+    data = {"systems": systems, "energy": energy_data(energy)}
+    at = f"batch {cfg.batch}" if cfg.batch else "each system's batch of the table above"
+    tables = [_point_table(cfg, lengths, rows),
+              energy_table(energy, f"{cfg.model} on {cfg.dataset}: energy per output token "
+                                   f"({at})")]
     plots = [Plot("pam_systems", f"{cfg.model}, {cfg.dataset}: throughput", "bar", "system",
                   "tokens/s", {"throughput": [systems[s]["throughput"] for s in SYSTEMS]},
-                  groups=list(SYSTEMS))]
+                  groups=list(SYSTEMS)),
+             energy_plot(energy, "pam_energy", f"{cfg.model}, {cfg.dataset}: energy per output "
+                         f"token by component")]
     slo, batch = cfg.sweep in ("slo", "all"), cfg.sweep in ("batch", "all")
     total = len(SLO_SWEEP) * slo + len(BATCH_SWEEP) * batch
     with Progress(total, "pam model", enabled=progress and total > 0) as p:

@@ -137,7 +137,8 @@ def _offload_attention(hw: Hardware, model: wl.ModelSpec, batch: int, ctx: float
     ddr = kv_step * shares[1] / min(pcie, hw.tiers[1].devices * hw.tiers[1].host_bw)
     ssd_bw = min(pcie, hw.tiers[2].devices * dv.LINKS["PCIe4x4"].effective)
     ssd = kv_step * shares[2] / ssd_bw if shares[2] else 0.0
-    return {"attention": hbm + ddr + ssd, "parts": {"hbm": hbm, "ddr": ddr, "ssd": ssd}}
+    return {"attention": hbm + ddr + ssd, "parts": {"hbm": hbm, "ddr": ddr, "ssd": ssd},
+            "kv_bytes": kv_step}
 
 
 def _pim_tiers(hw, model, sets, tokens, imbalance, tiling, pamattention):
@@ -148,7 +149,8 @@ def _pim_tiers(hw, model, sets, tokens, imbalance, tiling, pamattention):
     for t, tier in enumerate(hw.tiers):
         n = tokens[t] * tiling[t]
         if n <= 0 or tier.devices == 0:
-            out.append({"time": 0.0, "pu": 0.0, "bw": 0.0, "ru": 0.0})
+            out.append({"time": 0.0, "pu": 0.0, "bw": 0.0, "ru": 0.0, "token_reads": 0.0,
+                        "job_tokens": 0.0, "ru_requests": 0.0, "ru_partials": 0})
             continue
         busy = sets * min(1.0, n)            # under one token per set: only some sets have any
         n_set = max(1.0, n)
@@ -156,7 +158,11 @@ def _pim_tiers(hw, model, sets, tokens, imbalance, tiling, pamattention):
         pu = tier.pu_time(d, busy * spread, n_set / spread)
         bw = tier.bw_time(d, sets * n)
         ru = tier.ru_time(d, busy, spread) if pamattention else 0.0
-        out.append({"time": max(pu, bw) * imbalance[t] + ru, "pu": pu, "bw": bw, "ru": ru})
+        # for the energy: the K and V rows the PUs read, in PU jobs of job_tokens tokens, and
+        # the RUs' requests of ru_partials partials each
+        out.append({"time": max(pu, bw) * imbalance[t] + ru, "pu": pu, "bw": bw, "ru": ru,
+                    "token_reads": sets * n, "job_tokens": n_set / spread,
+                    "ru_requests": busy if pamattention else 0.0, "ru_partials": spread})
     return out
 
 
@@ -184,16 +190,26 @@ def _placement(system: str, variant: str, cfg: PamModelConfig, hw: Hardware,
     return st, st["frac"], tiling, imbalance
 
 
-def _transfers(hw: Hardware, d: int, sets: int, act: float, frac, tiling,
-               pamattention: bool) -> float:
-    """Q out to DDR and SSD, and partials (PAMattention) or scores (gathered softmax) back."""
-    comm = 0.0
+def _transfer_bytes(hw: Hardware, d: int, sets: int, act: float, frac, tiling,
+                    pamattention: bool) -> list:
+    """Bytes per tier of Q out to DDR and SSD, and partials (PAMattention) or scores
+    (gathered softmax) back (none for HBM, where the results are gathered)."""
+    out = [0.0, 0.0, 0.0]
     for t in (1, 2):
         tier = hw.tiers[t]
         if frac[t] <= 0 or tier.devices == 0:
             continue
         per_set = 2 * d + (2 * d + 8 if pamattention else 4 * act * frac[t] * tiling[t])
-        comm += sets * per_set / (tier.devices * tier.host_bw)
+        out[t] = sets * per_set
+    return out
+
+
+def _transfers(hw: Hardware, nbytes: list) -> float:
+    """Seconds of the transfers of :func:`_transfer_bytes`, each tier over its host links."""
+    comm = 0.0
+    for t in (1, 2):
+        if nbytes[t]:
+            comm += nbytes[t] / (hw.tiers[t].devices * hw.tiers[t].host_bw)
     return comm
 
 
@@ -207,12 +223,16 @@ def _pim_attention(system: str, variant: str, cfg: PamModelConfig, hw: Hardware,
     st, frac, tiling, imbalance = _placement(system, variant, cfg, hw, model, ctx, shares)
     tier_res = _pim_tiers(hw, model, sets, act * frac, imbalance, tiling, pamattention)
     slowest = max(r["time"] for r in tier_res)
-    comm = _transfers(hw, d, sets, act, frac, tiling, pamattention)
+    xfer = _transfer_bytes(hw, d, sets, act, frac, tiling, pamattention)
+    comm = _transfers(hw, xfer)
     final = hw.tiers[0].ru_time(d, sets, int(np.count_nonzero(frac > 0)) or 1, final=True) \
         if pamattention else 0.0
     return {"attention": slowest + comm + final,
             "parts": {name: r for name, r in zip(TIERS, tier_res)},
-            "comm": comm, "final_reduce": final, "frac": list(map(float, frac))}, st
+            "comm": comm, "final_reduce": final, "frac": list(map(float, frac)),
+            "transfer_bytes": xfer,
+            "final_requests": sets if pamattention else 0.0,
+            "final_partials": int(np.count_nonzero(frac > 0)) or 1}, st
 
 
 def _migration(st: dict, hw: Hardware, model: wl.ModelSpec, batch: int, ctx: float,
@@ -231,7 +251,9 @@ def _migration(st: dict, hw: Hardware, model: wl.ModelSpec, batch: int, ctx: flo
     swap_ds, swap_hd = st["migrated"][0] * moved / 2, st["migrated"][1] * moved / 2
     ds = move("ddr", "ssd", swap_ds) + move("ssd", "ddr", swap_ds)
     hd = move("hbm", "ddr", swap_hd + st["evicted"] * moved) + move("ddr", "hbm", swap_hd)
-    return {"migration": max(0.0, ds + hd - fc), "migrated_share": float(st["migrated"].sum())}
+    return {"migration": max(0.0, ds + hd - fc), "migrated_share": float(st["migrated"].sum()),
+            "migrated_bytes": {"ddr>ssd": swap_ds, "ssd>ddr": swap_ds,
+                               "hbm>ddr": swap_hd + st["evicted"] * moved, "ddr>hbm": swap_hd}}
 
 
 # ---------------------------------------------------------------------------------------------

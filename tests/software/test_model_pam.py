@@ -378,7 +378,10 @@ def test_reproduce_smoke():
         assert r.paper is not None and r.ours is not None and math.isfinite(r.ours), r.item
         if r.within is False:
             assert r.note, f"a miss needs its cause: {r.item}"
-    assert {p.name for p in res.plots} == {"pam_fig9", "pam_fig10", "pam_fig12"}
+    assert {p.name for p in res.plots} == {"pam_fig9", "pam_fig10", "pam_fig12",
+                                           "pam_fig11_llama3_wildchat", "pam_fig11_opt_wildchat",
+                                           "pam_fig11_llama3_arxiv_sum",
+                                           "pam_fig11_opt_arxiv_sum"}
     assert res.assumptions
     # the sensitivity table's first line (the assumed values) repeats the headline rows' values;
     # its other six lines rerun the model (about 20 s): the long run's test below
