@@ -478,5 +478,8 @@ def streaming_activity(kind: str, fmt_field: str = "fmt"):
     :mod:`pimforge.hw.core.activity`)."""
     def activity(cfg, n_ops: int) -> dict:
         return {op_action(kind, getattr(cfg, fmt_field)): n_ops} if n_ops else {}
-    activity.__doc__ = f"One ``{kind}`` per operation of the job (:func:`streaming_activity`)."
+    # named after the factory, so that the unit's generated page links to the reasons above
+    activity.__qualname__ = activity.__name__ = "streaming_activity"
+    activity.__doc__ = (f"``activity(cfg, n_ops)``: ``n_ops`` ``{kind}`` operations in "
+                        f"``cfg.{fmt_field}``, one per input transfer, with or without stalls.")
     return activity
