@@ -19,9 +19,9 @@ import math
 
 from pimforge.hw.lolpim.aim import GDDR6, Gddr6Timing
 from pimforge.hw.lolpim.config import PingpongConfig, pingpong_preset
-from pimforge.hw.lolpim.pingpong_timing import Engine, Tile
+from pimforge.hw.lolpim.pingpong_timing import Engine, Tile, pingpong_activity
 
-__all__ = ["kernel_program", "kernel_cycles", "CONTEXT", "CHANNELS", "QWEN_7B", "KERNELS",
+__all__ = ["kernel_program", "kernel_cycles", "kernel_activity", "CONTEXT", "CHANNELS", "QWEN_7B", "KERNELS",
            "PAPER_SAVINGS", "kernel_savings"]
 
 
@@ -130,6 +130,18 @@ def kernel_cycles(rows: int, cols: int, *, pingpong: bool, cfg=None) -> int:
         c += 1
     eng.run()
     return eng.log["o"][-1] + 1
+
+
+def kernel_activity(rows: int, cols: int, cfg=None) -> dict:
+    """The actions of :func:`kernel_cycles`' program (the unit's activity model,
+    :func:`~pimforge.hw.lolpim.pingpong_timing.pingpong_activity`): the same with ping-pong on
+    or off, which moves the operations in time only."""
+    if rows < 1 or cols < 1:
+        raise ValueError(f"kernel_activity: rows and cols must be >= 1, not {rows} x {cols}")
+    cfg = cfg or pingpong_preset("aim")
+    loads, tiles = kernel_program(rows, cols, cfg)
+    # every tile of chunk c has its steps and drains (the page opens do not matter here)
+    return pingpong_activity(cfg, loads, [Tile(n) for n in loads for _ in range(tiles.G)])
 
 
 # ---------------------------------------------------------------- LoL-PIM Fig. 7a kernels

@@ -11,7 +11,7 @@ from pimforge.base.errors import ConfigError
 from pimforge.base.formats import FP16
 
 __all__ = ["SchedulerConfig", "SCHEDULER_PRESETS", "PLACEMENTS", "HOST_KINDS", "PapiPuConfig",
-           "PU_PRESETS", "PU_ACC_FORMATS", "pu_preset", "PRESET_OP_DEPTH"]
+           "PU_PRESETS", "PU_ACC_FORMATS", "pu_preset", "PRESET_OP_DEPTH", "PAPER_PU"]
 
 # ---- papi_scheduler -----------------------------------------------------------------------------
 

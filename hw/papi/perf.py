@@ -7,11 +7,11 @@ takes well under a millisecond for rows, cols up to 16384 and reuse up to 1024.
 """
 from __future__ import annotations
 
-from pimforge.hw.papi.config import PRESET_OP_DEPTH
+from pimforge.hw.papi.config import PAPER_PU, PRESET_OP_DEPTH, PapiPuConfig
 from pimforge.hw.papi.hbm import HBM3, PU_CLOCK_MHZ
-from pimforge.hw.papi.pu_timing import pu_latency, pu_run
+from pimforge.hw.papi.pu_timing import pu_activity, pu_latency, pu_run
 
-__all__ = ["pu_gemv_cycles", "PU_CLOCK_MHZ", "PAPER_LANES", "PAPER_WBUF"]
+__all__ = ["pu_gemv_cycles", "pu_gemv_activity", "PU_CLOCK_MHZ", "PAPER_LANES", "PAPER_WBUF"]
 
 PAPER_LANES = 16     # AttAcc's FPU: 16 fp16 multipliers = one 32-byte HBM3 column read
 PAPER_WBUF = 32      # the paper presets' column buffer: one 1 KB page of column reads
@@ -45,3 +45,18 @@ def pu_gemv_cycles(rows: int, cols: int, reuse: int, *, fpus: int, banks: int = 
     groups = -(-reuse // fpus)
     latency = pu_latency(lanes, op_depth, acc_bits, partials)
     return pu_run(beats, banks, groups, wbuf, HBM3) + latency + 1
+
+
+def pu_gemv_activity(rows: int, cols: int, reuse: int, *, fpus: int, banks: int = 1,
+                     cfg=None) -> dict:
+    """The actions of :func:`pu_gemv_cycles`' job (the unit's activity model,
+    :func:`~pimforge.hw.papi.pu_timing.pu_activity`, on ``ceil(rows / banks)`` rows per bank
+    of ``ceil(cols / lanes)`` beats).  ``cfg`` as there; its default is the paper presets'
+    slice (:data:`~pimforge.hw.papi.config.PAPER_PU`) with ``fpus`` and ``banks``, whose
+    buffer shapes name the SRAM and FIFO actions."""
+    for name, v in (("rows", rows), ("cols", cols), ("reuse", reuse), ("fpus", fpus),
+                    ("banks", banks)):
+        if not isinstance(v, int) or v < 1:
+            raise ValueError(f"pu_gemv_activity: {name} must be an integer >= 1, not {v!r}")
+    cfg = cfg or PapiPuConfig(**dict(PAPER_PU, fpus=fpus, banks=banks))
+    return pu_activity(cfg, -(-rows // banks), reuse, -(-cols // cfg.lanes))

@@ -144,6 +144,8 @@ def test_activity_model_against_rtl(which, request):
     cfg = ON if which == "on" else OFF
     for ph, prog in zip(res.phases, (rand, rand, kern)):
         assert_actions(ph, _program_activity(cfg, prog), ph.name)
+    # the system model's contract, on the same GEMV kernel
+    assert_actions(res.phases[2], perf.kernel_activity(*KERNEL, cfg=cfg), "kernel_activity")
 
 
 def test_unit_activity_against_rtl():

@@ -20,7 +20,7 @@ from pimforge.base.errors import ConfigError
 from pimforge.base.formats import FP16, FP32
 from pimforge.base.numerics import bits_float, float_bits
 from pimforge.hw.papi.config import PapiPuConfig, pu_preset
-from pimforge.hw.papi.perf import PU_CLOCK_MHZ, pu_gemv_cycles
+from pimforge.hw.papi.perf import PU_CLOCK_MHZ, pu_gemv_activity, pu_gemv_cycles
 from pimforge.hw.catalog import HW_UNITS
 from pimforge.hw.papi.pu_timing import pu_activity, pu_cycles, pu_run
 from pimforge.sim.benches.papi.pu import make_data, pu_job, pu_jobs_back_to_back
@@ -184,6 +184,10 @@ def test_contract_fast_and_exact():
 def test_contract_is_the_unit_cycle_model():
     cfg = PapiPuConfig()
     assert pu_gemv_cycles(12, 16, 7, fpus=4, banks=1, cfg=cfg) == pu_cycles(cfg, 12, 7, 4)
+    assert pu_gemv_activity(12, 16, 7, fpus=4, banks=1, cfg=cfg) == pu_activity(cfg, 12, 7, 4)
+    # the paper slice by default: 1P2B, rows over both banks, 16-lane column reads
+    attn = pu_preset("attn_pim")
+    assert pu_gemv_activity(10, 64, 3, fpus=1, banks=2) == pu_activity(attn, 5, 3, 4)
 
 
 # Analytic crossover, from the paper's numbers only: a bank moves 32 B per 32 B / 20.8 GB/s
