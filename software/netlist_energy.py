@@ -277,4 +277,5 @@ def energy_line(label: str, r: dict) -> str:
     """One line of ``pimforge bench --only energy``."""
     return f"{label}: " + "; ".join(
         f"{node} netlist {n['netlist_pj']:.3g} pJ vs table {n['table_pj']:.3g} pJ per {r['per']} "
-        f"(ratio {_ratio(n['ratio'])})" for node, n in r["nodes"].items()) + " (an estimate)"
+        f"(ratio {_ratio(n['ratio'])}; activity model {_ratio(n['ratio_model'])})"
+        for node, n in r["nodes"].items()) + " (an estimate)"
