@@ -187,6 +187,13 @@ def _fmt_rate(x) -> str:
     return f"{x:,.0f}" if x >= 100 else f"{x:,.2f}"
 
 
+def _fmt_joules(j: float) -> str:
+    for scale, unit in ((1.0, "J"), (1e-3, "mJ"), (1e-6, "uJ")):
+        if abs(j) >= scale:
+            return f"{j / scale:.3g} {unit}"
+    return f"{j / 1e-9:.3g} nJ"
+
+
 def summary(report: dict) -> str:
     """The text ``run llm`` prints."""
     lines = [f"model {Path(report['model']['path']).name} ({report['model']['layers']} layers), "
@@ -218,6 +225,12 @@ def summary(report: dict) -> str:
             text = ", ".join(f"{k} {_fmt_rate(v)}" for k, v in base.items())
             lines.append(f"  modelled: {_fmt_rate(own)} tokens/s on "
                          f"{systems.TITLES.get(name, name)}'s hardware"
+                         + (f"; baselines: {text}" if text else ""))
+        energy = (r.get("timing") or {}).get("energy")
+        if energy and energy.get("j_per_token") == energy.get("j_per_token"):
+            text = ", ".join(f"{k} {_fmt_joules(v)}" for k, v in energy.get("baselines", {}).items())
+            lines.append(f"  energy: {_fmt_joules(energy['j_per_token'])} per token "
+                         f"({energy['power_w']:,.3g} W)"
                          + (f"; baselines: {text}" if text else ""))
         if r["backend"] == "rtl":
             lines.append(f"  RTL: {r['rtl_layer_steps']} layer-step(s) on the Verilog, each "

@@ -67,6 +67,8 @@ from pimforge.software.hermes import predictor as hp
 from pimforge.software.hermes.config import (
     DIMM_LINK, GPU, HOST_LINK, KERNEL_S, SYNC_S, HermesModelConfig
 )
+from pimforge.software.energy import EnergyResult, add_counts, scale_counts
+from pimforge.software.hermes.energy import ENERGY_NODE, act_counts, energy_result, gemv_counts
 from pimforge.software.hermes.step import baseline_step
 from pimforge.software.llm.forward import Decoder
 from pimforge.software.llm.ops import Ops
@@ -162,6 +164,7 @@ class HermesOps(Ops):
         self.spec = model_spec(model.config)
         self._w = {}
         self._parts = {}            # decode position -> {part: seconds}
+        self._acts = {}             # decode position -> {action: count} (the energy)
         self._pred = None           # (states, tables), from the offline profile
         self._now = {}              # layer -> this token's fired neurons
         self._active = {}           # layer -> this token's predicted-active neurons
@@ -191,6 +194,20 @@ class HermesOps(Ops):
         if step.decode:
             d = self._parts.setdefault(step.pos, {})
             d[part] = d.get(part, 0.0) + seconds
+
+    def _count(self, step, counts: dict) -> None:
+        """Add a decode step's actions: the units' activity, DRAM bits and link bits."""
+        if step.decode:
+            self._acts[step.pos] = add_counts(self._acts.get(step.pos, {}), counts)
+
+    def _xfer(self, step, nbytes: float) -> None:
+        """One GPU <-> DIMM transfer: its time and its bits over PCIe."""
+        self._add(step, LINKS, _link(nbytes))
+        self._count(step, {"link:pcie:bit": 8 * nbytes})
+
+    def _gpu_part(self, step, part: str, flops: float, nbytes: float) -> None:
+        self._add(step, part, _gpu(flops, nbytes))
+        self._count(step, {"gpu:flop:e5m10": flops, "dram:gddr6:bit": 8 * nbytes})
 
     # -- cycle models
     def _gemv_cycles(self, mode: str, batch: int, neurons, length: int) -> int:
@@ -262,7 +279,7 @@ class HermesOps(Ops):
     def linear(self, step, layer: int, name: str, w, x):
         if name not in NDP_LINEARS or not self._on_ndp(step):
             if step.decode and name == "attn_output":
-                self._add(step, "projection (GPU)", _gpu(2.0 * w.size, w.size * BYTES))
+                self._gpu_part(step, "projection (GPU)", 2.0 * w.size, w.size * BYTES)
             return super().linear(step, layer, name, w, x)
         d_out, d_in = w.shape
         sparse = self.sparse and step.decode and name.startswith("ffn_")
@@ -284,14 +301,16 @@ class HermesOps(Ops):
         cyc = self._split_cycles(step, "rows", 1, idx, wn.d)
         part = "QKV (DIMMs)" if name.startswith("attn_") else "MLP (DIMMs)"
         self._add(step, part, self._seconds(cyc))
+        self._count(step, add_counts(gemv_counts("hermes", "rows", d_in, d_out, 1, len(idx)),
+                                     {"dram:ddr4:bit": len(idx) * d_in * 16}))
         if name in ("attn_q", "ffn_gate"):          # the block's input to the DIMMs
-            self._add(step, LINKS, _link(d_in * BYTES))
+            self._xfer(step, d_in * BYTES)
         if name in ("attn_v", "ffn_up"):            # its outputs back to the host
             rows = self.cfg.d_model + 2 * self.cfg.n_kv_heads * self.cfg.head_dim \
                 if name == "attn_v" else 2 * d_out
-            self._add(step, LINKS, _link(rows * BYTES))
+            self._xfer(step, rows * BYTES)
         if name == "ffn_down":
-            self._add(step, LINKS, _link(d_out * BYTES))
+            self._xfer(step, d_out * BYTES)
         return y
 
     def _down_cols(self, step, layer: int, cols16, h, d_out: int):
@@ -303,7 +322,11 @@ class HermesOps(Ops):
         out = np.zeros(d_out, np.float32) if y is None else y[0, :d_out].astype(np.float32)
         hop = d_out * BYTES / DIMM_LINK.effective
         self._add(step, "MLP (DIMMs)", self._seconds(worst) + max(0, len(parts) - 1) * hop)
-        self._add(step, LINKS, _link(d_out * BYTES))
+        d_in = cols16.shape[0]
+        self._count(step, add_counts(gemv_counts("hermes", "cols", d_in, d_out, 1, len(idx)),
+                                     {"dram:ddr4:bit": len(idx) * d_out * 16,
+                                      "link:dimm:bit": max(0, len(parts) - 1) * d_out * 16}))
+        self._xfer(step, d_out * BYTES)
         return out
 
     def column_chain(self, cols16, h16, idx) -> tuple:
@@ -362,7 +385,12 @@ class HermesOps(Ops):
         step.add_cycles("hermes_gemv", rounds * (qk + sv))
         step.add_cycles("hermes_act", rounds * grp * sm)
         self._add(step, "attention (DIMMs)", rounds * self._seconds(qk + grp * sm + sv))
-        self._add(step, LINKS, _link(q.size * BYTES))
+        one = add_counts(gemv_counts("hermes", "rows", hd, n, grp, n),
+                         scale_counts(act_counts("softmax", n), grp),
+                         gemv_counts("hermes", "cols", n, hd, grp, n))
+        self._count(step, add_counts(scale_counts(one, hkv),
+                                     {"dram:ddr4:bit": n * 2 * hkv * hd * 16}))
+        self._xfer(step, q.size * BYTES)
         return o[..., :hd].reshape(hkv * grp, hd).astype(np.float32)
 
     # -- reports
@@ -401,11 +429,19 @@ class HermesOps(Ops):
         mcfg = HermesModelConfig(input_len=max(1, min(4096, steps[0].pos + 1)),
                                  output_len=max(1, min(4096, len(steps))), dimms=self.dimms,
                                  prefill=False)
-        base = {}
+        base, base_j = {}, {}
         for name in BASELINES:
             run = baseline_step(name, self.spec, 1, mcfg)
             base[name] = {"s_per_token": run.step,
                           "tokens_per_s": run.tokens_per_s(mcfg.output_len, False)}
+            base_j[name] = energy_result(name, self.spec, 1, mcfg, run).j_per_token
+        acts = {}
+        for s in dec:
+            acts = add_counts(acts, scale_counts(self._acts.get(s.pos, {}), 1.0 / len(dec)))
+        acts = add_counts(acts, {"gpu:flop:e5m10": 2.0 * head, "dram:gddr6:bit": 8 * head * BYTES,
+                                 "static:rtx4090": per_token,
+                                 "static:ddr4_dimm": self.dimms * per_token})
+        own = EnergyResult("Hermes", acts, per_token, ENERGY_NODE)
         out = {}
         if self.sparse:
             out["predictor"] = dict(self.stats.as_dict(), keep=self.keep,
@@ -414,6 +450,12 @@ class HermesOps(Ops):
                 "clock_mhz": NDP_CLOCK_MHZ, "dimms": self.dimms, "layers": L,
                 "cycles_per_token": cycles, "parts_s": parts, "s_per_token": per_token,
                 "tokens_per_s": 1.0 / per_token, "baselines": base,
+                "energy": {"j_per_token": own.j_per_token, "power_w": own.power_w,
+                           "breakdown_j": own.breakdown(), "baselines": base_j,
+                           "source": "this run's actions: hermes_gemv and hermes_act activity "
+                                     "models on its jobs, DDR4 and GDDR6 bits, PCIe and "
+                                     "DIMM-link bits, the GPU's and DIMMs' static power "
+                                     "(software/hermes/energy.py's table entries)"},
                 "baseline_note": "the Hermes system model (software/hermes/step.py) on this "
                                  "model, batch 1, decode only; Hermes itself and Hermes-host "
                                  "need ReLU activation traces, which a SwiGLU model lacks"}

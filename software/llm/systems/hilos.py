@@ -49,6 +49,7 @@ from pimforge.software import devices as dev
 from pimforge.software import workloads as wl
 from pimforge.software.hilos import attention as hatt
 from pimforge.software.hilos.config import HilosModelConfig
+from pimforge.software.hilos.energy import step_energy
 from pimforge.software.hilos.step import step_flex_dram, step_flex_ssd, step_hilos
 from pimforge.software.llm.ops import Ops
 
@@ -192,19 +193,28 @@ class HilosOps(Ops):
         m, gpu = self.spec, self.gpu
         per, base = [], {"FLEX(DRAM)": [], "FLEX(SSD)": [], "FLEX(16 SSDs)": [],
                          f"HILOS({self.devices}) model": []}
+        energy = {k: [] for k in base}
         parts_sum = {}
         for s in dec:
             st = step_hilos(m, gpu, 1, s.context, 1, self.devices, c=self.spill)
+            steps = {"FLEX(DRAM)": step_flex_dram(m, gpu, 1, s.context, 1),
+                     "FLEX(SSD)": step_flex_ssd(m, gpu, 1, s.context, 1),
+                     "FLEX(16 SSDs)": step_flex_ssd(m, gpu, 1, s.context, 1, True),
+                     f"HILOS({self.devices}) model": st}
+            for key, stk in steps.items():
+                e = step_energy(stk)
+                if e is not None:
+                    energy[key].append(e.j_per_token)
             parts = dict(st.parts, kernel=self._kernel_seconds(s.pos, s.cycles.get(UNIT, 0)))
             t = max(parts.values()) + sum(st.serial.values())
             per.append(t)
             for key, val in list(parts.items()) + list(st.serial.items()):
                 parts_sum[key] = parts_sum.get(key, 0.0) + val
-            base["FLEX(DRAM)"].append(step_flex_dram(m, gpu, 1, s.context, 1).step)
-            base["FLEX(SSD)"].append(step_flex_ssd(m, gpu, 1, s.context, 1).step)
-            base["FLEX(16 SSDs)"].append(step_flex_ssd(m, gpu, 1, s.context, 1, True).step)
-            base[f"HILOS({self.devices}) model"].append(st.step)
+            for key, stk in steps.items():
+                base[key].append(stk.step)
         s_tok = float(np.mean(per))
+        own = f"HILOS({self.devices}) model"
+        j_tok = float(np.mean(energy[own])) if energy[own] else float("nan")
         cycles = float(np.mean([s.cycles.get(UNIT, 0) for s in dec]))
         return {
             "s_per_token": s_tok, "tokens_per_s": 1.0 / s_tok,
@@ -212,6 +222,11 @@ class HilosOps(Ops):
             "clock_mhz": dev.SMARTSSD.clock_mhz,
             "breakdown_s": {k: v / len(dec) for k, v in parts_sum.items()},
             "baselines": {k: 1.0 / float(np.mean(v)) for k, v in base.items()},
+            "energy": {"j_per_token": j_tok, "power_w": j_tok / s_tok,
+                       "baselines": {k: float(np.mean(v)) for k, v in energy.items()
+                                     if v and k != own},
+                       "source": "the HILOS system model's energy (software/hilos/energy.py, "
+                                 "Table 3 accelerator power) at each decode step's context"},
             "decode_steps": len(dec), "smartssds": self.devices,
             "spill_interval": self.spill, "gpu": gpu.name, "batch": 1,
         }

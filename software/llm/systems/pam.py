@@ -62,6 +62,7 @@ from pimforge.software.llm.ops import Ops
 from pimforge.software.pam import locality as loc
 from pimforge.software.pam.attention import pam_attention
 from pimforge.software.pam.config import SYSTEMS, Hardware, PamModelConfig
+from pimforge.software.pam.energy import step_energy
 from pimforge.software.pam.relayout import interface_instances, interface_relayout_seconds
 from pimforge.software.pam.step import fc_time, step as model_step, throughput
 
@@ -362,6 +363,16 @@ class PamOps(Ops):
                                                       if s.decode]))
                                     for u in ("pam_pu", "pam_ru")},
                "baselines": self._baselines(ctx)}
+        base = out["baselines"]
+        if base.get("PAM", {}).get("j_per_token") is not None:
+            out["energy"] = {
+                "j_per_token": base["PAM"]["j_per_token"], "power_w": base["PAM"]["power_w"],
+                "baselines": {k: v["j_per_token"] for k, v in base.items()
+                              if isinstance(v, dict) and k != "PAM"
+                              and v.get("j_per_token") is not None},
+                "source": "the PAM system model's energy (software/pam/energy.py: PAM §7.1 "
+                          "hardware, all its devices, the units' activity models) for one "
+                          "request at this run's context"}
         return out
 
     def _baselines(self, ctx: float) -> dict:
@@ -378,8 +389,11 @@ class PamOps(Ops):
             r = model_step(s, cfg, 1, lengths)
             tp = throughput(r)
             ok = math.isfinite(tp)
+            e = step_energy(s, r, cfg, ctx) if ok else None
             out[s] = {"tokens_per_s": float(tp) if ok else None,
-                      "seconds_per_token": float(r["time"]) if ok else None}
+                      "seconds_per_token": float(r["time"]) if ok else None,
+                      "j_per_token": e.j_per_token if e is not None else None,
+                      "power_w": e.power_w if e is not None else None}
         return out
 
     def describe(self) -> dict:

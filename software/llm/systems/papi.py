@@ -52,11 +52,12 @@ from pimforge.sim.golden.papi.fast import (
 from pimforge.sim.golden.papi.scheduler import schedule
 from pimforge.software import workloads as wl
 from pimforge.software.llm.ops import Ops
+from pimforge.software.energy import EnergyResult, add_counts, scale_counts
 from pimforge.software.papi.config import (
-    ATTN_STACKS, FC_STACKS, SYSTEM_SETUP, SYSTEMS, PapiModelConfig
+    ATTN_STACKS, ENERGY_NODE, FC_STACKS, GPUS, SYSTEM_SETUP, SYSTEMS, PapiModelConfig
 )
 from pimforge.software.papi.hardware import (
-    attn_transfer, fc_transfer, gpu_fc, pim_attention, pim_fc
+    PRICES, attn_transfer, fc_transfer, gpu_fc, pim_attention, pim_fc
 )
 from pimforge.software.papi.pim_time import gemv_cycles
 from pimforge.software.papi.systems import calibrate_alpha, fc_cost, hw_for
@@ -314,8 +315,13 @@ class PapiOps(Ops):
             head = pim_fc(hw.fc_kind, FC_STACKS, c.vocab, c.d_model, n, hw.cap)
             head += fc_transfer(n, c.vocab, c.d_model, FC_STACKS)
         L = c.n_layers
-        return {"FC": L * fc.s, "attention": L * att.s, "communication": L * (comm.s + link.s),
-                "lm_head": head.s}
+        parts = {"FC": L * fc.s, "attention": L * att.s, "communication": L * (comm.s + link.s),
+                 "lm_head": head.s}
+        # the iteration's actions (the Costs' counts), the stacks' background power over it
+        counts = add_counts(scale_counts(add_counts(fc.counts, att.counts, comm.counts,
+                                                    link.counts), L), head.counts,
+                            {"static:hbm_stack": (FC_STACKS + ATTN_STACKS) * sum(parts.values())})
+        return parts, counts
 
     def timing(self, steps: list) -> dict:
         """Per decoding iteration of the batch (one token per request): ``s_per_token`` the
@@ -329,23 +335,31 @@ class PapiOps(Ops):
         B, k = self.batch, len(dec)
         parts = {"FC": 0.0, "attention": 0.0, "communication": 0.0, "lm_head": 0.0,
                  "scheduler": 0.0}
-        cycles = {}
+        cycles, counts = {}, {}
         for s in dec:
-            for p, t in self._iteration(self.hw, self._where[s.pos], s.context).items():
+            it, cn = self._iteration(self.hw, self._where[s.pos], s.context)
+            counts = add_counts(counts, cn)
+            for p, t in it.items():
                 parts[p] += t
             parts["scheduler"] += s.cycles.get(SCHED_UNIT, 0) / clock
             for u, cy in s.cycles.items():
                 cycles[u] = cycles.get(u, 0) + cy
         s_tok = sum(parts.values()) / k
-        base_s = {}
+        n_tok = B * TLP * k
+        # the scheduler's time at the GPUs' static power (they wait for its decision)
+        counts = add_counts(counts, {"static:gpu": GPUS * parts["scheduler"]})
+        own = EnergyResult("PAPI", scale_counts(counts, 1.0 / n_tok), s_tok / (B * TLP),
+                           ENERGY_NODE)
+        base_s, base_j = {}, {}
         for name in SYSTEMS:
             if name == "PAPI":
                 continue
             hw = hw_for(name, self.mcfg.fpu_area_mm2, self.mcfg.fc_fpus, self.mcfg.power_cap)
             fc = SYSTEM_SETUP[name]["fc"]
-            base_s[name] = sum(sum(self._iteration(hw, self._where[s.pos] if fc == "dynamic"
-                                                   else fc, s.context).values())
-                               for s in dec) / k
+            its = [self._iteration(hw, self._where[s.pos] if fc == "dynamic" else fc,
+                                   s.context) for s in dec]
+            base_s[name] = sum(sum(it.values()) for it, _ in its) / k
+            base_j[name] = PRICES.joules(add_counts(*(cn for _, cn in its))) / n_tok
         return {
             "system": "PAPI: 6 A100 + 30 FC-PIM (4P1B) + 60 Attn-PIM (1P2B) HBM3 stacks (§7.1)",
             "s_per_token": s_tok, "tokens_per_s": B * TLP / s_tok,
@@ -354,6 +368,11 @@ class PapiOps(Ops):
             "clock_mhz": PU_CLOCK_MHZ,
             "baselines": {n: B * TLP / t for n, t in base_s.items()},
             "baseline_s_per_token": base_s,
+            "energy": {"j_per_token": own.j_per_token, "power_w": own.power_w,
+                       "breakdown_j": own.breakdown(), "baselines": base_j,
+                       "source": "the PAPI system model's actions of each iteration "
+                                 "(software/papi/hardware.py Costs: FC, attention, links, the "
+                                 "LM head, GPU and stack static power) over its tokens"},
             "decode_steps": k, "layers": self.cfg.n_layers, "batch": B, "tlp": TLP,
             "alpha": self.alpha, "alpha_source": self.alpha_source,
             "placements": [self._where[s.pos] for s in dec],
