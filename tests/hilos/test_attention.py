@@ -1,6 +1,7 @@
 """hilos_attention: the RTL top (bit-exact with the DRAM model, stalls, kernel cycles against
-the bound, cycle model), its presets, manifest and config checks.  The ``pimforge run
-hilos-attention`` flow built on it is tested in tests/software/test_hilos_attention.py."""
+the bound, cycle model, activity model vs the probe counts), its presets, manifest and config
+checks.  The ``pimforge run hilos-attention`` flow built on it is tested in
+tests/software/test_hilos_attention.py."""
 import numpy as np
 import pytest
 from conftest import require_sim
@@ -8,10 +9,12 @@ from conftest import require_sim
 from pimforge import api
 from pimforge.base.errors import ConfigError
 from pimforge.hw.hilos.attention_timing import (
-    attention_cycles, bound_parts, kernel_bound, kernel_schedule
+    attention_cycles, bound_parts, kernel_activity, kernel_bound, kernel_schedule
 )
 from pimforge.sim.benches.hilos.attention import DEFAULT_JOBS, attention_phase, random_job
 from pimforge.sim.harness.job import Job
+
+from activity_checks import assert_actions
 
 # ---------------------------------------------------------------------------------------------
 # the RTL top: one small config in the default run (8-element beats, d = 64, block 32, d_group 2)
@@ -95,6 +98,20 @@ def test_kernel_cycle_model_within_2_percent(kernel_run):
     cfg, res, _ = kernel_run
     model = attention_cycles(cfg, 512, 12)
     assert abs(model - res.phases[0].cycles) <= 0.02 * res.phases[0].cycles
+
+
+def test_rtl_activity_model_is_exact(small_run, kernel_run):
+    """The probes' counts equal :func:`kernel_activity`, its units' models composed, with and
+    without stalls (no unit's counts depend on them); the DRAM latency does not enter either.
+    The 12-head kernel is the cycle model's job ``attention_cycles(cfg, 512, 12)``: 12 times the
+    unit's own ``activity`` of one head."""
+    cfg, res = small_run
+    jobs = [(n_k, n_k + c) for n_k, c, _ in DEFAULT_JOBS]
+    for ph in res.phases:
+        assert_actions(ph, kernel_activity(cfg, jobs))
+    cfg, res, _ = kernel_run
+    one = api.get_unit("hilos_attention").activity(cfg, 512)
+    assert_actions(res.phases[0], {k: 12 * v for k, v in one.items()})
 
 
 def test_checker_catches_a_one_bit_error():

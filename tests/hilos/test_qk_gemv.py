@@ -1,6 +1,7 @@
 """qk_gemv (HILOS Fig. 7d): golden scores vs float64, RTL vs golden (bit-exact, with and without
-stalls, under output back-pressure), the cycle model vs RTL cycle stamps, K rate and MAC
-utilization at 4096 tokens, the checker, config errors and the manifest.
+stalls, under output back-pressure), the cycle model vs RTL cycle stamps, the activity model vs
+the RTL's probe counts, K rate and MAC utilization at 4096 tokens, the checker, config errors
+and the manifest.
 
 The default run uses one Verilator build (SMALL: 16 MAC lanes, 2 queries, fp16 scores, four
 partial sums per token and op_depth 16 = 4 x block / beat_elems, so every partial sum comes back
@@ -18,11 +19,13 @@ from pimforge.base.errors import ConfigError
 from pimforge.base.formats import FP16, FP32
 from pimforge.base.numerics import bits_float
 from pimforge.hw.hilos.config import HILOS_PRESETS
-from pimforge.hw.hilos.qk_gemv_timing import qk_cycles, qk_schedule
+from pimforge.hw.hilos.qk_gemv_timing import qk_activity, qk_cycles, qk_schedule
 from pimforge.registry import get_unit
 from pimforge.sim.benches.hilos.qk_gemv import JobSpec, default_jobs, qk_inputs, qk_job, random_job
 from pimforge.sim.golden.hilos import qk_gemv as h_qk
 from pimforge.sim.harness.job import Job, Phase
+
+from activity_checks import assert_actions
 
 UNIT = get_unit("qk_gemv")
 SMALL = {"beat_elems": 8, "head_dim": 64, "block": 32, "d_group": 2, "op_depth": 16,
@@ -182,6 +185,22 @@ def test_rtl_k_rate_and_mac_utilization_at_4096_tokens_and_checker():
     assert util >= 0.99
     assert bad.errors and any("transfer #1" in e for e in bad.errors)
     assert len(bad.errors) == 1
+    # the run is the cycle model's job, so the unit's own activity model predicts its counts
+    assert_actions(ph, UNIT.activity(cfg, n))
+
+
+def _check_activity(cfg, res):
+    """Every phase of a :func:`qk_job` run against :func:`qk_activity`."""
+    ns = [j[0] for j in default_jobs(cfg)]
+    for ph in res.phases:
+        assert_actions(ph, qk_activity(cfg, ns))
+
+
+def test_rtl_activity_model_is_exact(small_run):
+    """The probes' counts equal :func:`qk_activity` in every phase, the stall phases too: every
+    tile computes the same issues and drains the same beats whatever the stalls, and the
+    memories read only for an issue or a drain beat."""
+    _check_activity(*small_run)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -261,6 +280,7 @@ def test_rtl_presets(preset):
     cfg = UNIT.preset_config(preset)
     res = _run(cfg, qk_job(cfg, np.random.default_rng(2), seed=2, slow_sink=SLOW_SINK))
     _check_schedule(cfg, res.phases[0], default_jobs(cfg))
+    _check_activity(cfg, res)
 
 
 @pytest.mark.slow
@@ -271,6 +291,7 @@ def test_rtl_two_score_lanes_op_depth_3():
     assert cfg.lanes == 2
     res = _run(cfg, qk_job(cfg, np.random.default_rng(3), seed=3, slow_sink=SLOW_SINK))
     _check_schedule(cfg, res.phases[0], default_jobs(cfg))
+    _check_activity(cfg, res)
 
 
 @pytest.mark.slow
@@ -281,3 +302,4 @@ def test_rtl_deep_pipeline_at_the_accumulator_revisit_limit():
     assert cfg.block // cfg.beat_elems == cfg.op_depth
     res = _run(cfg, qk_job(cfg, np.random.default_rng(4), seed=4, slow_sink=SLOW_SINK))
     _check_schedule(cfg, res.phases[0], default_jobs(cfg))
+    _check_activity(cfg, res)

@@ -1,6 +1,6 @@
 """sv_gemv (HILOS Fig. 7e): the bench's golden O against float64, RTL vs golden (bit-exact, with
-and without stalls), the cycle model vs RTL cycle counts, V throughput and MAC utilization,
-the checker, config errors and the manifest.
+and without stalls), the cycle model vs RTL cycle counts, the activity model vs the RTL's probe
+counts, V throughput and MAC utilization, the checker, config errors and the manifest.
 
 The default run builds one small config (E = 8, head_dim 64, block 32, d_group 3: 24 MAC lanes);
 the presets and a config with one-beat score lanes x 2 (U = 2) and the minimum accumulator
@@ -15,13 +15,15 @@ from pimforge.base.errors import ConfigError
 from pimforge.base.formats import FP16
 from pimforge.base.numerics import bits_float
 from pimforge.hw.hilos.config import SvGemvConfig
-from pimforge.hw.hilos.sv_gemv_timing import sv_cycles, sv_schedule
+from pimforge.hw.hilos.sv_gemv_timing import sv_activity, sv_cycles, sv_schedule
 from pimforge.registry import get_unit
 from pimforge.sim.benches.hilos.beats import unpack_o
 from pimforge.sim.benches.hilos.sv_gemv import (
     JobData, JobSpec, default_jobs, make_job_data, sv_expected, sv_job
 )
 from pimforge.sim.harness.job import Job
+
+from activity_checks import assert_actions
 
 UNIT = get_unit("sv_gemv")
 SMALL = SvGemvConfig(beat_elems=8, head_dim=64, block=32, d_group=3, op_depth=2)
@@ -34,6 +36,13 @@ def _run(cfg, job):
     assert res.passed, f"sv_gemv RTL does not match the golden model:\n{res.summary()}\n" \
                        f"log: {res.log}"
     return res
+
+
+def _check_activity(cfg, res):
+    """Every phase of :func:`_full_job` against :func:`sv_activity`."""
+    jobs = [j.job for j in default_jobs(cfg)]
+    for ph, want in zip(res.phases, (jobs, jobs, [LONG_N])):
+        assert_actions(ph, sv_activity(cfg, want))
 
 
 def _full_job(cfg, seed=1):
@@ -146,6 +155,16 @@ def test_rtl_v_rate_and_utilization_at_4096(small_run):
     assert ph.cycles == sv_cycles(cfg, LONG_N)
 
 
+def test_rtl_activity_model_is_exact(small_run):
+    """The probes' counts equal :func:`sv_activity` in every phase, the stall phase too: the
+    unit multiplies and adds once per V beat and lane, writes the P buffer once per y beat and
+    converts once per drained element, whenever those happen.  The n = 4096 phase is the cycle
+    model's job, so the unit's own ``activity`` predicts it."""
+    cfg, res = small_run
+    _check_activity(cfg, res)
+    assert_actions(res.phases[2], UNIT.activity(cfg, LONG_N))
+
+
 def test_checker_catches_a_one_bit_error(small_run):
     cfg, _ = small_run
     job = sv_job(cfg, np.random.default_rng(3), jobs=[JobSpec(5)], stalls=False)
@@ -220,6 +239,7 @@ def test_rtl_presets(preset):
     vs = res.phases[2].in_stamps["i_v"]
     assert vs == list(range(vs[0], vs[0] + LONG_N * cfg.row_beats))
     _check_schedule(cfg, res.phases[2], [LONG_N])
+    _check_activity(cfg, res)
 
 
 @pytest.mark.slow
@@ -231,6 +251,7 @@ def test_rtl_two_score_lanes_and_tight_accumulator_loop():
     res = _run(cfg, _full_job(cfg, seed=3))
     _check_schedule(cfg, res.phases[0], [j.job for j in default_jobs(cfg)])
     _check_schedule(cfg, res.phases[2], [LONG_N])
+    _check_activity(cfg, res)
 
 
 @pytest.mark.slow
@@ -242,3 +263,4 @@ def test_rtl_deep_pipeline_at_the_accumulator_revisit_limit():
     res = _run(cfg, _full_job(cfg, seed=4))
     _check_schedule(cfg, res.phases[0], [j.job for j in default_jobs(cfg)])
     _check_schedule(cfg, res.phases[2], [LONG_N])
+    _check_activity(cfg, res)

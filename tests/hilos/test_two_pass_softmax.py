@@ -1,10 +1,10 @@
 """two_pass_softmax (HILOS Alg. 1, Fig. 7b-c): the bench's golden outputs against float64
 softmax, RTL vs golden (bit-exact, with and without stalls), the cycle model vs RTL cycle
-counts, steady-state rates and pass overlap from cycle stamps, the checker, the manifest and
-config errors.
+counts, the activity model vs the RTL's probe counts, steady-state rates and pass overlap from
+cycle stamps, the checker, the manifest and config errors.
 
 The default run builds one small design (U = 4 lanes, G = 5 queries, 8 beats a row block) and
-elaborates it once: every simulation reuses the same Verilog.
+elaborates it once, with the activity probes: every simulation reuses the same Verilog.
 """
 import numpy as np
 import pytest
@@ -14,8 +14,9 @@ from pimforge import api
 from pimforge.base.errors import ConfigError
 from pimforge.base.formats import FP16, FP32
 from pimforge.base.numerics import bits_float, float_bits
+from pimforge.hw.core.elaborate import elaborate
 from pimforge.hw.hilos.two_pass_softmax_timing import (
-    softmax_cycles, softmax_job_beats, softmax_schedule
+    softmax_activity, softmax_cycles, softmax_job_beats, softmax_schedule
 )
 from pimforge.registry import get_unit
 from pimforge.sim.benches.hilos.two_pass_softmax import (
@@ -24,6 +25,8 @@ from pimforge.sim.benches.hilos.two_pass_softmax import (
 from pimforge.sim.golden.hilos import two_pass_softmax as h_sm
 from pimforge.sim.harness import runner
 from pimforge.sim.harness.job import Job
+
+from activity_checks import assert_actions
 
 UNIT = get_unit("two_pass_softmax")
 def bits_of(x):
@@ -89,10 +92,11 @@ def test_bench_beats_follow_the_row_block_order():
 # ---------------------------------------------------------------------------- RTL
 @pytest.fixture(scope="module")
 def design():
-    """The small config, elaborated once for every simulation of this module."""
+    """The small config, elaborated once (with the activity probes, as the benches build it)
+    for every simulation of this module."""
     require_sim("verilator")
     cfg = UNIT.config(None, SMALL)
-    verilog, manifest, comp = api.elaborate("two_pass_softmax", cfg)
+    verilog, manifest, comp = elaborate(UNIT, cfg, probes=True)
     return cfg, verilog, manifest, comp
 
 
@@ -187,6 +191,20 @@ def test_rtl_registered_cycle_model_and_latency(steady_run, design):
     assert ph.out_stamps["o"][0] - ph.in_stamps["i"][-1] == design[3].latency
 
 
+def test_rtl_activity_model_is_exact(bench_run, steady_run):
+    """The probes' counts equal :func:`softmax_activity` in every phase, the stall phases too:
+    every beat of either pass makes the same operations, every row block one merge, whenever
+    they happen.  The lone job is the cycle model's job: the unit's own ``activity`` predicts
+    it."""
+    cfg, res = bench_run
+    jobs = [j.segments for j in default_jobs(cfg)]
+    for ph in res["phases"]:
+        assert_actions(ph, softmax_activity(cfg, jobs))
+    _, equal, lone, res = steady_run
+    assert_actions(res["phases"][0], softmax_activity(cfg, [j.segments for j in equal]))
+    assert_actions(res["phases"][1], UNIT.activity(cfg, lone[0].n))
+
+
 def test_checker_catches_a_one_bit_error(design):
     cfg = design[0]
     job = softmax_job(cfg, np.random.default_rng(1), jobs=[SoftmaxJob((5,))], stalls=False)
@@ -239,8 +257,11 @@ def _full_run(cfg, seed):
     res = api.run_bench("two_pass_softmax", cfg, job=softmax_job(cfg, np.random.default_rng(seed),
                                                                   seed=seed))
     assert res.passed, f"RTL does not match the golden model:\n{res.summary()}\nlog: {res.log}"
-    sched = softmax_schedule(cfg, [j.segments for j in default_jobs(cfg)])
+    jobs = [j.segments for j in default_jobs(cfg)]
+    sched = softmax_schedule(cfg, jobs)
     assert res.phases[0].cycles == sched[-1]["o"][1] + 1
+    for ph in res.phases:
+        assert_actions(ph, softmax_activity(cfg, jobs))
     return res
 
 
