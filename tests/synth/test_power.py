@@ -91,3 +91,11 @@ def test_a_job_the_config_cannot_run_is_reported():
     assert p["dynamic_w"] is None and p["static_w"] > 0
     assert p["note"] == f"no dynamic power for a job of {run.POWER_OPS} operations: ValueError: " \
                         f"{run.POWER_OPS} operations do not fit"
+
+
+def test_fp_add_own_activity_model_is_one_add_per_op():
+    """The declared activity model gives the power of one fp16 add per operation."""
+    unit = get_unit("fp_add")
+    p = _synth(unit)["power"]
+    assert p["actions"] == {"op:add:e5m10": run.POWER_OPS}
+    assert p["energy_j"] == pytest.approx(run.POWER_OPS * ADD_PJ_45NM * ASAP7_FACTOR * 1e-12)
