@@ -108,9 +108,14 @@ def float_op(m, kind: str, fmt, op_depth: int, operands: dict, valid=None, side=
         the operator puts a register right after ``pre``, that register is one of the
         operator's ``op_depth`` (the operator then has one fewer, in both the flat and the
         hierarchical form), so the latency stays the same.
+    fire : high in the cycles the operands are data, for the activity probe
+        (:mod:`pimforge.hw.core.activity`); ``valid`` when not given.
     """
     depth = op_latency(kind, op_depth)
     src = src if kind in _SRC_KINDS else None
+    fire = valid if fire is None else fire
+    if fire is not None:
+        probe(m, op_action(kind, fmt), fire)
     side = dict(side or {})
     if valid is not None:
         side["_valid"] = valid
