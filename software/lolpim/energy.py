@@ -21,7 +21,7 @@ from pimforge.software.energy import EnergyResult
 from pimforge.software.lolpim.config import NODE
 from pimforge.software.lolpim.pim import BYTES
 
-__all__ = ["step_counts", "energy_result", "ENERGY_NODE", "MAC"]
+__all__ = ["step_counts", "energy_result", "run_energy", "ENERGY_NODE", "MAC"]
 
 # AiM's PUs sit on the DRAM die; its periphery logic is priced as 45 nm logic (the table's
 # reference node: a DRAM process's transistors are no better than an older logic node's)
@@ -62,3 +62,21 @@ def step_counts(system: str, m, r, nodes: int) -> dict:
 def energy_result(system: str, m, r, nodes: int, label: str = "") -> EnergyResult:
     return EnergyResult(label or system, step_counts(system, m, r, nodes), r.cycle_s / r.batch,
                         ENERGY_NODE)
+
+
+def run_energy(m, results: dict, seconds: float) -> dict:
+    """``run llm``'s energy of LoL-PIM on one AiMX module: the system model's actions of one
+    token at the run's context (``results["LoL-PIM(123)"]``: the bits AiM reads in-bank and its
+    MACs do not depend on the time), the module's chips' static power over the run's
+    ``seconds`` per token; and the other systems of ``results`` (name -> step result) as
+    baselines."""
+    counts = dict(step_counts("LoL-PIM(123)", m, results["LoL-PIM(123)"], 1),
+                  **{"static:aim_chip": NODE.chips * seconds})
+    own = EnergyResult("LoL-PIM", counts, seconds, ENERGY_NODE)
+    return {"j_per_token": own.j_per_token, "power_w": own.power_w,
+            "breakdown_j": own.breakdown(),
+            "baselines": {k: energy_result(k, m, r, 1).j_per_token for k, r in results.items()
+                          if k != "LoL-PIM(123)"},
+            "source": "the LoL-PIM system model's actions at this context "
+                      "(software/lolpim/energy.py), one AiMX module's chips' static power over "
+                      "this run's time per token"}

@@ -60,8 +60,7 @@ from pimforge.sim.golden.lolpim.fast import (
 from pimforge.software import workloads as wl
 from pimforge.software.llm.ops import LINEARS, Ops
 from pimforge.software.lolpim.config import GPU_GDDR, GPU_HBM, HOST_SYNC_S, NODE
-from pimforge.software.energy import EnergyResult
-from pimforge.software.lolpim.energy import ENERGY_NODE, energy_result, step_counts
+from pimforge.software.lolpim.energy import run_energy
 from pimforge.software.lolpim.gpu import gpu_batch
 from pimforge.software.lolpim.pim import fc_token_s, pim_batch
 
@@ -475,22 +474,10 @@ class LolpimOps(Ops):
             "GPU-HBM": gpu_batch(GPU_HBM, m, ctx, 1, 1, name="GPU-HBM"),
             "GPU-GDDR": gpu_batch(GPU_GDDR, m, ctx, 1, 1, name="GPU-GDDR"),
         }
-        # the energy: the system model's actions of one token at this context (the bits AiM
-        # reads in-bank and its MACs do not depend on the time), with the module's chips'
-        # static power over this run's time per token
-        own = step_counts("LoL-PIM(123)", m, model["LoL-PIM(123)"], 1)
-        own["static:aim_chip"] = NODE.chips * on
-        own = EnergyResult("LoL-PIM", own, on, ENERGY_NODE)
-        base_j = {k: energy_result(k, m, r, 1).j_per_token for k, r in model.items()
-                  if k != "LoL-PIM(123)"}
         return {
             "clock_mhz": AIM_CLOCK_MHZ,
             "cycles_per_token": cyc,
-            "energy": {"j_per_token": own.j_per_token, "power_w": own.power_w,
-                       "breakdown_j": own.breakdown(), "baselines": base_j,
-                       "source": "the LoL-PIM system model's actions at this context "
-                                 "(software/lolpim/energy.py), one AiMX module's chips' static "
-                                 "power over this run's time per token"},
+            "energy": run_energy(m, model, on),
             "seconds_per_token": on,
             "tokens_per_s": 1.0 / on,
             "breakdown_s": {"PU (lolpim_pingpong, ping-pong)": cyc["lolpim_pingpong"] / clock,
