@@ -3,11 +3,12 @@ of a job is the sum of its parts."""
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
 from pimforge.base.errors import UserError
-from pimforge.hw.core.energy import NODES, component_of, table
+from pimforge.hw.core.energy import NODES, TABLE_PATH, component_of, table
 
 
 def test_every_entry_and_rule_has_a_source():
@@ -99,3 +100,15 @@ def test_unknown_node_names_the_nodes():
 def test_a_small_sram_shrinks_with_the_square_root_of_its_capacity():
     """256 bytes (8 words of 256 bits): the 8 KB per-bit figure (10 pJ / 64) x sqrt(256 / 8192)."""
     assert table().pj("sram:read:8x256") == pytest.approx(256 * 10 / 64 * (256 / 8192) ** 0.5)
+
+
+def test_no_action_is_listed_twice():
+    """YAML keeps the last of two equal keys without a word; the table must not rely on that."""
+    keys = re.findall(r"^  ([a-z0-9_]+(?::[a-z0-9_]+)+): \{", TABLE_PATH.read_text(), re.M)
+    assert len(keys) > 30
+    assert len(keys) == len(set(keys)), sorted(k for k in keys if keys.count(k) > 1)
+
+
+def test_the_toggle_energy_follows_the_scaling_rule():
+    assert table("asap7").toggle_fj() == pytest.approx(
+        table("45nm").toggle_fj() * table("asap7").scale("45nm"), rel=0.01)
