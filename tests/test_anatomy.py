@@ -5,6 +5,8 @@ For a generator at ``hw/<area>/<module>.py`` (it declares the unit in ``UNITS``)
 * config class in ``hw/<area>/config.py``;
 * cycle model in ``hw/<area>/<module>_timing.py`` (or the shared
   :func:`~pimforge.hw.core.pipeline.streaming_cycles` of a one-stream pipeline);
+* activity model beside the cycle model (or the float library's shared
+  :func:`~pimforge.hw.fp.core.streaming_activity`);
 * formal environment, if any, in ``hw/<area>/<module>_formal.py``;
 * stream layouts of the area in ``hw/<area>/streams.py``, and no ``stream.Signature(`` anywhere
   else in the area; the area's performance model, if any, in ``hw/<area>/perf.py``;
@@ -63,6 +65,9 @@ def test_family_follows_the_rule(name):
     assert unit.config_cls.__module__ == f"pimforge.hw.{area}.config"
     assert (unit.cycle_model is streaming_cycles
             or unit.cycle_model.__module__ == f"{gen.__name__}_timing"), unit.cycle_model
+    assert unit.activity is not None, f"{name}: no activity model"
+    assert unit.activity.__module__ in (f"{gen.__name__}_timing", "pimforge.hw.fp.core"), \
+        unit.activity
     if unit.formal is not None:
         assert unit.formal.__module__ == f"{gen.__name__}_formal", unit.formal
     golden = _golden_module(area, module)
