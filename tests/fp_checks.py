@@ -5,6 +5,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from activity_checks import assert_actions
 from conftest import assert_matches_reference, require_sim
 
 from pimforge import api
@@ -53,7 +54,8 @@ def golden_vs_reference(fmt, golden, reference, arity, seed, n_random=N_SOFTFLOA
 def rtl_bench_and_cycles(unit, cfg, seed=1, n_random=N_RTL_RANDOM):
     """Run the unit's bench (corners + random, then with random stalls) and assert the cycle
     contract: N back-to-back ops finish within N + latency + 2 cycles, the measured latency
-    equals the manifest's, and the unit's cycle model predicts the measured cycle count exactly."""
+    equals the manifest's, and the unit's cycle model predicts the measured cycle count exactly;
+    its activity model predicts the probes' counts exactly in every phase."""
     require_sim("verilator")
     res = api.run_bench(unit, cfg, seed=seed, n_random=n_random)
     assert res.passed, f"{unit} RTL does not match the golden model:\n{res.summary()}\nlog: {res.log}"
@@ -66,9 +68,13 @@ def rtl_bench_and_cycles(unit, cfg, seed=1, n_random=N_RTL_RANDOM):
     assert nostall.cycles <= n + latency + 2, f"{n} ops took {nostall.cycles} cycles"
     # every cycle after the pipeline fills moves one operation
     assert nostall.in_stamps["i"] == list(range(n)), "input stream stalled with no back-pressure"
-    from pimforge.registry import get_unit
     predicted = get_unit(unit).cycle_model(cfg, n)
     assert predicted == nostall.cycles, f"cycle model {predicted} != RTL {nostall.cycles} cycles"
+    # the activity model against the probes in every phase: one operation per input transfer,
+    # so the stall phases' counts are as exact as the no-stall phase's (the cycle model's job)
+    for ph in res.phases:
+        assert_actions(ph, get_unit(unit).activity(cfg, len(ph.in_stamps["i"])),
+                       f"{unit} {ph.name}")
     return res
 
 
@@ -259,6 +265,7 @@ def check_func_rtl(func, fmt_name):
     _check_ulp(func, fmt, x, got, FUNC_MAX_ULP[(func, fmt_name)], f"{func} {fmt_name} RTL")
     if fmt_name == "fp16":
         _check_fp16_misrounded(func, x, got, f"{func} fp16 RTL")
+    return res
 
 
 class SpecialFunctionChecks:

@@ -13,7 +13,7 @@ __all__ = ["softmax_fifo_depth", "softmax_cycles", "softmax_activity"]
 
 
 def softmax_fifo_depth(op_depth: int, acc) -> int:
-    """Output FIFO entries of :class:`OnlineSoftmax`: enough for every merge in flight when the
+    """Output FIFO entries of :class:`~pimforge.hw.pam.softmax.OnlineSoftmax`: enough for every merge in flight when the
     output is always ready, plus one."""
     return (merge_latency(op_depth, acc) + 1) // merge_interval(op_depth) + 1
 

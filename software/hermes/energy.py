@@ -8,9 +8,10 @@ Per decode step of a batch of ``b`` (divided by ``b`` tokens):
 * the GPU (RTX 4090): the weights it multiplies read from its GDDR6X, its FLOPs, its static
   power over the step; weights streamed over PCIe are also written into its memory;
 * the NDP-DIMMs: the cold neurons' and the KV cache's bits read from DDR4, the ``hermes_gemv``
-  actions of each GEMV job (its activity model, :func:`~pimforge.hw.hermes.gemv_timing.
-  gemv_activity`), softmax and ReLU on ``hermes_act`` (its activity model, :func:`~pimforge.
-  hw.hermes.act_timing.act_activity`), each DIMM's background power;
+  actions of each GEMV job (its activity model,
+  :func:`~pimforge.hw.hermes.gemv_timing.gemv_activity`), softmax and ReLU on ``hermes_act``
+  (its activity model, :func:`~pimforge.hw.hermes.act_timing.act_activity`), each DIMM's
+  background power;
 * the links: activations at every GPU <-> DIMM synchronisation and the hot/cold swaps over
   PCIe, the window remapping over the DIMM-links;
 * Hermes-host's CPU: its base power while the step runs, its DDR4 reads.
@@ -36,8 +37,8 @@ BITS = 8 * BYTES
 
 def gemv_counts(gemv: str, mode: str, d_in: int, d_out: int, batch: int, n: float) -> dict:
     """``hermes_gemv``'s actions for one job of the system model (``n`` active neurons), split
-    into passes of at most ``max_beats`` beats as :func:`~pimforge.hw.hermes.perf.
-    gemv_estimate` times it (row mode: each pass after the first merges the previous one's
+    into passes of at most ``max_beats`` beats as
+    :func:`~pimforge.hw.hermes.perf.gemv_estimate` times it (row mode: each pass after the first merges the previous one's
     output)."""
     cfg = gemv_preset(gemv)
     length = d_in if mode == "rows" else d_out

@@ -41,8 +41,8 @@ def _links(m, r) -> float:
 
 
 def step_counts(system: str, m, r, nodes: int) -> dict:
-    """Actions per output token of ``r`` (a :class:`~pimforge.software.lolpim.pipeline.
-    StepResult` of ``system`` on ``nodes`` nodes)."""
+    """Actions per output token of ``r`` (a
+    :class:`~pimforge.software.lolpim.pipeline.StepResult` of ``system`` on ``nodes`` nodes)."""
     ctx = r.context
     per_token_s = r.cycle_s / r.batch
     link = {"link:pcie:bit": _links(m, r)}

@@ -11,16 +11,6 @@ from pimforge.sim.golden.fp.add import fp_add
 from pimforge.sim.reference import softfloat as ref
 
 
-def _rtl(unit, cfg, **kw):
-    """The bench and its cycle contract (``fp_checks``), then the activity model against the
-    probes in every phase: one operation per input transfer, so the stall phase's counts are as
-    exact as those of the no-stall phase, which is the cycle model's job of ``n`` operations."""
-    res = rtl_bench_and_cycles(unit, cfg, **kw)
-    for ph in res.phases:
-        model = get_unit(unit).activity(cfg, len(ph.in_stamps["i"]))
-        assert_actions(ph, model, f"{unit} {ph.name}")
-    return res
-
 
 @pytest.mark.softfloat
 @pytest.mark.parametrize("fmt_name", ["fp16", "bf16", "fp32"])
@@ -47,7 +37,7 @@ def test_golden_ftz_vs_flushed_softfloat(fmt_name):
 @pytest.mark.parametrize("fmt_name", ["fp16", pytest.param("bf16", marks=pytest.mark.slow),
                                       "fp32"])
 def test_rtl_add(fmt_name):
-    _rtl("fp_add", FpConfig(fmt=FORMATS[fmt_name]))
+    rtl_bench_and_cycles("fp_add", FpConfig(fmt=FORMATS[fmt_name]))
 
 
 # fp_sub is fp_add with the second operand's sign flipped: fp16 in the default run, fp32 (the
@@ -55,18 +45,18 @@ def test_rtl_add(fmt_name):
 # default run keeps the default depth, the deepest (16) and fp_mul's combinational design.
 @pytest.mark.parametrize("fmt_name", ["fp16", pytest.param("fp32", marks=pytest.mark.slow)])
 def test_rtl_sub(fmt_name):
-    _rtl("fp_sub", FpConfig(fmt=FORMATS[fmt_name]))
+    rtl_bench_and_cycles("fp_sub", FpConfig(fmt=FORMATS[fmt_name]))
 
 
 @pytest.mark.parametrize("depth", [pytest.param(0, marks=pytest.mark.slow),
                                    pytest.param(4, marks=pytest.mark.slow),
                                    16])   # 16: a register between compare and swap
 def test_rtl_pipeline_depths(depth):
-    _rtl("fp_add", FpConfig(pipeline_depth=depth), n_random=4000)
+    rtl_bench_and_cycles("fp_add", FpConfig(pipeline_depth=depth), n_random=4000)
 
 
 def test_rtl_ftz():
-    _rtl("fp_add", FpConfig(ftz=True), n_random=4000)
+    rtl_bench_and_cycles("fp_add", FpConfig(ftz=True), n_random=4000)
 
 
 # The stall phase on its own, so that a bug it misses is not hidden by the no-stall phase's

@@ -4,29 +4,17 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from activity_checks import assert_actions
 from conftest import assert_matches_reference
 from fp_checks import N_SOFTFLOAT_RANDOM, golden_vs_reference, rtl_bench_and_cycles
 
 from pimforge.base.formats import FORMATS
 from pimforge.hw.fp.config import FpConfig
 from pimforge.hw.fp.fma import GUARD
-from pimforge.registry import get_unit
 from pimforge.sim.benches.fp.fma import fma_operands, product_sticky_corners, sticky_corners
 from pimforge.sim.golden.fp.fma import fp_fma
 from pimforge.sim.reference import rational as rat
 from pimforge.sim.reference import softfloat as ref
 
-
-def _rtl(unit, cfg, **kw):
-    """The bench and its cycle contract (``fp_checks``), then the activity model against the
-    probes in every phase: one operation per input transfer, so the stall phase's counts are as
-    exact as those of the no-stall phase, which is the cycle model's job of ``n`` operations."""
-    res = rtl_bench_and_cycles(unit, cfg, **kw)
-    for ph in res.phases:
-        model = get_unit(unit).activity(cfg, len(ph.in_stamps["i"]))
-        assert_actions(ph, model, f"{unit} {ph.name}")
-    return res
 
 
 @pytest.mark.softfloat
@@ -131,9 +119,9 @@ def test_golden_ftz_vs_flushed_softfloat(fmt_name):
 @pytest.mark.parametrize("fmt_name", ["fp16", pytest.param("bf16", marks=pytest.mark.slow),
                                       "fp32"])
 def test_rtl_fma(fmt_name):
-    _rtl("fp_fma", FpConfig(fmt=FORMATS[fmt_name]))
+    rtl_bench_and_cycles("fp_fma", FpConfig(fmt=FORMATS[fmt_name]))
 
 
 def test_rtl_ftz_deep():
     # One design covers both FTZ and a register after every datapath stage.
-    _rtl("fp_fma", FpConfig(ftz=True, pipeline_depth=4), n_random=4000)
+    rtl_bench_and_cycles("fp_fma", FpConfig(ftz=True, pipeline_depth=4), n_random=4000)

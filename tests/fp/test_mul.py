@@ -1,24 +1,12 @@
 """fp_mul: golden model vs Berkeley SoftFloat, RTL vs golden, cycle contract."""
 import pytest
-from activity_checks import assert_actions
 from fp_checks import golden_vs_reference, rtl_bench_and_cycles
 
 from pimforge.base.formats import FORMATS
 from pimforge.hw.fp.config import FpConfig
-from pimforge.registry import get_unit
 from pimforge.sim.golden.fp.mul import fp_mul
 from pimforge.sim.reference import softfloat as ref
 
-
-def _rtl(unit, cfg, **kw):
-    """The bench and its cycle contract (``fp_checks``), then the activity model against the
-    probes in every phase: one operation per input transfer, so the stall phase's counts are as
-    exact as those of the no-stall phase, which is the cycle model's job of ``n`` operations."""
-    res = rtl_bench_and_cycles(unit, cfg, **kw)
-    for ph in res.phases:
-        model = get_unit(unit).activity(cfg, len(ph.in_stamps["i"]))
-        assert_actions(ph, model, f"{unit} {ph.name}")
-    return res
 
 
 @pytest.mark.softfloat
@@ -47,9 +35,9 @@ def test_golden_ftz_vs_flushed_softfloat(fmt_name):
 @pytest.mark.parametrize("fmt_name", ["fp16", pytest.param("bf16", marks=pytest.mark.slow),
                                       "fp32"])
 def test_rtl_mul(fmt_name):
-    _rtl("fp_mul", FpConfig(fmt=FORMATS[fmt_name]))
+    rtl_bench_and_cycles("fp_mul", FpConfig(fmt=FORMATS[fmt_name]))
 
 
 def test_rtl_ftz_combinational():
     # One design covers both FTZ and the depth-0 (combinational) pipeline.
-    _rtl("fp_mul", FpConfig(ftz=True, pipeline_depth=0), n_random=4000)
+    rtl_bench_and_cycles("fp_mul", FpConfig(ftz=True, pipeline_depth=0), n_random=4000)
