@@ -4,6 +4,10 @@ import json
 import subprocess
 import sys
 
+import pytest
+
+from pimforge.hw.core.energy import table
+
 
 def cli(*args) -> subprocess.CompletedProcess:
     """``python -m pimforge ARGS`` in a fresh process."""
@@ -35,3 +39,16 @@ def check_reproduce_rows(system: str, required, files, out) -> dict:
     for f in ("reproduce.md", *files):
         assert (out / f).exists(), f
     return data
+
+
+def check_energy_priced(energy: dict, node: str = "45nm") -> None:
+    """Each system's breakdown adds up to count x price over its actions, each counted once
+    (the price by hand from the table entry: pJ per action, or W for a ``static:`` key)."""
+    t = table(node)
+    for name, e in energy.items():
+        total = 0.0
+        for key, n in e["counts"].items():
+            ent = t.entry(key)
+            total += n * ent.pj if ent.unit == "W" else n * ent.pj * 1e-12
+        assert sum(e["breakdown_j"].values()) == pytest.approx(total, rel=1e-12), name
+        assert e["j_per_token"] == pytest.approx(total, rel=1e-12), name

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from system_checks import check_energy_priced
 
 from pimforge.hw.core.energy import table
 from pimforge.software import workloads as wl
@@ -38,13 +39,8 @@ def test_every_system_reports_energy(point):
 
 
 def test_breakdown_sums_to_the_priced_counts(point):
-    t = table("45nm")
-    for name, e in point.data["energy"].items():
-        total = 0.0
-        for key, n in e["counts"].items():
-            ent = t.entry(key)
-            total += n * ent.pj if ent.unit == "W" else n * ent.pj * 1e-12
-        assert sum(e["breakdown_j"].values()) == pytest.approx(total, rel=1e-12), name
+    """The components add up to count x price over every action, each action counted once."""
+    check_energy_priced(point.data["energy"])
 
 
 def test_parts_do_not_double_count(f11):
