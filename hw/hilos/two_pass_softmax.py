@@ -45,7 +45,7 @@ from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.memories import buffer
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.fp.ops import beat_tree, delay, delay_valid, float_op
-from pimforge.hw.fp.softmax import exp_diff, greater, merge_interval, merge_stats
+from pimforge.hw.fp.softmax import greater, merge_interval, merge_stats
 from pimforge.hw.hilos.config import HILOS_PRESETS, KERNEL_CLOCK, TwoPassSoftmaxConfig
 from pimforge.hw.hilos.streams import score_signature, y_signature
 from pimforge.hw.hilos.two_pass_softmax_timing import (
@@ -74,6 +74,23 @@ def _to_fp32(m, values, valid, side, name, fmt, od):
         if j == 0:
             v_out, s_out = v, s
     return out, v_out, s_out
+
+
+def _lane_exp_diff(m, od, a, b, lead, *, valid, side, name):
+    """``exp(a - b)`` of one score lane: the golden ``exp_diff`` in fp32, a subtraction and the
+    exponential (the two operations :func:`~pimforge.hw.fp.softmax.exp_diff` builds, with the
+    same names).  Lane 0 (``lead`` None) carries ``valid`` and ``side``; another lane carries
+    neither, and its operations' probes fire on lane 0's valids at the same stages (``lead``).
+    Returns ``(exp, valid, side, lead)``."""
+    if lead is None:
+        d, dv, ds = float_op(m, "sub", FP32, od, {"a": a, "b": b}, valid=valid, side=side,
+                             name=f"{name}_sub")
+        e, ev, es = float_op(m, "exp", FP32, od, {"a": d["r"]}, valid=dv, side=ds,
+                             name=f"{name}_exp")
+        return e["r"], ev, es, (valid, dv)
+    d = float_op(m, "sub", FP32, od, {"a": a, "b": b}, name=f"{name}_sub", fire=lead[0])[0]
+    e = float_op(m, "exp", FP32, od, {"a": d["r"]}, name=f"{name}_exp", fire=lead[1])[0]
+    return e["r"], None, None, lead
 
 
 def _max2(m, a, b, name):
@@ -261,12 +278,11 @@ class TwoPassSoftmax(PimComponent):
         keep_rd = br.data[32 * U:]
         etag = {"m": seq["m"], "g": seq["g"], "first": seq["first"], "last": seq["last"],
                 "keep": keep_rd}
-        # every lane gets the valid (its activity probes'; only lane 0's is read, the other
-        # lanes' valid registers are removed by synthesis)
-        es, v, et = [], None, None
+        es, v, et, lead = [], None, None, None
         for j in range(U):
-            e, ev, s = exp_diff(m, FP32, od, _lane(br.data, j, 32), seq["m"], valid=seq_busy,
-                                side=etag if j == 0 else None, name=f"e{j}")
+            e, ev, s, lead = _lane_exp_diff(m, od, _lane(br.data, j, 32), seq["m"], lead,
+                                            valid=seq_busy, side=etag if j == 0 else None,
+                                            name=f"e{j}")
             es.append(e)
             if j == 0:
                 v, et = ev, s
@@ -364,19 +380,21 @@ class TwoPassSoftmax(PimComponent):
         depth = self.timing["out_fifo"]
         xs, v, nt = _to_fp32(m, [_lane(sp.data, j, sw) for j in range(U)], s_fire, ntag, "ncvt",
                              fmt, od)
-        ys, vy, yt = [], None, None
+        # lanes 1.. carry no valid; their probes fire on lane 0's (lead, mul_v, cvt_v)
+        ys, vy, yt, lead = [], None, None, None
         for j, x in enumerate(xs):
             side = nt if j == 0 else None
-            # every lane carries the valid, for its probes (see _block_exps)
-            e, ev, s = exp_diff(m, FP32, od, x, nt["m"], valid=v, side=side, name=f"n{j}")
+            e, ev, s, lead = _lane_exp_diff(m, od, x, nt["m"], lead, valid=v, side=side,
+                                            name=f"n{j}")
             if j == 0:
-                nt2 = s
+                nt2, mul_v = s, ev
             y, yv, s = float_op(m, "mul", FP32, od, {"a": e, "b": nt2["r"]},
-                                valid=ev, side=nt2 if j == 0 else None, name=f"nmul{j}")
+                                valid=ev, side=nt2 if j == 0 else None, name=f"nmul{j}",
+                                fire=mul_v)
             if j == 0:
-                nt3 = s
+                nt3, cvt_v = s, yv
             h, hv, s = float_op(m, "convert", FP16, od, {"a": y["r"]}, src=FP32, valid=yv,
-                                side=nt3 if j == 0 else None, name=f"n16_{j}")
+                                side=nt3 if j == 0 else None, name=f"n16_{j}", fire=cvt_v)
             ys.append(h["r"])
             if j == 0:
                 vy, yt = hv, s
