@@ -182,6 +182,8 @@ async def run_phase(dut, manifest, phase, drain_cycles, timeout_factor) -> Phase
             break
     for s in sources:
         s.valid.value = s.driven_valid = 0
+    # A counter read right after an edge shows the value that edge saw, before its own update:
+    # the counts cover the cycles before the last edge, cyc - 1 of them.
     actions = {}
     for p in manifest.get("probes", ()):
         actions[p["action"]] = actions.get(p["action"], 0) + int(getattr(dut, p["port"]).value)
@@ -190,7 +192,7 @@ async def run_phase(dut, manifest, phase, drain_cycles, timeout_factor) -> Phase
         in_stamps={s.name: s.stamps for s in sources},
         out_stamps={k.name: k.stamps for k in sinks},
         received={k.name: k.received for k in sinks},
-        errors=errors, actions=actions, probe_cycles=cyc)
+        errors=errors, actions=actions, probe_cycles=cyc - 1)
 
 
 def _offer_ok(s, cyc, stamps) -> bool:

@@ -63,8 +63,8 @@ class PhaseResult:
     out_stamps: dict                # stream -> list of cycle numbers of outputs
     received: dict                  # stream -> list of payload ints
     errors: list                    # human-readable checker failures (empty = pass)
-    # Activity probes (pimforge.hw.core.activity): action key -> count, over the whole phase
-    # from reset to the end of the drain, and the number of cycles that covers.
+    # Activity probes (pimforge.hw.core.activity): action key -> count, over the phase from
+    # reset to the end of the drain but its last edge, and the number of cycles that covers.
     actions: dict = field(default_factory=dict)
     probe_cycles: int = 0
 
