@@ -45,7 +45,7 @@ check the model against the RTL within the issue's 2%.
 from __future__ import annotations
 
 from amaranth.hdl import Module, Mux, Signal
-from amaranth.lib import fifo
+from pimforge.hw.core.activity import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
 from pimforge.hw.core.component import PimComponent
@@ -116,7 +116,7 @@ class HilosAttention(PimComponent):
 
         # ---- Q in: pass data to qk_gemv, remember each job's `pre` flag
         q_per_job = cfg.d_group * cfg.row_beats
-        m.submodules.jobs = jobs = fifo.SyncFIFO(width=1, depth=4)
+        m.submodules.jobs = jobs = SyncFIFO(width=1, depth=4)
         q_beat = Signal(range(q_per_job), name="q_beat")
         q_fire = Signal(name="q_fire")
         m.d.comb += [qk.i_q.payload.data.eq(self.i_q.payload.data),
@@ -155,7 +155,7 @@ class HilosAttention(PimComponent):
 
         # ---- fork: pass 1 and the DRAM write (through a FIFO, so neither waits on the other)
         width = len(self.o_s.payload.as_value())
-        m.submodules.dram_w = dram_w = fifo.SyncFIFO(width=width, depth=4)
+        m.submodules.dram_w = dram_w = SyncFIFO(width=width, depth=4)
         m.d.comb += [sm.i.payload.eq(cat), sm.i.valid.eq(cat_valid & dram_w.w_rdy),
                      cat_ready.eq(sm.i.ready & dram_w.w_rdy),
                      dram_w.w_data.eq(cat), dram_w.w_en.eq(cat_fire),

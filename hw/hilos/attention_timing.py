@@ -6,10 +6,13 @@ from __future__ import annotations
 from collections import Counter
 
 from pimforge.base.numerics import block_starts
+from pimforge.hw.core.activity import mem_action
 from pimforge.hw.hilos.config import HilosAttentionConfig
 from pimforge.hw.hilos.qk_gemv_timing import qk_activity, qk_schedule
 from pimforge.hw.hilos.sv_gemv_timing import sv_activity, sv_timing
-from pimforge.hw.hilos.two_pass_softmax_timing import softmax_activity, softmax_timing
+from pimforge.hw.hilos.two_pass_softmax_timing import (
+    softmax_activity, softmax_job_beats, softmax_timing
+)
 
 __all__ = ["bound_parts", "kernel_bound", "attention_cycles", "attention_tail_cycles",
            "kernel_schedule", "kernel_activity", "attention_activity"]
@@ -51,13 +54,20 @@ def kernel_activity(cfg: HilosAttentionConfig, jobs) -> dict:
     job's scores as the segments ``[n_k, n - n_k]`` (the precomputed ones a segment of their
     own, :func:`~pimforge.hw.hilos.two_pass_softmax_timing.softmax_activity`); ``sv_gemv``
     every token's V row in those segments
-    (:func:`~pimforge.hw.hilos.sv_gemv_timing.sv_activity`).  The top's own FIFOs (the jobs'
-    flags, the DRAM write) are not probed."""
+    (:func:`~pimforge.hw.hilos.sv_gemv_timing.sv_activity`).  The top's own FIFOs: the jobs'
+    ``pre`` flags (4 x 1) take one push and one pop a job; the DRAM write (4 x the score
+    payload) each pass-1 score beat, popped to ``o_s``."""
     jobs = [(int(n_k), int(n)) for n_k, n in jobs]
     segments = [[n_k, n - n_k] if n > n_k else [n_k] for n_k, n in jobs]
     counts = Counter(qk_activity(cfg.qk_config(), [n_k for n_k, _ in jobs]))
-    counts.update(softmax_activity(cfg.softmax_config(), segments))
+    sm = cfg.softmax_config()
+    counts.update(softmax_activity(sm, segments))
     counts.update(sv_activity(cfg.sv_config(), [(n, seg) for (_, n), seg in zip(jobs, segments)]))
+    beats = sum(softmax_job_beats(sm, seg) for seg in segments)
+    width = cfg.lanes * cfg.score_fmt.width + 2 * cfg.lanes + 1     # data, keep, mask, last
+    for access in ("write", "read"):
+        counts[mem_action(access, 4, 1, cls="fifo")] += len(jobs)
+        counts[mem_action(access, 4, width, cls="fifo")] += beats
     return dict(counts)
 
 

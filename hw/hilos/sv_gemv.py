@@ -36,7 +36,7 @@ Microarchitecture (numerics: :func:`pimforge.sim.golden.hilos.sv_gemv.sv_output`
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
-from amaranth.lib import fifo
+from pimforge.hw.core.activity import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
 from pimforge.base.formats import FP16, FP32
@@ -301,7 +301,7 @@ class SvGemv(PimComponent):
             outs.append(r["r"])
             if e == 0:
                 cv = v
-        out_fifo = fifo.SyncFIFO(width=16 * E, depth=depth)
+        out_fifo = SyncFIFO(width=16 * E, depth=depth)
         m.submodules.out_fifo = out_fifo
         o_fire = Signal(name="o_fire")
         m.d.comb += [out_fifo.w_data.eq(Cat(*outs)), out_fifo.w_en.eq(cv),

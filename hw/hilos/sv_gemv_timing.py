@@ -97,7 +97,7 @@ def sv_activity(cfg: SvGemvConfig, jobs) -> dict:
       -0 by +0) makes G x E widening multiplies and G x E accumulator adds, and writes one word
       of the O bank (2R x 32GE).
     * Drain: G x R beats a job, each E converts to fp16 (the bank's drain read is
-      combinational, the output FIFO is not probed).
+      combinational), pushed into the output FIFO (``out_fifo`` x 16E) and popped to ``o``.
     """
     G, E, R, U = cfg.d_group, cfg.beat_elems, cfg.row_beats, cfg.lanes
     blocks = [job_blocks(cfg, job) for job in jobs]
@@ -110,6 +110,9 @@ def sv_activity(cfg: SvGemvConfig, jobs) -> dict:
     counts[op_action("add", FP32)] += beats * G * E
     counts[mem_action("write", 2 * R, 32 * G * E)] += beats
     counts[op_action("convert", FP16)] += len(blocks) * G * R * E
+    depth = sv_timing(cfg)["out_fifo"]
+    for access in ("write", "read"):
+        counts[mem_action(access, depth, 16 * E, cls="fifo")] += len(blocks) * G * R
     return dict(counts)
 
 

@@ -36,7 +36,7 @@ Microarchitecture::
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
-from amaranth.lib.fifo import SyncFIFO
+from pimforge.hw.core.activity import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
 from pimforge.base.formats import FP16, FP32

@@ -111,11 +111,14 @@ def softmax_activity(cfg: TwoPassSoftmaxConfig, jobs) -> dict:
     * pass 2: U conversions to fp32 (fp16 scores only), subtractions, exponentials, multiplies
       and conversions to fp16 a beat.
 
-    The comparator trees (the row-block maxima) are not float operations of the inventory, and
-    the stats and output FIFOs are not probed.
+    * FIFOs: the stats FIFO (``STATS_JOBS`` x 64G) takes one push and one pop a job; the output
+      FIFO (``out_fifo`` x 18U + 1: the fp16 lanes, keep and mask flags, last) one a beat.
+
+    The comparator trees (the row-block maxima) are not float operations of the inventory.
     """
     t = softmax_timing(cfg)
     U, G, BB = cfg.lanes, cfg.d_group, cfg.block_beats
+    jobs = list(jobs)
     beats = sum(softmax_job_beats(cfg, job) for job in jobs)
     rows = beats // BB                       # row blocks: one per query and block
     counts = Counter()
@@ -130,6 +133,9 @@ def softmax_activity(cfg: TwoPassSoftmaxConfig, jobs) -> dict:
     counts[op_action("recip", FP32)] += rows
     counts[op_action("mul", FP32)] += beats * U
     counts[op_action("convert", FP16)] += beats * U
+    for access in ("write", "read"):
+        counts[mem_action(access, STATS_JOBS, 64 * G, cls="fifo")] += len(jobs)
+        counts[mem_action(access, t["out_fifo"], 18 * U + 1, cls="fifo")] += beats
     return dict(counts)
 
 
