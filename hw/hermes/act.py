@@ -43,11 +43,11 @@ Microarchitecture (one vector at a time, softmax in three passes over the buffer
 from __future__ import annotations
 
 from amaranth.hdl import Array, Cat, Module, Mux, Signal
-from pimforge.hw.core.activity import Memory
 from amaranth.lib.wiring import In, Out
 
 from pimforge.base.formats import FP16
 from pimforge.base.numerics import log2_exact
+from pimforge.hw.core.activity import Memory
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.fanout import SplitFifo
 from pimforge.hw.core.pipeline import levels

@@ -41,11 +41,11 @@ from dataclasses import make_dataclass
 from types import SimpleNamespace
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
-from pimforge.hw.core.activity import Memory, SyncFIFO, active
 from amaranth.lib.wiring import In, Out
 
 from pimforge.base.formats import FP16
 from pimforge.base.numerics import log2_exact
+from pimforge.hw.core.activity import Memory, SyncFIFO, active
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.fanout import SplitFifo, copies
 from pimforge.hw.core.unit import HwUnit

@@ -45,9 +45,9 @@ check the model against the RTL within the issue's 2%.
 from __future__ import annotations
 
 from amaranth.hdl import Module, Mux, Signal
-from pimforge.hw.core.activity import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
+from pimforge.hw.core.activity import SyncFIFO
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.hilos.attention_timing import (

@@ -36,11 +36,11 @@ Microarchitecture (numerics: :func:`pimforge.sim.golden.hilos.sv_gemv.sv_output`
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
-from pimforge.hw.core.activity import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
 from pimforge.base.formats import FP16, FP32
 from pimforge.base.numerics import log2_exact
+from pimforge.hw.core.activity import SyncFIFO
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.memories import buffer
 from pimforge.hw.core.unit import HwUnit

@@ -53,10 +53,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
-from pimforge.hw.core.activity import Memory
 from amaranth.lib.wiring import In, Out
 
 from pimforge.base.numerics import log2_exact
+from pimforge.hw.core.activity import Memory
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.lolpim.config import DISPATCHER_PRESETS, DispatcherConfig

@@ -47,11 +47,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
-from pimforge.hw.core.activity import Memory, active
 from amaranth.lib.wiring import In, Out
 
 from pimforge.base.formats import BF16, FP32
 from pimforge.base.numerics import log2_exact
+from pimforge.hw.core.activity import Memory, active
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit, PresetClock
 from pimforge.hw.fp.accumulate import accumulate, finish_partials

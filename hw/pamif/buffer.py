@@ -36,10 +36,10 @@ cfg : PamifConfig
 from __future__ import annotations
 
 from amaranth.hdl import Array, Cat, Module, Signal
-from pimforge.hw.core.activity import Memory
 from amaranth.lib.wiring import In, Out
 
 from pimforge.base.numerics import log2_exact
+from pimforge.hw.core.activity import Memory
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit
 from pimforge.hw.pamif.buffer_formal import buffer_properties

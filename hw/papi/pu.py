@@ -40,10 +40,10 @@ from __future__ import annotations
 from dataclasses import make_dataclass
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
-from pimforge.hw.core.activity import Memory, SyncFIFO, active
 from amaranth.lib.wiring import In, Out
 
 from pimforge.base.formats import FP16
+from pimforge.hw.core.activity import Memory, SyncFIFO, active
 from pimforge.hw.core.component import PimComponent
 from pimforge.hw.core.unit import HwUnit, PresetClock
 from pimforge.hw.fp.accumulate import accumulate, finish_partials
