@@ -230,7 +230,7 @@ def summary(report: dict) -> str:
         if energy and energy.get("j_per_token") == energy.get("j_per_token"):
             text = ", ".join(f"{k} {_fmt_joules(v)}" for k, v in energy.get("baselines", {}).items())
             lines.append(f"  energy: {_fmt_joules(energy['j_per_token'])} per token "
-                         f"({energy['power_w']:,.3g} W)"
+                         f"({_fmt_rate(energy['power_w'])} W)"
                          + (f"; baselines: {text}" if text else ""))
         if r["backend"] == "rtl":
             lines.append(f"  RTL: {r['rtl_layer_steps']} layer-step(s) on the Verilog, each "
