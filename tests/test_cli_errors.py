@@ -171,8 +171,8 @@ def test_tool_failure_is_one_line_naming_the_log(tmp_path, capsys, monkeypatch):
     """A simulator that fails to build gives one line naming its log, exit 1, no traceback."""
     real = elaborate.elaborate
 
-    def broken(unit, cfg):
-        text, manifest, comp = real(unit, cfg)
+    def broken(unit, cfg, **kw):
+        text, manifest, comp = real(unit, cfg, **kw)
         return text.replace("endmodule", "syntax error here\nendmodule", 1), manifest, comp
 
     monkeypatch.setattr(runner, "elaborate", broken)  # what the bench runs

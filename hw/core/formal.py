@@ -43,6 +43,7 @@ from typing import Callable
 from amaranth.hdl import (Assert, Assume, Const, Cover, Elaboratable, Module, Mux, ResetSignal,
                           Signal, Value)
 from amaranth.lib import fifo as _fifo
+from amaranth.lib import memory as _memory
 from amaranth.lib import stream, wiring
 
 from pimforge.hw.core.fanout import SplitFifo
@@ -125,7 +126,7 @@ def find_fifos(module, levels: int = 1, platform=None, prefix: str = "") -> list
     To reach a sub-component's FIFOs it is elaborated here (with ``platform``) and its entry in
     ``module`` is replaced by the elaborated module, the same hardware.  Amaranth's own
     components (its FIFOs, whose inner FIFO is theirs, and ``lib.memory.Memory``, which a
-    property may still reach as a submodule) are not searched."""
+    property may still reach as a submodule, and its probed subclass) are not searched."""
     found = []
     named = getattr(module, "_named_submodules", {})
     for name, entry in list(named.items()):
@@ -133,6 +134,7 @@ def find_fifos(module, levels: int = 1, platform=None, prefix: str = "") -> list
         if isinstance(sub, (_fifo.SyncFIFO, _fifo.SyncFIFOBuffered, SplitFifo)):
             found.append((prefix + name, sub))
         elif levels > 1 and isinstance(sub, wiring.Component) and \
+                not isinstance(sub, _memory.Memory) and \
                 not type(sub).__module__.startswith("amaranth."):
             inner = sub.elaborate(platform)
             sub._MustUse__used = True  # elaborated here, not by Amaranth

@@ -47,7 +47,7 @@ $end
 b1111 #
 b1 $
 1%
-b11111111 &
+b101 &
 #10
 0!
 0"
@@ -81,7 +81,7 @@ def test_fp16_add_against_the_table():
     r = ne.cross_check(case, units())
     assert r["ops"] == r["actions_per_op"]["op:add:e5m10"] * r["ops"] > 100
     assert 0 < r["toggle_rate"] < 1 and r["vcd"]["cycles"] > r["ops"]
-    for node, fj in (("45nm", 1.6), ("asap7", 0.2)):   # the table's stated toggle energies
+    for node, fj in (("45nm", 1.6), ("asap7", 0.15)):   # the table's stated toggle energies
         n = r["nodes"][node]
         assert n["netlist_pj"] == pytest.approx(r["gate_toggles_per_op"] * fj * 1e-3)
         assert math.isfinite(n["ratio"]) and BAND[0] < n["ratio"] < BAND[1], (node, n)
