@@ -38,7 +38,7 @@ from amaranth.lib import fifo, memory
 from pimforge.hw.core.inventory import fmt_name
 
 __all__ = ["COUNTER_BITS", "Probe", "probing", "probe", "active", "op_action", "mem_action",
-           "Memory", "SyncFIFO", "split_action"]
+           "Memory", "SyncFIFO"]
 
 COUNTER_BITS = 48
 
@@ -89,12 +89,6 @@ def mem_action(access: str, depth: int, width: int, rom: bool = False, cls: str 
     ``"fifo"`` for a FIFO's push or pop)."""
     cls = cls or ("rom" if rom else "sram")
     return f"{cls}:{access}:{depth}x{width}"
-
-
-def split_action(key: str) -> tuple:
-    """``(class, kind, shape)`` of an action key."""
-    cls, kind, shape = key.split(":")
-    return cls, kind, shape
 
 
 def probe(m: Module, key: str, fire, weight: int = 1) -> None:

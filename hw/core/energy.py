@@ -70,10 +70,6 @@ class EnergyTable:
             raise UserError(f"energy node '{self.node}': one of "
                             f"{', '.join(self.raw['scaling']['nodes'])}")
 
-    def at(self, node: str) -> "EnergyTable":
-        """The same table targeting ``node``."""
-        return EnergyTable(self.raw, node)
-
     def scale(self, from_node: str) -> float:
         """The dynamic-energy factor from ``from_node`` to the target node (1 for devices)."""
         if from_node == "device":
@@ -216,6 +212,8 @@ def _raw() -> dict:
     return load_yaml(TABLE_PATH)
 
 
+@lru_cache(maxsize=None)
 def table(node: str = "45nm") -> EnergyTable:
-    """The energy table, targeting ``node`` (one of :data:`NODES`)."""
+    """The energy table, targeting ``node`` (one of :data:`NODES`); one per node, so each
+    action's entry is worked out once."""
     return EnergyTable(_raw(), node)
