@@ -235,3 +235,18 @@ def test_hierarchical_ecp5_sums_and_checks_the_fit(monkeypatch, tmp_path):
     assert rep["fits"] is False and "does not fit LFE5U-25F" in rep["note"]
     assert rep["fmax_mhz"] is None
     assert not any(place for top, place in calls)  # nothing was placed
+
+
+def test_generic_adder_keeps_its_carry_tree(tmp_path):
+    """A 29-bit adder between registers (fp32 add's significand sum) maps to its carry tree:
+    Yosys emits a Brent-Kung ``$lcu`` and ABC must not rewrite it into a ripple chain, which
+    measured 56 levels with ``dc2``.  The bound is the tree's 2 log2(29) AND-OR levels plus the
+    propagate and sum XORs, with slack for ABC's choice of gates."""
+    from_reg = "\n".join([
+        "module top(input clk, input [28:0] a, input [28:0] b, output reg [29:0] s);",
+        "  reg [28:0] ra, rb;",
+        "  always @(posedge clk) begin ra <= a; rb <= b; s <= ra + rb; end",
+        "endmodule"])
+    res = flows.generic(from_reg, "top", tmp_path)
+    assert res["timing"]["levels"] <= 20, res["timing"]["levels"]
+    assert res["abc_script"] == flows.ABC_SCRIPT.strip().replace("\n", "; ")

@@ -281,10 +281,10 @@ def test_ecp5_fmax_does_not_fall_with_pipeline_depth():
 # beside it.  The hbm preset (16 lanes; ssd is the same config) in the default run, about a
 # minute of synthesis from a cold cache; ddr, hbm_fp32 and the flat netlist (which joins paths
 # across operator boundaries; about 6 minutes) in the long run.  A clock set above the netlist
-# (the paper's 666 MHz, or 280) or more than 10% below it (250) fails it.
+# (the paper's 666 MHz, or 560) or more than 10% below it (470) fails it.
 @pytest.mark.parametrize("preset, flat", [
     ("hbm", False),
-    pytest.param("ddr", False, marks=pytest.mark.slow), pytest.param("hbm_fp32", False, marks=pytest.mark.slow),
+    pytest.param("ddr", False, marks=pytest.mark.slow), pytest.param("hbm_fp32", True, marks=pytest.mark.slow),
     pytest.param("hbm", True, marks=pytest.mark.slow), pytest.param("ddr", True, marks=pytest.mark.slow)])
 def test_pam_tier_clocks_are_backed_by_the_netlist(preset, flat):
     _, c = _preset_clock_check("pam_pu", preset, flat)
@@ -293,8 +293,11 @@ def test_pam_tier_clocks_are_backed_by_the_netlist(preset, flat):
     assert c["met"] and c["failing_stages"] == 0, (c["levels"], c["estimated_fmax_mhz"])
     # the clock is the lower of the hierarchical and flat estimates, rounded down to 10 MHz:
     # not set far below what the netlist does
-    assert 0.9 * c["estimated_fmax_mhz"] <= clock.mhz <= c["estimated_fmax_mhz"]
-    assert not c["paper_met"]    # and the paper's clock is out of reach, as the report says
+    assert clock.mhz <= c["estimated_fmax_mhz"]
+    if clock.mhz < clock.paper_mhz:
+        assert 0.9 * c["estimated_fmax_mhz"] <= clock.mhz
+    # the paper's clock is reported met exactly where the netlist reaches it (DDR's 500 MHz)
+    assert c["paper_met"] == (c["estimated_fmax_mhz"] >= clock.paper_mhz)
 
 
 # PAPI's presets state the paper's 666 MHz FPU clock and buy it with pipeline depth: at their
