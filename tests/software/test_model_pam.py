@@ -266,8 +266,8 @@ def test_tier_time_is_the_pu_cycle_model():
     per_pu = sets / (tier.active_pus * tier.devices)
     want = (per_pu * marginal + (one - marginal)) / (tier.clock_mhz * 1e6)
     assert tier.pu_time(128, sets, 16) == pytest.approx(want)
-    # power cap: 204 GFLOPS over 2 * 4 lanes * 260 MHz = 98.1 of the 128 PUs may run
-    assert tier.clock_mhz == 260.0 and tier.active_pus == pytest.approx(204e9 / (8 * 260e6))
+    # power cap: 204 GFLOPS over 2 * 4 lanes * 500 MHz = 51 of the 128 PUs may run
+    assert tier.clock_mhz == 500.0 and tier.active_pus == pytest.approx(204e9 / (8 * 500e6))
 
 
 def test_smartssd_kernel_time_is_the_hilos_cycle_model():
