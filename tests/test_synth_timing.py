@@ -279,8 +279,9 @@ def test_ecp5_fmax_does_not_fall_with_pipeline_depth():
 # PAM's tier clocks are the netlists' (hw/pam/config.py TIER_CLOCK_MHZ): each PU preset's ASAP7
 # estimate must meet the clock the system model runs it at, and the paper's clock is reported
 # beside it.  The hbm preset (16 lanes; ssd is the same config) in the default run, about a
-# minute of synthesis from a cold cache; ddr, hbm_fp32 and the flat netlist (which joins paths
-# across operator boundaries; about 6 minutes) in the long run.  A clock set above the netlist
+# minute of synthesis from a cold cache; ddr and the flat netlists (which join paths across
+# operator boundaries; hbm_fp32's bounds its clock and needs ABC's fallback script) in the long
+# run.  A clock set above the netlist
 # (the paper's 666 MHz, or 560) or more than 10% below it (470) fails it.
 @pytest.mark.parametrize("preset, flat", [
     ("hbm", False),
