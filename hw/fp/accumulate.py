@@ -91,7 +91,7 @@ def forward_lane(fwd, k: int, b) -> dict:
 def forward_stage(m, x):
     """The add-cycle forward as the adder's operand select (``float_op(..., pre=...)``): the
     update landing in the add cycle, or the registered bank word.  Where the adder's register
-    placement puts a register right after it (fp32 at ``op_depth`` 13-16, fp16 at 12-16), that
+    placement puts a register right after it (fp32 at ``op_depth`` 12-16, fp16 at 11-16), that
     register is the adder's first, so the latency does not change; it holds the operands the
     first adder stage would have read in the same cycle."""
     return {"a": Mux(x["hit"], x["land"], x["word"]), "b": x["b"]}

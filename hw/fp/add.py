@@ -21,24 +21,30 @@ __all__ = ["FpAdd", "add_stages"]
 
 def add_stages(fmt, ftz, subtract):
     """The add datapath as pipeline stages over a dict with keys ``a`` and ``b`` (bit patterns):
-    unpack and order, exponent difference, alignment shift (two stages), then the shared
-    :func:`~pimforge.hw.fp.core.aligned_add_stages` (add, leading-zero count, normalize, round)."""
+    unpack, order and both exponent differences, swap, alignment shift (two stages), then the
+    shared :func:`~pimforge.hw.fp.core.aligned_add_stages` (add, leading-zero count, normalize,
+    round)."""
     p = fmt.precision
 
     # The magnitude compare (a carry chain on an FPGA) and the swap it selects are two stages,
     # so a deep pipeline can put a register between them: as one stage, input to swapped
     # operands was fp_add fp32's deepest ECP5 segment at depth 16, and qk_gemv's at op_depth 16
-    # (32 cells).  At shallow depths the placer keeps them together.
-    @levels(core.lv_cmp(fmt.width - 1))
+    # (32 cells).  At shallow depths the placer keeps them together.  Both exponent
+    # differences are formed beside the compare and the swap selects one, so the alignment
+    # amount is not a second carry chain behind the first.
+    @levels(max(core.lv_cmp(fmt.width - 1), core.lv_add(fmt.exp_bits + 1)))
     def order(m, v):
         a = core.unpack(m, fmt, v["a"], ftz, name="a")
         b = core.unpack(m, fmt, v["b"], ftz, name="b")
         sb = b["sign"] ^ int(subtract)
         a_big = Signal(name="a_big")
-        m.d.comb += a_big.eq(v["a"][:fmt.width - 1] >= v["b"][:fmt.width - 1])
+        d_ab = Signal(fmt.exp_bits + 1, name="d_ab")
+        d_ba = Signal(fmt.exp_bits + 1, name="d_ba")
+        m.d.comb += [a_big.eq(v["a"][:fmt.width - 1] >= v["b"][:fmt.width - 1]),
+                     d_ab.eq(a["exp"] - b["exp"]), d_ba.eq(b["exp"] - a["exp"])]
         return {
             "a_big": a_big, "sa": a["sign"], "sb": sb, "ea": a["exp"], "eb": b["exp"],
-            "ma": a["sig"], "mb": b["sig"],
+            "d_ab": d_ab, "d_ba": d_ba, "ma": a["sig"], "mb": b["sig"],
             "nan": a["nan"] | b["nan"] | (a["inf"] & b["inf"] & (a["sign"] != sb)),
             "inf": a["inf"] | b["inf"], "inf_sign": Mux(a["inf"], a["sign"], sb),
         }
@@ -47,25 +53,19 @@ def add_stages(fmt, ftz, subtract):
     def swap(m, v):
         a_big = v["a_big"]
         e_big = Signal(v["ea"].shape(), name="e_big")
-        e_small = Signal(v["ea"].shape(), name="e_small")
-        m.d.comb += [e_big.eq(Mux(a_big, v["ea"], v["eb"])),
-                     e_small.eq(Mux(a_big, v["eb"], v["ea"]))]
-        return core.pass_on(
-            v, ("a_big", "sa", "sb", "ea", "eb", "ma", "mb"),
-            s_big=Mux(a_big, v["sa"], v["sb"]), s_small=Mux(a_big, v["sb"], v["sa"]),
-            e_big=e_big, e_small=e_small,
-            big=Mux(a_big, v["ma"], v["mb"]) << 3, sig_small=Mux(a_big, v["mb"], v["ma"]) << 3)
-
-    @levels(core.lv_add(fmt.exp_bits + 1))
-    def diff(m, v):
         amount = Signal(fmt.exp_bits + 1, name="align_amt")
-        m.d.comb += amount.eq(v["e_big"] - v["e_small"])
-        return core.pass_on(v, ("e_small",), align_amt=amount)
+        m.d.comb += [e_big.eq(Mux(a_big, v["ea"], v["eb"])),
+                     amount.eq(Mux(a_big, v["d_ab"], v["d_ba"]))]
+        return core.pass_on(
+            v, ("a_big", "sa", "sb", "ea", "eb", "d_ab", "d_ba", "ma", "mb"),
+            s_big=Mux(a_big, v["sa"], v["sb"]), s_small=Mux(a_big, v["sb"], v["sa"]),
+            e_big=e_big, align_amt=amount,
+            big=Mux(a_big, v["ma"], v["mb"]) << 3, sig_small=Mux(a_big, v["mb"], v["ma"]) << 3)
 
     steps = core.amount_bits(p + 3, fmt.exp_bits + 1)
     align = core.shifter_stages("sig_small", "align_amt", "small", p + 3, steps, False, 2,
                                 "align", sticky=True)
-    return [order, swap, diff] + align + core.aligned_add_stages(fmt, ftz, p + 4, exp_min=fmt.emin)
+    return [order, swap] + align + core.aligned_add_stages(fmt, ftz, p + 4, exp_min=fmt.emin)
 
 
 class FpAdd(PipelinedUnit):
