@@ -327,3 +327,16 @@ def test_hilos_gemv_preset_clock_is_backed_by_the_netlist(unit):
     _, c = _preset_clock_check(unit, "hilos_dgroup4", False)
     assert c["clock_mhz"] == HW_UNITS[unit].clocks["hilos_dgroup4"].mhz == 296
     assert c["met"] and c["failing_stages"] == 0, (c["levels"], c["estimated_fmax_mhz"])
+
+
+# Hermes's NDP core and LoL-PIM's AiM PU run at the papers' 1 GHz, bought with op_depth 4: at 3
+# the fp32 accumulate add's alignment shift and significand add share a stage (about 34
+# levels, where 25 fit).  The paper's clock is the preset's clock, so the check is "met".
+# lolpim_pingpong in the default run (seconds, hierarchical), the 256-multiplier GEMV engine in
+# the long run.
+@pytest.mark.parametrize("unit, preset", [
+    ("lolpim_pingpong", "aim"), pytest.param("hermes_gemv", "hermes", marks=pytest.mark.slow)])
+def test_one_ghz_presets_meet_the_papers_clock(unit, preset):
+    _, c = _preset_clock_check(unit, preset, False)
+    assert c["clock_mhz"] == HW_UNITS[unit].clocks[preset].mhz == 1000
+    assert c["met"] and c["failing_stages"] == 0, (c["levels"], c["estimated_fmax_mhz"])

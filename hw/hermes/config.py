@@ -224,8 +224,10 @@ class HermesActConfig(UnitConfig):
 # 256 KB buffer, one NDP core per DIMM at 1 GHz; serial_cycles and beat_words as argued in the
 # module docstring (its flat Verilog is too large to generate quickly: the system model uses its
 # cycle models, synthesis its hierarchical form).  hermes_m<N>: the Fig. 16 multiplier sweep.
+# op_depth 4 is the shallowest at which the fp32 accumulate add's deepest stage fits the 1 GHz
+# period at the ASAP7 estimate (at 3 its alignment and add share a stage).
 PAPER_GEMV = {"multipliers": 256, "serial_cycles": 8, "beat_words": 8, "max_batch": 16,
-              "buffer_bytes": 262144}
+              "buffer_bytes": 262144, "op_depth": 4}
 GEMV_PRESETS = {"hermes": dict(PAPER_GEMV)}
 GEMV_PRESETS.update({f"hermes_m{n}": dict(PAPER_GEMV, multipliers=n, beat_words=min(8, n // 8))
                      for n in (32, 64, 128, 512)})
