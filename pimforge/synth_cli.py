@@ -1,4 +1,4 @@
-"""``pimforge synth UNIT | all | compare``: the command behind :mod:`pimforge.synth.run`."""
+"""``pimforge synth UNIT | all | compare | stages``: the command behind :mod:`pimforge.synth.run`."""
 from __future__ import annotations
 
 import json
@@ -14,6 +14,7 @@ from pimforge.registry import get_unit, units
 from pimforge.synth import flows, report
 from pimforge.synth.compare import run_compare
 from pimforge.synth.run import SynthJob, synthesize_many
+from pimforge.synth.stages import run_stages
 
 __all__ = ["add_arguments", "run_cli", "parse_targets", "MAX_JOBS"]
 
@@ -23,7 +24,8 @@ MAX_JOBS = 1024     # parallel syntheses: far above any machine's cores, below a
 
 def add_arguments(q) -> None:
     q.add_argument("unit", help="a unit (see `pimforge list`), 'all' for every preset of every "
-                   "unit, or 'compare' for the table against the papers' published costs")
+                   "unit, 'compare' for the table against the papers' published costs, or "
+                   "'stages' for every float operator's deepest stage at each pipeline depth")
     add_config_arguments(q)
     q.add_argument("--target", default="generic", metavar="T[,T...]",
                    help="generic (gates, CMOS transistors, um^2 at sky130/Nangate45/ASAP7), "
@@ -41,6 +43,9 @@ def add_arguments(q) -> None:
                         "float operator once plus the unit around them (slower; a cross-check)")
     q.add_argument("--no-cache", action="store_true",
                    help="synthesize again even when a cached result exists")
+    q.add_argument("--update-table", action="store_true",
+                   help="with 'stages': also rewrite the committed table the docs show "
+                        "(synth/stage_depths.json) and print the rows whose levels changed")
 
 
 def parse_targets(text: str, device: str | None) -> tuple:
@@ -94,8 +99,15 @@ def run_cli(args) -> int:
     if not 1 <= args.jobs <= MAX_JOBS:
         raise UserError(f"--jobs must be a positive integer up to {MAX_JOBS}, not {args.jobs}")
     targets, devices = parse_targets(args.target, args.device)
+    if args.update_table and args.unit != "stages":
+        raise UserError("--update-table applies to 'synth stages' only")
+    if args.unit in ("compare", "stages") and given_config_options(args):
+        raise UserError(f"synth {args.unit} takes no --preset, --config or --set")
     if args.unit == "compare":
         return run_compare(Path(args.out), args.jobs, not args.no_cache, _progress)
+    if args.unit == "stages":
+        return run_stages(Path(args.out), args.jobs, not args.no_cache, args.update_table,
+                          _progress)
     jobs = _jobs_for(args)
     out = check_out_dir(Path(args.out), "--out")  # fail before hours of synthesis, not after
     print(f"synthesizing {len(jobs)} config(s) for {', '.join(targets)} on {args.jobs} "

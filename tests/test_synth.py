@@ -183,6 +183,17 @@ def test_compare_table_arithmetic():
     assert fpu["ours"] == pytest.approx(6000e-6 * 10) and fpu["ratio"] == pytest.approx(0.06 / 0.1025)
 
 
+# The calibration rows: our logic area (no SRAM) and our clock estimate for attacc-rtl's
+# function, against its 9,106 um^2 and 666 MHz; 20 levels are 20 x 36 + 86 = 806 ps.
+def test_compare_attacc_calibration_rows():
+    rows = [r for r in compare.ROWS if r.needs == (("papi_pu", "attacc", "generic"),)]
+    fake = {("papi_pu", "attacc", "generic"): {
+        "areas": {"asap7": {"logic_um2": 4553.0, "total_um2": 60000.0}}, "timing": {"levels": 20}}}
+    area, clock = compare.build_table(rows, fake)[1]
+    assert area["ours"] == 4553.0 and area["ratio"] == pytest.approx(0.5)
+    assert clock["ours"] == pytest.approx(1e6 / 806) and clock["published"] == 666
+
+
 @pytest.mark.parametrize("argv, message", [
     (["synth", "fp_add", "--target", "asic"], "unknown target 'asic'"),
     (["synth", "fp_add", "--target", "xcup", "--device", "zu9eg"], "unknown xcup device 'zu9eg'"),

@@ -2,10 +2,10 @@
 
 At ``builder-inited`` it writes MyST pages into ``docs/<pimforge_docs_out>/`` (gitignored):
 ``units/`` (one page per unit), ``systems/`` (one per system model), ``cli.md`` (every
-subcommand's ``--help``), ``llm.md`` (what each system runs of a real LLM) and ``api/``
-(autodoc, one page per package).  A page is rewritten
-only when its text changes, so an incremental build re-reads only what changed; a page the
-code no longer produces is deleted.
+subcommand's ``--help``), ``llm.md`` (what each system runs of a real LLM), ``stages.md``
+(the float operators' deepest stage per depth) and ``api/`` (autodoc, one page per package).
+A page is rewritten only when its text changes, so an incremental build re-reads only what
+changed; a page the code no longer produces is deleted.
 """
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from . import docstrings
 from .api import api_pages
 from .cli_page import cli_page
 from .llm import llm_page
+from .stages import stages_page
 from .systems import system_pages
 from .units import unit_pages
 
@@ -31,7 +32,7 @@ logger = logging.getLogger(__name__)
 
 def generate(app) -> dict:
     """Every generated page, ``{path relative to the output directory: text}``."""
-    pages = {"cli.md": cli_page(), "llm.md": llm_page(app)}
+    pages = {"cli.md": cli_page(), "llm.md": llm_page(app), "stages.md": stages_page()}
     pages.update(unit_pages(app))
     pages.update(system_pages(app))
     pages.update(api_pages())
