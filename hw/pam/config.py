@@ -127,22 +127,24 @@ PAPER_TIER_CLOCK_MHZ = {"hbm": 666.0, "ddr": 500.0, "ssd": 1000.0}
 # hierarchical and the ``--flat`` figure, rounded down to 10 MHz
 # (``pimforge synth pam_pu --preset hbm --target generic [--flat]`` prints the estimate, and
 # tests/test_synth_timing.py holds each clock within 10% below it), or the paper's clock where
-# the netlist meets it.  At op_depth 2 the deepest stage is inside an fp16 exponential or fma
-# (49 generic levels; 50 in the flat netlist), which meets the DDR tier's 500 MHz but not the
-# HBM tier's 666 or the SSD tier's 1 GHz.  With the fp32 accumulator (``hbm_fp32``) the flat
-# netlist bounds it: ABC maps it with the fallback script (``synth/flows.py``), which
-# ripples its carry trees.  The clocks change neither the RTL nor the cycle models
-# (docs/guide/synthesis.md, "The clock check").
-TIER_CLOCK_MHZ = {"hbm": 530.0, "ddr": 500.0, "ssd": 530.0}
+# the netlist meets it.  At op_depth 3 the 16-lane tiers' deepest stage is inside an fp16
+# exponential (38 generic levels, hierarchical and flat), which meets the HBM tier's 666 MHz
+# but not the SSD tier's 1 GHz; the 4-lane DDR tier meets its 500 MHz at op_depth 2.  With the
+# fp32 accumulator (``hbm_fp32``, op_depth 2) the flat netlist bounds it: ABC maps it with the
+# fallback script (``synth/flows.py``), which ripples its carry trees.  The clocks change
+# neither the RTL nor the cycle models (docs/guide/synthesis.md, "The clock check").
+TIER_CLOCK_MHZ = {"hbm": 666.0, "ddr": 500.0, "ssd": 680.0}
 HBM_FP32_CLOCK_MHZ = 140.0
 TIER_CLOCKS = {t: PresetClock(TIER_CLOCK_MHZ[t], "the clock this preset's netlist supports (ASAP7 "
                               "estimate, hw/pam/config.py)", paper_mhz=PAPER_TIER_CLOCK_MHZ[t],
                               paper_source=f"PAM Table 1 / §7.1: the {t} tier's PU clock")
                for t in TIERS}
+# op_depth 3 is the shallowest at which the 16-lane tiers' deepest stage, the fp16
+# exponential's, fits the HBM tier's 666 MHz; each step deeper costs registers in every lane.
 PU_TIER_PRESETS = {
-    "hbm": {"lanes": 16},
+    "hbm": {"lanes": 16, "op_depth": 3},
     "ddr": {"lanes": 4},
-    "ssd": {"lanes": 16},
+    "ssd": {"lanes": 16, "op_depth": 3},
 }
 
 

@@ -189,7 +189,7 @@ class PamDevice(PimComponent):
 # PAM §5.2.1, Table 1: the tiers' PU widths; two PUs per device keep the presets quick to build
 # and simulate (``pus`` sets the paper's count).  ``small`` (d = 64, 4-lane PUs into an 8-lane RU)
 # and the system's ``small`` are the configs of the RTL tests and the demo.
-DEVICE_PRESETS = {**{t: {"lanes": PU_TIER_PRESETS[t]["lanes"], "pus": 2} for t in TIERS},
+DEVICE_PRESETS = {**{t: {**PU_TIER_PRESETS[t], "pus": 2} for t in TIERS},
                   "small": {"pus": 2, "lanes": 4, "ru_vector_width": 8, "head_dim": 64}}
 
 

@@ -452,7 +452,7 @@ def _merge_seq_state(cfg) -> dict:
 
 
 PU_PRESETS = {**PU_TIER_PRESETS,
-              "hbm_fp32": {**PU_TIER_PRESETS["hbm"], "acc": "fp32"}}
+              "hbm_fp32": {**PU_TIER_PRESETS["hbm"], "acc": "fp32", "op_depth": 2}}
 # the netlist clocks of the tier presets; the fp32 accumulator's exponential and fma are slower
 PU_CLOCKS = {**TIER_CLOCKS,
              "hbm_fp32": dataclasses.replace(TIER_CLOCKS["hbm"], mhz=HBM_FP32_CLOCK_MHZ)}
