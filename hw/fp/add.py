@@ -31,7 +31,8 @@ def add_stages(fmt, ftz, subtract):
     # operands was fp_add fp32's deepest ECP5 segment at depth 16, and qk_gemv's at op_depth 16
     # (32 cells).  At shallow depths the placer keeps them together.  Both exponent
     # differences are formed beside the compare and the swap selects one, so the alignment
-    # amount is not a second carry chain behind the first.
+    # amount is not a second carry chain behind the first; they subtract the raw exponent
+    # fields, whose bias cancels, so no bias subtraction runs before them either.
     @levels(max(core.lv_cmp(fmt.width - 1), core.lv_add(fmt.exp_bits + 1)))
     def order(m, v):
         a = core.unpack(m, fmt, v["a"], ftz, name="a")
@@ -41,7 +42,7 @@ def add_stages(fmt, ftz, subtract):
         d_ab = Signal(fmt.exp_bits + 1, name="d_ab")
         d_ba = Signal(fmt.exp_bits + 1, name="d_ba")
         m.d.comb += [a_big.eq(v["a"][:fmt.width - 1] >= v["b"][:fmt.width - 1]),
-                     d_ab.eq(a["exp"] - b["exp"]), d_ba.eq(b["exp"] - a["exp"])]
+                     d_ab.eq(a["exp_raw"] - b["exp_raw"]), d_ba.eq(b["exp_raw"] - a["exp_raw"])]
         return {
             "a_big": a_big, "sa": a["sign"], "sb": sb, "ea": a["exp"], "eb": b["exp"],
             "d_ab": d_ab, "d_ba": d_ba, "ma": a["sig"], "mb": b["sig"],
