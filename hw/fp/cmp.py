@@ -29,8 +29,13 @@ def cmp_stages(fmt, ftz):
     """The compare datapath as pipeline stages over a dict with keys ``a`` and ``b``."""
     mag_bits = fmt.width - 1
 
-    @levels(core.lv_cmp(mag_bits) + 3)
-    def order(m, v):
+    half = mag_bits // 2
+
+    # The magnitude compare in two halves, each half's less-than and equality first, so a
+    # deep pipeline can register them before they combine: as one stage, the whole compare
+    # was fp_cmp fp32's deepest ECP5 segment at depth 16.
+    @levels(core.lv_cmp(mag_bits - half) + 1)
+    def halves(m, v):
         a = core.unpack(m, fmt, v["a"], ftz, name="a")
         b = core.unpack(m, fmt, v["b"], ftz, name="b")
         # Effective magnitudes: a flushed subnormal reads as zero.  Without ftz, "zero" already
@@ -42,18 +47,28 @@ def cmp_stages(fmt, ftz):
             mag_b = Mux(b["zero"], 0, v["b"][:mag_bits])
         else:
             mag_a, mag_b = v["a"][:mag_bits], v["b"][:mag_bits]
+        ah, bh, al, bl = mag_a[half:], mag_b[half:], mag_a[:half], mag_b[:half]
+        return {"lt_h": ah < bh, "gt_h": bh < ah, "eq_h": ah == bh, "lt_l": al < bl,
+                "gt_l": bl < al, "eq_l": al == bl,
+                "sa": a["sign"], "sb": b["sign"], "both_zero": a["zero"] & b["zero"],
+                "unordered": a["nan"] | b["nan"],
+                "a": Cat(mag_a, a["sign"]), "b": Cat(mag_b, b["sign"])}
+
+    @levels(5)
+    def order(m, v):
+        a_lt = v["lt_h"] | (v["eq_h"] & v["lt_l"])     # mag_a < mag_b
+        b_lt = v["gt_h"] | (v["eq_h"] & v["gt_l"])     # mag_b < mag_a
+        sa, sb = v["sa"], v["sb"]
         # Strict order with -0 < +0: opposite signs decide by the sign alone; for equal signs
         # the larger magnitude is the larger value when positive and the smaller when negative.
-        a_below = Mux(a["sign"] != b["sign"], a["sign"],
-                      Mux(a["sign"], mag_b < mag_a, mag_a < mag_b))
-        same = (a["sign"] == b["sign"]) & (mag_a == mag_b)
-        both_zero = a["zero"] & b["zero"]
-        unordered = a["nan"] | b["nan"]
+        a_below = Mux(sa != sb, sa, Mux(sa, b_lt, a_lt))
+        same = (sa == sb) & v["eq_h"] & v["eq_l"]
+        both_zero, unordered = v["both_zero"], v["unordered"]
         eq = ~unordered & (same | both_zero)
         lt = ~unordered & ~both_zero & a_below
         gt = ~unordered & ~eq & ~lt
         return {"less": lt, "equal": eq, "greater": gt, "unordered": unordered, "a_below": a_below,
-                "a": Cat(mag_a, a["sign"]), "b": Cat(mag_b, b["sign"])}
+                "a": v["a"], "b": v["b"]}
 
     @levels(core.LV_MUX + 1)
     def select(m, v):
@@ -63,7 +78,7 @@ def cmp_stages(fmt, ftz):
         return {**{k: v[k] for k in ("less", "equal", "greater", "unordered")},
                 "max": Mux(v["unordered"], nan, hi), "min": Mux(v["unordered"], nan, lo)}
 
-    return [order, select]
+    return [halves, order, select]
 
 
 class FpCmp(PipelinedUnit):

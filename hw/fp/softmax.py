@@ -66,8 +66,8 @@ def merge_interval(op_depth: int) -> int:
 def greater(m, a, b, name="gt", fmt=SCORE):
     """Combinational ``a > b`` of two ``fmt`` values (default the score format) in the
     comparator's strict order (-0 < +0), false on NaN: the golden model's ``greater``."""
-    order = cmp_stages(fmt, False)[0]
-    v = order(m, {"a": a, "b": b})
+    halves, order = cmp_stages(fmt, False)[:2]
+    v = order(m, halves(m, {"a": a, "b": b}))
     gt = Signal(name=name)
     m.d.comb += gt.eq(~v["unordered"] & ~v["a_below"] & (v["a"] != v["b"]))
     return gt
