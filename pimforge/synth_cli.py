@@ -1,4 +1,5 @@
-"""``pimforge synth UNIT | all | compare | stages``: the command behind :mod:`pimforge.synth.run`."""
+"""``pimforge synth UNIT | all | compare | stages``: the command behind
+:mod:`pimforge.synth.run`."""
 from __future__ import annotations
 
 import json

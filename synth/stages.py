@@ -24,10 +24,10 @@ from pimforge.base.files import check_out_dir, write_atomic, write_outputs
 from pimforge.hw.catalog import HW_UNITS
 from pimforge.synth import flows
 from pimforge.synth.run import SynthJob, synthesize_many
-from pimforge.synth.timing import asap7_delay_ps
+from pimforge.synth.timing import ASAP7_TIMING, asap7_delay_ps
 
-__all__ = ["OPERATORS", "DEPTHS", "TABLE_PATH", "LEVEL_BUDGET", "operator_jobs", "fingerprint",
-           "measure", "load_table", "render", "run_stages"]
+__all__ = ["OPERATORS", "DEPTHS", "TABLE_PATH", "LEVEL_BUDGET", "levels_within", "operator_jobs",
+           "fingerprint", "measure", "load_table", "deepest", "render", "run_stages"]
 
 # (unit, preset): every operator kind and format of the library (fp_sub is fp_add's datapath)
 OPERATORS = ([(u, f) for u in ("fp_add", "fp_mul", "fp_fma", "fp_cmp")
@@ -38,8 +38,16 @@ OPERATORS = ([(u, f) for u in ("fp_add", "fp_mul", "fp_fma", "fp_cmp")
 # pipeline depths measured: each unit's up to its config's limit (16, or 24 for the functions)
 DEPTHS = (1, 2, 3, 4, 6, 8, 12, 16, 24)
 TABLE_PATH = Path(__file__).with_name("stage_depths.json")
-# Gate levels of a 1 GHz stage at the ASAP7 estimate: (1000 ps - 86 ps flip-flop) / 36 ps.
-LEVEL_BUDGET = 25
+
+
+def levels_within(mhz: float) -> int:
+    """The most gate levels a stage may have to meet ``mhz`` at the ASAP7 estimate."""
+    t = ASAP7_TIMING
+    return int((1e6 / mhz - t["clk_to_q_ps"] - t["setup_ps"]) // t["level_ps"])
+
+
+# The papers' fastest units run at 1 GHz: the table marks the stages deeper than that allows.
+LEVEL_BUDGET = levels_within(1000.0)
 
 
 def _depths(unit) -> list:
@@ -48,7 +56,8 @@ def _depths(unit) -> list:
 
 
 def operator_jobs(operators=OPERATORS) -> list:
-    """One :class:`~pimforge.synth.run.SynthJob` per operator and depth, labelled ``<preset> d<depth>``."""
+    """One :class:`~pimforge.synth.run.SynthJob` per operator and depth, labelled
+    ``<preset> d<depth>``."""
     jobs = []
     for name, preset in operators:
         unit = HW_UNITS[name]
@@ -61,7 +70,7 @@ def operator_jobs(operators=OPERATORS) -> list:
 
 def fingerprint(job: SynthJob) -> str:
     """The first 16 hex digits of the SHA-256 of the job's Verilog and the flow version."""
-    text, _, _ = job.elaborate()
+    text, _, _ = job.elaborate(job.flat_run)  # the elaboration the synthesis ran on
     return hashlib.sha256((flows.FLOW_VERSION + "\n" + text).encode()).hexdigest()[:16]
 
 
@@ -89,6 +98,16 @@ def load_table(path: Path = TABLE_PATH) -> list:
     if not Path(path).exists():
         return []
     return json.loads(Path(path).read_text())["rows"]
+
+
+def deepest(rows: list) -> dict:
+    """``{(unit, preset): row}``: each operator's row at the largest depth it was measured."""
+    out = {}
+    for r in rows:
+        key = (r["unit"], r["preset"])
+        if key not in out or r["depth"] > out[key]["depth"]:
+            out[key] = r
+    return out
 
 
 def render(rows: list) -> str:

@@ -13,12 +13,7 @@ def stages_page() -> str:
         body = "The table has not been measured yet: run the command below.\n"
     else:
         body = stages.render(rows)
-    deepest = {}
-    for r in rows:  # each operator's row at its largest depth
-        key = (r["unit"], r["preset"])
-        if r["depth"] >= deepest.get(key, r)["depth"]:
-            deepest[key] = r
-    worst = max((r["levels"] for r in deepest.values()), default=None)
+    worst = max((r["levels"] for r in stages.deepest(rows).values()), default=None)
     return "\n".join([
         "# Float operators: the deepest stage at each depth",
         "",
@@ -27,7 +22,8 @@ def stages_page() -> str:
         "{doc}`/guide/synthesis`). Inside a unit, an operation with `op_depth` = d registers its "
         "output and balances the other d - 1 registers, so its deepest stage is about this "
         "table's at d - 1. At the ASAP7 estimate (36 ps a level plus 86 ps of flip-flop) a "
-        f"1 GHz stage holds {stages.LEVEL_BUDGET} levels, 666 MHz 39 and 500 MHz 53; cells over "
+        f"1 GHz stage holds {stages.LEVEL_BUDGET} levels, 666 MHz {stages.levels_within(666)} "
+        f"and 500 MHz {stages.levels_within(500)}; cells over "
         f"{stages.LEVEL_BUDGET} are bold."
         + (f" At its deepest depth no operator is deeper than {worst} levels." if worst else ""),
         "",
